@@ -1,0 +1,138 @@
+package election
+
+import (
+	"errors"
+	"time"
+)
+
+// Mode selects the election recipe.
+type Mode string
+
+const (
+	// ModeLatch is Curator's LeaderLatch: the lowest ephemeral-sequential
+	// node leads until it lets go.
+	ModeLatch Mode = "latch"
+	// ModeSelector is Curator's LeaderSelector with auto-requeue: leadership
+	// rotates in queue order at the end of each term.
+	ModeSelector Mode = "selector"
+	// ModeRace is a non-fair race on one ephemeral node, <path>/leader.
+	ModeRace Mode = "race"
+)
+
+// SuspendPolicy says what a leader does when its connection drops.
+type SuspendPolicy string
+
+const (
+	// Hold keeps leadership through a disconnect while the lease lasts.
+	Hold SuspendPolicy = "hold"
+	// StepDown gives leadership up at once on disconnect (Curator's standard policy).
+	StepDown SuspendPolicy = "step-down"
+)
+
+// State is the connection state of a Session, as DESIGN.md names it.
+type State string
+
+const (
+	StateConnecting State = "connecting"
+	StateConnected  State = "connected"
+	StateSuspended  State = "suspended" // disconnected, the session may live
+	StateExpired    State = "expired"   // the session is gone; a new one is being made
+	StateClosed     State = "closed"
+)
+
+// LossReason labels why leadership ended.
+type LossReason string
+
+const (
+	LossReleased  LossReason = "released"
+	LossTerm      LossReason = "term"
+	LossSuspended LossReason = "suspended"
+	LossExpired   LossReason = "expired"
+	LossShutdown  LossReason = "shutdown"
+)
+
+// Sentinel errors; test with errors.Is.
+var (
+	errNotLeader     = errors.New("election: not leader")
+	errClosed        = errors.New("election: closed")
+	errSessionClosed = errors.New("election: session closed")
+)
+
+// Exported aliases of the sentinels, so callers outside the package can match them.
+var (
+	ErrNotLeader     = errNotLeader
+	ErrClosed        = errClosed
+	ErrSessionClosed = errSessionClosed
+)
+
+// Participant is one node in the election queue.
+type Participant struct {
+	ID        string // the node's data (UTF-8 id)
+	Advertise string // published by electd participants; empty for Curator ones
+	Node      string // znode name, e.g. _c_<uuid>-latch-0000000003, or "leader" in race mode
+	Session   int64  // ephemeralOwner of the node
+	// FencingToken is the node's czxid plus Config.FencingOffset.
+	FencingToken int64
+	IsLeader     bool
+}
+
+// Status is a snapshot of what this participant knows, computed from memory
+// (never a ZooKeeper round-trip) and checked against the lease at call time.
+type Status struct {
+	Mode      Mode
+	Path      string
+	ID        string
+	Advertise string
+	Node      string // own node name; empty when not joined
+
+	// IsLeader is true only while this participant holds the lowest node,
+	// its lease is valid, claim_delay has passed and it is not draining.
+	IsLeader bool
+	// Reason says why IsLeader is what it is, in a few words for humans.
+	Reason string
+	// FencingToken is this participant's token while it leads, else 0.
+	FencingToken int64
+	// LeaseRemaining is how long the session is certainly alive on the ensemble.
+	LeaseRemaining time.Duration
+
+	State          State
+	SessionID      int64
+	SessionTimeout time.Duration // negotiated; 0 before the first session
+	Joined         bool          // own node exists (race: watching the leader node)
+
+	// Leader is the current leader as this participant last saw it, or nil.
+	Leader *Participant
+	// ObservedAt is the wall-clock time the leader view was last confirmed.
+	ObservedAt time.Time
+	// Participants counts the nodes at the last read of the queue.
+	Participants int
+	// Misconfigured is non-empty when the path holds nodes of another mode.
+	Misconfigured string
+}
+
+// Recorder receives counts of what an Elector saw. Methods must not block;
+// the metrics package implements it. A nil Recorder records nothing.
+type Recorder interface {
+	LeadershipAcquired()
+	LeadershipLost(reason LossReason)
+	LeaderChanged()
+	DuplicateID(id string)
+}
+
+// SessionRecorder receives counts of what a Session saw. Methods must not block.
+type SessionRecorder interface {
+	SessionExpired()
+	Reconnected()
+}
+
+// Counters are cumulative counts of an Elector's ZooKeeper work, for tests
+// and debugging: they prove the election is herd-free.
+type Counters struct {
+	// Rechecks counts candidacy re-checks: reads of the queue (getChildren)
+	// to decide whether this participant leads.
+	Rechecks uint64
+	// Writes counts create, delete and setData requests this Elector sent.
+	Writes uint64
+	// Reads counts getData/exists requests (watches on predecessor and leader).
+	Reads uint64
+}

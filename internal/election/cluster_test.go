@@ -1,0 +1,137 @@
+package election_test
+
+// Integration tests on a 3-server ensemble: the leader's server killed, and
+// the leader's server cut off from its peers while its clients stay
+// connected to it.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/zktest"
+)
+
+// TestZKClusterKillLeaderServer kills the server the leader is connected
+// to. With OnSuspend hold, leadership does not move; with step-down it is
+// given up and then regained or passed on. Never two leaders.
+func TestZKClusterKillLeaderServer(t *testing.T) {
+	ens := zktest.Start(t, zktest.Options{Servers: 3, TickTime: tickTime})
+	waitReady(t, ens)
+	for _, policy := range []election.SuspendPolicy{election.Hold, election.StepDown} {
+		t.Run(string(policy), func(t *testing.T) {
+			h := newHarness(t, ens, "/cluster/kill/"+string(policy), election.ModeLatch)
+			h.startN(3, opts{config: func(c *election.Config) { c.OnSuspend = policy }})
+			h.waitAllJoined(15 * time.Second)
+			l := h.waitOneLeader(15 * time.Second)
+			tok := h.waitAgreement(l)
+			st := l.status()
+			m := ens.ServerOfSession(st.SessionID)
+			if m == nil {
+				t.Fatalf("no server holds %s's session 0x%x", l, st.SessionID)
+			}
+			wasZKLeader := m == ens.Leader()
+			t.Logf("%s (session 0x%x) is connected to %s (ZooKeeper leader: %v); killing it", l, st.SessionID, m.Addr(), wasZKLeader)
+			// A reconnect to another server can take only a few ms, less than
+			// the checker's period: watch the leader closely through the kill,
+			// and count what its publisher reports.
+			sawFalse, stopWatch := watchFor(t, func() bool { return !l.leads() })
+			lostBefore := len(l.rec.losses())
+			stepped := func() bool { return sawFalse() || len(l.rec.losses()) > lostBefore }
+			cut := time.Now()
+			m.Kill()
+			t.Cleanup(func() {
+				if err := m.Start(); err != nil {
+					t.Errorf("restarting %v: %v", m, err)
+				}
+				waitReady(t, ens)
+			})
+
+			switch policy {
+			case election.Hold:
+				waitFor(t, 3*sessionTimeout, l.name+" reconnected with the same session", func() bool {
+					return l.sess.State() == election.StateConnected && l.sess.ID() == st.SessionID
+				})
+				waitFor(t, 3*sessionTimeout, l.name+" leading again", l.leads)
+				stopWatch()
+				holdFor(t, sessionTimeout, l.name+" leading with the same node and token", func() bool {
+					s := l.status()
+					return s.IsLeader && s.Node == st.Node && s.FencingToken == tok
+				})
+				if others := h.chk.starts(cut, l); len(others) > 0 {
+					t.Fatalf("leadership moved to %s at %v after the kill", others[0].p, others[0].at.Sub(cut))
+				}
+				if !wasZKLeader && stepped() {
+					// A follower's death costs a reconnect of a few ms, far
+					// inside the lease: hold must not even blink.
+					t.Fatalf("%s stopped leading when a ZooKeeper follower died, with OnSuspend hold: %v", l, h.chk.history(10))
+				}
+				t.Logf("%s kept leadership; blinked: %v", l, stepped())
+			case election.StepDown:
+				waitFor(t, 5*time.Second, l.name+" to step down on the disconnect", stepped)
+				stopWatch()
+				t.Logf("%s: losses reported %v, reconnects %d", l, l.rec.losses(), l.rec.reconnects.Load())
+				nl := h.waitOneLeader(5 * sessionTimeout)
+				h.waitAgreement(nl)
+				t.Logf("after step-down: %s leads (was %s)", nl, l)
+			}
+			holdFor(t, 300*time.Millisecond, "exactly one leader", func() bool { return len(h.leaders()) == 1 })
+		})
+	}
+}
+
+// TestZKClusterIsolateLeaderServer cuts the server the leader is connected
+// to off from its peers while the leader's connection to it stays up. That
+// server keeps answering locally for syncLimit x tickTime (6 s), longer than
+// the session timeout (2 s) after which the ZooKeeper leader expires the
+// session: the old leader must stop reporting leadership before a
+// participant on another server starts.
+func TestZKClusterIsolateLeaderServer(t *testing.T) {
+	ens := zktest.Start(t, zktest.Options{Servers: 3, TickTime: tickTime, SyncLimit: 30, PeerProxies: true})
+	waitReady(t, ens)
+	zl := ens.Leader()
+	var followers []*zktest.Member
+	for _, m := range ens.Members() {
+		if m != zl {
+			followers = append(followers, m)
+		}
+	}
+	if zl == nil || len(followers) != 2 {
+		t.Fatalf("want a leader and two followers, have leader %v and %d followers", zl, len(followers))
+	}
+	h := newHarness(t, ens, "/cluster/isolate", election.ModeLatch)
+	// The leader-to-be talks to a follower only; the others to the other two.
+	old := h.start(opts{servers: []string{followers[0].Addr()}})
+	waitFor(t, 10*time.Second, old.name+" to lead", old.leads)
+	h.start(opts{servers: []string{followers[1].Addr()}})
+	h.start(opts{servers: []string{zl.Addr()}})
+	h.waitAllJoined(10 * time.Second)
+	h.waitAgreement(old)
+	oldSID := old.status().SessionID
+	if m := ens.ServerOfSession(oldSID); m != followers[0] {
+		t.Fatalf("%s's session is on %v, want %s", old, m, followers[0].Addr())
+	}
+
+	cut := time.Now()
+	ens.Isolate(followers[0])
+	t.Cleanup(func() { ens.Rejoin(followers[0]) })
+	waitFor(t, sessionTimeout, old.name+" to stop leading once its lease lapses", func() bool { return !old.leads() })
+	nl := h.waitLeaderOtherThan(5*sessionTimeout, old)
+	first := h.chk.firstStart(t, cut, old)
+	last := h.chk.lastLeading(old)
+	if !last.Before(first.at) {
+		t.Fatalf("%s was still leading %v after the isolation, %s started at %v", old, last.Sub(cut), first.p, first.at.Sub(cut))
+	}
+	t.Logf("isolated at 0: %s last led at %v (state now %s), %s leads from %v",
+		old, last.Sub(cut).Round(time.Millisecond), old.status().State, first.p, first.at.Sub(cut).Round(time.Millisecond))
+	h.waitAgreement(nl, old)
+
+	ens.Rejoin(followers[0])
+	waitReady(t, ens)
+	waitFor(t, 30*time.Second, old.name+" to rejoin as a follower with a new session", func() bool {
+		st := old.status()
+		return st.State == election.StateConnected && st.SessionID != 0 && st.SessionID != oldSID && st.Joined && !st.IsLeader
+	})
+	holdFor(t, 500*time.Millisecond, nl.name+" keeps leading", func() bool { return nl.leads() && !old.leads() })
+	h.waitNodesConsistent(10*time.Second, 200*time.Millisecond)
+}

@@ -1,0 +1,342 @@
+package election_test
+
+// Integration tests with faults: a leader cut off until its session expires,
+// a create whose reply is lost, a Resign while a create is in flight, and
+// the server stopped and restarted under the election.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/zktest"
+)
+
+func waitReady(t testing.TB, ens *zktest.Ensemble) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := ens.WaitReady(ctx); err != nil {
+		t.Fatalf("zookeeper not ready: %v", err)
+	}
+}
+
+// TestZKLeaderSessionExpiry: the leader is cut off (blackholed) until the
+// ensemble expires its session. It must stop reporting leadership before
+// anybody else starts; another participant takes over; once healed, the
+// old leader rejoins as a follower with a new session and stays one.
+func TestZKLeaderSessionExpiry(t *testing.T) {
+	ens := startZK(t)
+	for _, mode := range allModes {
+		t.Run(string(mode), func(t *testing.T) {
+			h := newHarness(t, ens, "/expiry/"+string(mode), mode)
+			old := h.start(opts{proxy: true})
+			waitFor(t, 10*time.Second, old.name+" to lead", old.leads)
+			h.startN(2, opts{})
+			h.waitAllJoined(10 * time.Second)
+			h.waitAgreement(old)
+			oldSID := old.status().SessionID
+
+			cut := time.Now()
+			old.proxy.Blackhole()
+			waitFor(t, sessionTimeout, old.name+" to stop leading once its lease lapses", func() bool { return !old.leads() })
+			stopped := time.Since(cut)
+			nl := h.waitLeaderOtherThan(3*sessionTimeout, old)
+			took := time.Since(cut)
+
+			first := h.chk.firstStart(t, cut, old)
+			last := h.chk.lastLeading(old)
+			if !last.Before(first.at) {
+				t.Fatalf("%s was still leading %v after the cut, %s started leading at %v: the old leader must stop first",
+					old, last.Sub(cut), first.p, first.at.Sub(cut))
+			}
+			t.Logf("cut at 0: %s last led at %v (not leading seen by %v); %s leads from %v (seen by %v); gap %v",
+				old, last.Sub(cut).Round(time.Millisecond), stopped.Round(time.Millisecond),
+				first.p, first.at.Sub(cut).Round(time.Millisecond), took.Round(time.Millisecond), first.at.Sub(last).Round(time.Millisecond))
+
+			healed := time.Now()
+			old.proxy.Heal()
+			waitFor(t, 15*time.Second, old.name+" to rejoin as a follower with a new session", func() bool {
+				st := old.status()
+				return st.State == election.StateConnected && st.SessionID != 0 && st.SessionID != oldSID && st.Joined && !st.IsLeader
+			})
+			holdFor(t, time.Second, nl.name+" keeps leading and "+old.name+" does not regain it", func() bool {
+				return nl.leads() && !old.leads()
+			})
+			if h.chk.lastLeading(old).After(healed) {
+				t.Fatalf("%s led again after the heal", old)
+			}
+			if mode != election.ModeRace {
+				h.waitNodesConsistent(5*time.Second, 200*time.Millisecond)
+			}
+			h.waitAgreement(nl)
+		})
+	}
+}
+
+// TestZKCreateReplyLost: the connection drops after ZooKeeper has applied a
+// participant's create but before the reply arrives. The participant must
+// end up with exactly one node, adopting the one it created while its
+// session lives and never one of an older session (CURATOR-498), and leave
+// no orphan. The create is the re-join after a Release (the first join also
+// creates the parent containers, which would take the drop).
+func TestZKCreateReplyLost(t *testing.T) {
+	ens := startZK(t)
+	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {
+		t.Run(string(mode), func(t *testing.T) {
+			h := newHarness(t, ens, "/lost-reply/"+string(mode), mode)
+			// A longer session, so that the outage below stays well within it.
+			p := h.start(opts{chain: true, session: func(c *election.SessionConfig) { c.SessionTimeout = 4 * time.Second }})
+			waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
+			h.startJoined(2, opts{})
+			sid := p.sess.ID()
+			var made znode
+			applied := func() bool {
+				for _, n := range h.queue() {
+					if n.owner == sid {
+						made = n
+						return true
+					}
+				}
+				return false
+			}
+			base, _ := p.inner.Counts()
+			// The connection stays refused until the create is known to be
+			// applied: a quick reconnect could otherwise make the server drop
+			// the old connection's request unprocessed.
+			refused := p.refuseAfterCreate(t)
+			if err := p.el.Release(ctxFor(t, 5*time.Second)); err != nil {
+				t.Fatalf("%s: Release: %v", p, err)
+			}
+			<-refused
+			waitFor(t, 3*time.Second, "the create of "+p.name+" to reach ZooKeeper", applied)
+			p.proxy.Heal()
+			waitFor(t, 15*time.Second, p.name+" to join again", func() bool {
+				st := p.status()
+				return st.Joined && st.State == election.StateConnected && st.Node != ""
+			})
+			h.waitNodesConsistent(10*time.Second, 500*time.Millisecond)
+			if got := p.sess.ID(); got != sid {
+				t.Fatalf("%s's session changed (0x%x -> 0x%x): the outage was too long to test adoption", p, sid, got)
+			}
+			if node := p.status().Node; node != made.name {
+				t.Fatalf("%s joined with %s, not the node its lost create made (%v)", p, node, made)
+			}
+			if creates, _ := p.inner.Counts(); creates-base != 1 {
+				t.Fatalf("%s sent %d creates since the drop, want 1: the node whose reply was lost must be adopted", p, creates-base)
+			}
+			h.waitOneLeader(5 * time.Second)
+			t.Logf("%s: adopted %v; states %v, counters %+v", p, made, h.chk.states(p), p.el.Counters())
+		})
+	}
+
+	// The session also expires while the connection is down: the node made
+	// by the old session must not be adopted (CURATOR-498); the participant
+	// rejoins with a node of its new session.
+	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {
+		t.Run(string(mode)+"-expired", func(t *testing.T) {
+			h := newHarness(t, ens, "/lost-reply-expired/"+string(mode), mode)
+			p := h.start(opts{chain: true})
+			waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
+			h.startJoined(2, opts{})
+			oldSID := p.sess.ID()
+			owned := func() bool {
+				for _, n := range h.queue() {
+					if n.owner == oldSID {
+						return true
+					}
+				}
+				return false
+			}
+			refused := p.refuseAfterCreate(t)
+			if err := p.el.Release(ctxFor(t, 5*time.Second)); err != nil {
+				t.Fatalf("%s: Release: %v", p, err)
+			}
+			<-refused
+			waitFor(t, 5*time.Second, "the create of "+p.name+"'s old session to reach ZooKeeper", owned)
+			waitFor(t, 3*sessionTimeout, "ZooKeeper to expire "+p.name+"'s session (its node gone)", func() bool { return !owned() })
+			p.proxy.Heal()
+			waitFor(t, 15*time.Second, p.name+" to rejoin with a new session", func() bool {
+				st := p.status()
+				return st.Joined && st.State == election.StateConnected && st.SessionID != oldSID && st.SessionID != 0
+			})
+			h.waitNodesConsistent(10*time.Second, 500*time.Millisecond)
+			h.waitOneLeader(5 * time.Second)
+			t.Logf("%s: states %v, counters %+v", p, h.chk.states(p), p.el.Counters())
+		})
+	}
+}
+
+// TestZKResignDuringCreate: Resign while the create is in flight (applied
+// by ZooKeeper, reply lost, connection down) gives up at its deadline, but
+// once the connection is back no node of that participant may remain
+// (CURATOR-18, -45, -79), although its session lives on.
+func TestZKResignDuringCreate(t *testing.T) {
+	ens := startZK(t)
+	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {
+		t.Run(string(mode), func(t *testing.T) {
+			h := newHarness(t, ens, "/resign-in-flight/"+string(mode), mode)
+			// A longer session, so that the outage below stays well within it.
+			p := h.start(opts{chain: true, session: func(c *election.SessionConfig) { c.SessionTimeout = 4 * time.Second }})
+			waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
+			h.startJoined(1, opts{})
+			sid := p.sess.ID()
+			owned := func() []znode {
+				var out []znode
+				for _, n := range h.queue() {
+					if n.owner == sid {
+						out = append(out, n)
+					}
+				}
+				return out
+			}
+			refused := p.refuseAfterCreate(t)
+			if err := p.el.Release(ctxFor(t, 5*time.Second)); err != nil {
+				t.Fatalf("%s: Release: %v", p, err)
+			}
+			<-refused
+			waitFor(t, 3*time.Second, "the create of "+p.name+" to reach ZooKeeper", func() bool { return len(owned()) > 0 })
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			err := p.el.Resign(ctx)
+			cancel()
+			t.Logf("Resign while disconnected: %v; node on the server: %v", err, owned())
+			p.proxy.Heal()
+			waitFor(t, 5*time.Second, p.name+"'s session back", func() bool { return p.sess.State() == election.StateConnected })
+			if p.sess.ID() != sid {
+				t.Fatalf("%s's session changed (0x%x -> 0x%x): the outage was too long to test anything", p, sid, p.sess.ID())
+			}
+			waitFor(t, 5*time.Second, "no node of "+p.name+" left", func() bool { return len(owned()) == 0 })
+			holdFor(t, 300*time.Millisecond, "no node of "+p.name, func() bool { return len(owned()) == 0 })
+			waitFor(t, 5*time.Second, p.name+"'s Run to return after Resign", p.runReturned)
+			if p.leads() {
+				t.Fatalf("%s leads after Resign", p)
+			}
+		})
+	}
+}
+
+// TestZKServerOutages: the Curator scenarios that stop the server.
+func TestZKServerOutages(t *testing.T) {
+	ens := startZK(t)
+
+	t.Run("no-server-at-start", func(t *testing.T) {
+		if err := ens.StopAll(); err != nil {
+			t.Fatal(err)
+		}
+		h := newHarness(t, ens, "/outage/late-server", election.ModeLatch)
+		ps := h.startN(3, opts{})
+		for _, p := range ps {
+			if st := p.status(); st.IsLeader || st.State == election.StateConnected {
+				t.Fatalf("%s with no server: %s", p, describe(p, st))
+			}
+		}
+		if err := ens.StartAll(); err != nil {
+			t.Fatal(err)
+		}
+		l := h.waitOneLeader(20 * time.Second)
+		h.waitAllJoined(10 * time.Second)
+		h.waitAgreement(l)
+		holdFor(t, 300*time.Millisecond, "exactly one leader", func() bool { return len(h.leaders()) == 1 })
+	})
+
+	// Ten latches lose the server: no leader once the leases lapse (within
+	// the session timeout); back, exactly one.
+	t.Run("lost-connection-10", func(t *testing.T) {
+		h := newHarness(t, ens, "/outage/ten", election.ModeLatch)
+		h.startN(10, opts{})
+		h.waitAllJoined(15 * time.Second)
+		l := h.waitOneLeader(10 * time.Second)
+		h.waitAgreement(l)
+		cut := time.Now()
+		if err := ens.StopAll(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, sessionTimeout, "no leader once the server is gone", func() bool { return len(h.leaders()) == 0 })
+		t.Logf("%s stopped leading %v after the server stopped", l, h.chk.lastLeading(l).Sub(cut).Round(time.Millisecond))
+		if err := ens.StartAll(); err != nil {
+			t.Fatal(err)
+		}
+		nl := h.waitOneLeader(20 * time.Second)
+		h.waitAllJoined(10 * time.Second)
+		h.waitAgreement(nl)
+		holdFor(t, 300*time.Millisecond, "exactly one leader", func() bool { return len(h.leaders()) == 1 })
+		h.waitNodesConsistent(10*time.Second, 200*time.Millisecond)
+	})
+
+	// Stop and restart the server four times: each time every participant
+	// goes through suspended and back to connected (as Observe reports it),
+	// and a leader is regained.
+	t.Run("restart-4-times", func(t *testing.T) {
+		h := newHarness(t, ens, "/outage/restarts", election.ModeLatch)
+		ps := h.startN(3, opts{})
+		h.waitAllJoined(10 * time.Second)
+		h.waitAgreement(h.waitOneLeader(10 * time.Second))
+
+		var mu sync.Mutex
+		seen := map[*participant][]election.State{}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		defer func() { cancel(); wg.Wait() }()
+		for _, p := range ps {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for st := range p.el.Observe(ctx) {
+					mu.Lock()
+					if s := seen[p]; len(s) == 0 || s[len(s)-1] != st.State {
+						seen[p] = append(s, st.State)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		observed := func(p *participant) []election.State {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]election.State(nil), seen[p]...)
+		}
+		for i := range 4 {
+			if err := ens.StopAll(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 5*time.Second, fmt.Sprintf("round %d: every participant suspended", i), func() bool {
+				for _, p := range ps {
+					if s := observed(p); len(s) == 0 || s[len(s)-1] != election.StateSuspended {
+						return false
+					}
+				}
+				return true
+			})
+			if err := ens.StartAll(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 20*time.Second, fmt.Sprintf("round %d: every participant connected", i), func() bool {
+				for _, p := range ps {
+					if s := observed(p); len(s) == 0 || s[len(s)-1] != election.StateConnected {
+						return false
+					}
+				}
+				return true
+			})
+			l := h.waitOneLeader(20 * time.Second)
+			h.waitAgreement(l)
+		}
+		for _, p := range ps {
+			s := observed(p)
+			n := 0
+			for _, st := range s {
+				if st == election.StateSuspended {
+					n++
+				}
+			}
+			if n < 4 {
+				t.Errorf("%s: states %v: suspended %d times, want 4", p, s, n)
+			}
+			t.Logf("%s: states %v", p, s)
+		}
+		h.waitNodesConsistent(10*time.Second, 200*time.Millisecond)
+	})
+}

@@ -1,0 +1,225 @@
+package election
+
+import (
+	"context"
+	"time"
+)
+
+// publisher turns changes of Status into Observe values, Recorder counts and
+// log lines. It wakes on every session change, view change and at the next
+// instant Status can change by itself (lease end, claim delay end).
+func (e *Elector) publisher(sess <-chan struct{}, stop <-chan struct{}) {
+	var timer Timer
+	wake := make(chan struct{}, 1)
+	for {
+		st := e.Status()
+		e.emit(st)
+		if timer != nil {
+			timer.Stop()
+			timer = nil
+		}
+		if d := e.nextChange(st); d > 0 {
+			timer = e.clock.AfterFunc(d, func() {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			})
+		}
+		select {
+		case <-sess:
+		case <-e.changed:
+		case <-wake:
+		case <-stop:
+			if timer != nil {
+				timer.Stop()
+			}
+			e.emit(e.Status())
+			e.closeSubs()
+			return
+		}
+	}
+}
+
+// nextChange is when Status may change without any event: when the lease
+// runs out on a leader, or when claim_delay ends.
+func (e *Elector) nextChange(st Status) time.Duration {
+	if st.IsLeader {
+		return st.LeaseRemaining + time.Millisecond
+	}
+	e.mu.Lock()
+	holds, at := e.v.holds, e.v.claimedAt
+	e.mu.Unlock()
+	if holds && st.Reason == "claim delay" {
+		return at.Add(e.cfg.ClaimDelay).Sub(e.clock.Now()) + time.Millisecond
+	}
+	if holds && st.Reason == "lease expired" {
+		return 0 // a renewal will wake us through the session
+	}
+	return 0
+}
+
+// emit compares st with the last published status and reports the difference.
+func (e *Elector) emit(st Status) {
+	e.mu.Lock()
+	prev, had := e.last, e.pubOn
+	e.last, e.pubOn = st, true
+	hint := e.v.lossHint
+	switch {
+	case st.IsLeader && (!had || !prev.IsLeader):
+		e.lostCh = make(chan struct{})
+		e.v.lossHint = ""
+	case !st.IsLeader && had && prev.IsLeader:
+		if e.lostCh != nil {
+			close(e.lostCh)
+			e.lostCh = nil
+		}
+		e.v.lossHint = ""
+	}
+	changed := !had || significant(prev, st)
+	if changed {
+		for ch := range e.subs {
+			offer(ch, st)
+		}
+	}
+	e.mu.Unlock()
+
+	if !had {
+		return
+	}
+	if st.IsLeader && !prev.IsLeader {
+		e.rec.LeadershipAcquired()
+		e.log.Info("elected", "session", sessionHex(st.SessionID), "node", st.Node, "fencing_token", st.FencingToken)
+	}
+	if !st.IsLeader && prev.IsLeader {
+		reason := e.lossReason(hint, prev, st)
+		e.rec.LeadershipLost(reason)
+		e.log.Warn("revoked", "reason", string(reason), "detail", st.Reason, "session", sessionHex(prev.SessionID),
+			"node", prev.Node, "fencing_token", prev.FencingToken)
+	}
+	if st.Leader != nil && (prev.Leader == nil || !sameNode(prev.Leader, st.Leader)) {
+		e.rec.LeaderChanged()
+		e.log.Info("leader", "leader_id", st.Leader.ID, "leader_node", st.Leader.Node,
+			"leader_session", sessionHex(st.Leader.Session), "fencing_token", st.Leader.FencingToken)
+	}
+}
+
+func (e *Elector) lossReason(hint LossReason, prev, st Status) LossReason {
+	switch {
+	case e.draining.Load():
+		return LossShutdown
+	case hint != "":
+		return hint
+	case st.State == StateExpired || st.SessionID != prev.SessionID:
+		return LossExpired
+	}
+	return LossSuspended
+}
+
+// significant is a change observers care about: leader, own leadership,
+// connection state, joined or misconfiguration.
+func significant(a, b Status) bool {
+	if a.IsLeader != b.IsLeader || a.State != b.State || a.Joined != b.Joined ||
+		a.Misconfigured != b.Misconfigured || a.SessionID != b.SessionID || a.Reason != b.Reason {
+		return true
+	}
+	if (a.Leader == nil) != (b.Leader == nil) {
+		return true
+	}
+	return a.Leader != nil && (!sameNode(a.Leader, b.Leader) || a.Leader.Advertise != b.Leader.Advertise)
+}
+
+func sameNode(a, b *Participant) bool {
+	return a.Node == b.Node && a.Session == b.Session && a.ID == b.ID
+}
+
+// offer replaces any unread value: a slow reader sees the latest status.
+func offer(ch chan Status, st Status) {
+	select {
+	case ch <- st:
+		return
+	default:
+	}
+	select {
+	case <-ch:
+	default:
+	}
+	select {
+	case ch <- st:
+	default:
+	}
+}
+
+// Observe returns a channel that receives the current Status at once and then
+// one Status per change of leader, own leadership or connection state.
+// A slow reader sees the latest value (intermediate ones may be skipped).
+// The channel is closed when ctx ends or the Elector stops.
+func (e *Elector) Observe(ctx context.Context) <-chan Status {
+	ch := make(chan Status, 1)
+	e.mu.Lock()
+	select {
+	case <-e.done:
+		e.mu.Unlock()
+		ch <- e.Status()
+		close(ch)
+		return ch
+	default:
+	}
+	e.subs[ch] = struct{}{}
+	first := e.last
+	if !e.pubOn {
+		e.mu.Unlock()
+		first = e.Status()
+		e.mu.Lock()
+	}
+	offer(ch, first)
+	e.mu.Unlock()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-e.done:
+		}
+		e.mu.Lock()
+		if _, ok := e.subs[ch]; ok {
+			delete(e.subs, ch)
+			close(ch)
+		}
+		e.mu.Unlock()
+	}()
+	return ch
+}
+
+func (e *Elector) closeSubs() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for ch := range e.subs {
+		delete(e.subs, ch)
+		close(ch)
+	}
+	if e.lostCh != nil {
+		close(e.lostCh)
+		e.lostCh = nil
+	}
+}
+
+// Await blocks until this participant leads or ctx ends. On success it
+// returns a channel that is closed when that leadership ends, for any reason.
+func (e *Elector) Await(ctx context.Context) (<-chan struct{}, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for st := range e.Observe(ctx) {
+		if !st.IsLeader {
+			continue
+		}
+		e.mu.Lock()
+		lost := e.lostCh
+		e.mu.Unlock()
+		if lost != nil {
+			return lost, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errClosed
+}

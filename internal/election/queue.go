@@ -1,0 +1,85 @@
+package election
+
+import (
+	"path"
+	"sort"
+	"strings"
+)
+
+// Curator's node layout. A protected node is "_c_" + a 36-character dashed
+// UUID + "-" + the lock name + the 10-digit sequence ZooKeeper appends.
+const (
+	protectedPrefix = "_c_"
+	latchTag        = "latch-"
+	lockTag         = "lock-"
+	raceNode        = "leader"
+	uuidLen         = 36
+)
+
+func tagFor(m Mode) string {
+	if m == ModeSelector {
+		return lockTag
+	}
+	return latchTag
+}
+
+// nodePrefix is the name passed to an EPHEMERAL_SEQUENTIAL create.
+func nodePrefix(m Mode, uuid string) string {
+	return protectedPrefix + uuid + "-" + tagFor(m)
+}
+
+// protectedID returns the UUID of a protected node name, or "".
+func protectedID(name string) string {
+	if len(name) > len(protectedPrefix)+uuidLen && strings.HasPrefix(name, protectedPrefix) &&
+		name[len(protectedPrefix)+uuidLen] == '-' {
+		return name[len(protectedPrefix) : len(protectedPrefix)+uuidLen]
+	}
+	return ""
+}
+
+// sortKey is Curator's standardFixForSorting: the text after the LAST tag,
+// or the whole name when the tag is absent.
+func sortKey(name, tag string) string {
+	if i := strings.LastIndex(name, tag); i >= 0 {
+		return name[i+len(tag):]
+	}
+	return name
+}
+
+// sortQueue orders children as Curator does; index 0 leads.
+func sortQueue(children []string, tag string) []string {
+	out := append([]string(nil), children...)
+	sort.SliceStable(out, func(i, j int) bool { return sortKey(out[i], tag) < sortKey(out[j], tag) })
+	return out
+}
+
+// foreignNodes returns children that belong to another mode: a path shared
+// by a latch and a selector (or a race) would let each side ignore the
+// other's leader.
+func foreignNodes(m Mode, children []string) []string {
+	var out []string
+	for _, c := range children {
+		switch m {
+		case ModeRace:
+			if c != raceNode {
+				out = append(out, c)
+			}
+		default:
+			if !strings.Contains(c, tagFor(m)) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func indexOf(list []string, name string) int {
+	for i, v := range list {
+		if v == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func join(parent, child string) string { return path.Join(parent, child) }

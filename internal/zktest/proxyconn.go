@@ -1,0 +1,221 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// proxyConn is one client connection and, once dialled, its server connection.
+type proxyConn struct {
+	p      *Proxy
+	client net.Conn
+	ctx    context.Context // cancelled by abort
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	server net.Conn
+	cut    bool // DropAfterCreate fired: discard server bytes
+
+	// Touched only by the client-to-server pump.
+	frames  frameParser
+	rewrite *electionRewriter
+}
+
+func (c *proxyConn) run() {
+	defer c.p.wg.Done()
+	defer func() {
+		c.p.mu.Lock()
+		delete(c.p.conns, c)
+		c.p.mu.Unlock()
+	}()
+	if !c.p.waitForward(c.ctx) {
+		c.abort()
+		return
+	}
+	s, err := c.dial()
+	if err != nil {
+		c.abort() // like a refused connection
+		return
+	}
+	c.mu.Lock()
+	c.server = s
+	c.mu.Unlock()
+	if c.ctx.Err() != nil { // aborted while dialling
+		c.abort()
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.pumpServerToClient(s)
+	}()
+	c.pumpClientToServer(s)
+	wg.Wait()
+	// Both directions ended (FINs passed on, or an abort): close without an RST so that
+	// bytes still in flight reach their reader.
+	c.cancel()
+	_ = c.client.Close()
+	_ = s.Close()
+}
+
+// dial connects to the target, retrying for the proxy's dialRetry while it refuses.
+func (c *proxyConn) dial() (net.Conn, error) {
+	c.p.mu.Lock()
+	deadline := time.Now().Add(c.p.dialRetry)
+	c.p.mu.Unlock()
+	d := net.Dialer{Timeout: dialTimeout}
+	for {
+		s, err := d.DialContext(c.ctx, "tcp", c.p.target)
+		if err == nil || c.ctx.Err() != nil || time.Now().After(deadline) {
+			return s, err
+		}
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+			t.Stop()
+			return nil, c.ctx.Err()
+		}
+	}
+}
+
+// abort closes both sides with an RST (SO_LINGER 0). Idempotent.
+func (c *proxyConn) abort() {
+	c.cancel()
+	c.mu.Lock()
+	s := c.server
+	c.mu.Unlock()
+	abortConn(c.client)
+	if s != nil {
+		abortConn(s)
+	}
+}
+
+func abortConn(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+}
+
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		return
+	}
+	_ = c.Close()
+}
+
+func (c *proxyConn) pumpClientToServer(s net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.client.Read(buf)
+		if n > 0 {
+			if !c.p.waitForward(c.ctx) {
+				c.abort()
+				return
+			}
+			out, cut := c.filter(buf[:n])
+			if len(out) > 0 {
+				if _, werr := s.Write(out); werr != nil {
+					c.abort()
+					return
+				}
+			}
+			if cut {
+				// The create reached the server: the client must never see its reply.
+				c.mu.Lock()
+				c.cut = true
+				c.mu.Unlock()
+				abortConn(c.client)
+				closeWrite(s)
+				return
+			}
+		}
+		if err != nil {
+			if !c.p.waitForward(c.ctx) {
+				c.abort()
+				return
+			}
+			if errors.Is(err, io.EOF) {
+				closeWrite(s) // pass the client's FIN on; the server side may still answer
+				return
+			}
+			c.abort()
+			return
+		}
+	}
+}
+
+func (c *proxyConn) pumpServerToClient(s net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.Read(buf)
+		c.mu.Lock()
+		cut := c.cut
+		c.mu.Unlock()
+		if cut {
+			if err != nil {
+				return // the server closed after our FIN: done (run aborts what is left)
+			}
+			continue // discard the reply to the dropped create and anything after it
+		}
+		if n > 0 {
+			if !c.p.waitForward(c.ctx) {
+				c.abort()
+				return
+			}
+			if _, werr := c.client.Write(buf[:n]); werr != nil {
+				if c.isCut() {
+					continue
+				}
+				c.abort()
+				return
+			}
+		}
+		if err != nil {
+			if !c.p.waitForward(c.ctx) {
+				c.abort()
+				return
+			}
+			if errors.Is(err, io.EOF) {
+				closeWrite(c.client)
+				return
+			}
+			c.abort()
+			return
+		}
+	}
+}
+
+func (c *proxyConn) isCut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cut
+}
+
+// filter applies the election rewrite and the ZooKeeper frame accounting to bytes going
+// from the client to the server. It returns what to forward and whether to cut the
+// connection right after it.
+func (c *proxyConn) filter(b []byte) (out []byte, cut bool) {
+	out = b
+	if c.rewrite != nil {
+		var done bool
+		out, done = c.rewrite.feed(b)
+		if done {
+			c.rewrite = nil
+		}
+		return out, false // election connections carry no client frames
+	}
+	res := c.frames.feed(out, c.p.takeDrop)
+	c.p.count(res.creates, res.requests)
+	if res.cutAt >= 0 {
+		return out[:res.cutAt], true
+	}
+	return out, false
+}

@@ -1,0 +1,143 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// WaitReady waits until every running member serves and the ensemble has a leader
+// (standalone: mode standalone; ensemble: exactly one leader, all others follower). It
+// fails at once when a member's JVM exited without Stop or Kill (the error carries the
+// tail of its log), when no member runs, or when ctx ends (the error says which member was
+// in which mode).
+func (e *Ensemble) WaitReady(ctx context.Context) error {
+	lastLogCheck := time.Now()
+	for {
+		state, err := e.readiness()
+		if err != nil {
+			return err
+		}
+		if state == "" {
+			return nil
+		}
+		if time.Since(lastLogCheck) > time.Second {
+			lastLogCheck = time.Now()
+			for _, m := range e.members {
+				if m.Running() && m.portCollision() {
+					return fmt.Errorf("%w: %s, log %s:\n%s", errPortCollision, m, m.logPath, m.logTail(20))
+				}
+			}
+		}
+		t := time.NewTimer(pollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("zktest: ensemble not ready (%s): %w", state, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// readiness returns "" when ready, else what is missing; an error when waiting is futile.
+func (e *Ensemble) readiness() (string, error) {
+	var running []*Member
+	for _, m := range e.members {
+		if err := m.exitError(); err != nil {
+			return "", err
+		}
+		if m.Running() {
+			running = append(running, m)
+		}
+	}
+	if len(running) == 0 {
+		return "", errors.New("zktest: WaitReady: no server is running")
+	}
+	modes := modesOf(running)
+	var leaders int
+	var desc []string
+	ok := true
+	for i, m := range running {
+		mode := modes[i]
+		switch mode {
+		case "leader", "standalone":
+			leaders++
+		case "follower", "observer":
+		default:
+			ok = false
+			mode = "not serving"
+		}
+		desc = append(desc, fmt.Sprintf("server %d: %s", m.id, mode))
+	}
+	if len(e.members) == 1 {
+		ok = ok && modes[0] == "standalone"
+	} else {
+		ok = ok && leaders == 1 && !slices.Contains(modes, "standalone")
+	}
+	if ok {
+		return "", nil
+	}
+	return strings.Join(desc, ", "), nil
+}
+
+// modesOf asks every member for its mode, concurrently.
+func modesOf(ms []*Member) []string {
+	modes := make([]string, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			modes[i] = m.Mode()
+		}()
+	}
+	wg.Wait()
+	return modes
+}
+
+// Leader returns the member whose srvr mode is leader or standalone, or nil. Right after a
+// partition two members may briefly both say leader (the cut-off one has not noticed yet):
+// then it returns the first in member order.
+func (e *Ensemble) Leader() *Member {
+	var running []*Member
+	for _, m := range e.members {
+		if m.Running() {
+			running = append(running, m)
+		}
+	}
+	for i, mode := range modesOf(running) {
+		if mode == "leader" || mode == "standalone" {
+			return running[i]
+		}
+	}
+	return nil
+}
+
+var consSession = regexp.MustCompile(`sid=0x([0-9a-fA-F]+)`)
+
+// ServerOfSession returns the member whose `cons` output lists the session (sid=0x...), or
+// nil.
+func (e *Ensemble) ServerOfSession(sessionID int64) *Member {
+	want := strconv.FormatUint(uint64(sessionID), 16)
+	for _, m := range e.members {
+		if !m.Running() {
+			continue
+		}
+		out, err := m.FourLetter("cons")
+		if err != nil {
+			continue
+		}
+		for _, match := range consSession.FindAllStringSubmatch(out, -1) {
+			if strings.TrimLeft(strings.ToLower(match[1]), "0") == want {
+				return m
+			}
+		}
+	}
+	return nil
+}
