@@ -1,0 +1,140 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/electd/electd/internal/election"
+)
+
+// awaiter can wait, in memory, for this participant to lead.
+type awaiter interface {
+	statusReader
+	Await(ctx context.Context) (<-chan struct{}, error)
+}
+
+type liveBody struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// healthz serves GET /healthz: liveness of the daemon's loops, never of
+// ZooKeeper or leadership.
+func healthz(live func() error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := live(); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, liveBody{Status: "unavailable", Error: err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, liveBody{Status: "ok"})
+	}
+}
+
+// leaderHealthBody is the JSON of GET /healthz/leader.
+type leaderHealthBody struct {
+	IsLeader bool   `json:"is_leader"`
+	Reason   string `json:"reason"`
+	// LeaseRemainingMS is how long the lease certainly lasts, truncated to
+	// the millisecond; 0 when not leading.
+	LeaseRemainingMS int64 `json:"lease_remaining_ms"`
+	// FencingToken is this participant's own token while it leads, else
+	// null: a follower must never hold a token storage would accept.
+	FencingToken *int64 `json:"fencing_token"`
+}
+
+func newLeaderHealthBody(st election.Status) leaderHealthBody {
+	b := leaderHealthBody{IsLeader: st.IsLeader, Reason: st.Reason}
+	if st.IsLeader {
+		b.LeaseRemainingMS = max(st.LeaseRemaining.Milliseconds(), 0)
+		b.FencingToken = &st.FencingToken
+	}
+	return b
+}
+
+// healthzLeader serves GET /healthz/leader: 200 iff this participant leads
+// now. ?wait=<duration> first waits, at most maxWait, until it leads.
+func healthzLeader(el awaiter, maxWait time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var wait time.Duration
+		if r.URL.RawQuery != "" {
+			var err error
+			if wait, err = parseWait(r.URL.Query(), maxWait); err != nil {
+				writeError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		if wait > 0 && !el.Status().IsLeader {
+			ctx, cancel := context.WithTimeout(r.Context(), wait)
+			_, _ = el.Await(ctx) // any error: the wait is over; Status says the rest
+			cancel()
+			if r.Context().Err() != nil {
+				return // the client went away
+			}
+		}
+		st := el.Status()
+		code := http.StatusOK
+		if !st.IsLeader {
+			code = http.StatusServiceUnavailable
+		}
+		writeJSON(w, code, newLeaderHealthBody(st))
+	}
+}
+
+// parseWait reads ?wait=: a Go duration with a unit, 0 to maxWait; absent is 0.
+func parseWait(q url.Values, maxWait time.Duration) (time.Duration, error) {
+	vs, ok := q["wait"]
+	if !ok {
+		return 0, nil
+	}
+	s := vs[0]
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return 0, badParam{"wait", strconv.Quote(s) + " needs a unit, e.g. 30s"}
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, badParam{"wait", strconv.Quote(s) + " is not a duration; use e.g. 500ms, 30s or 2m"}
+	case d < 0:
+		return 0, badParam{"wait", strconv.Quote(s) + " is negative"}
+	case d > maxWait:
+		return 0, badParam{"wait", strconv.Quote(s) + " is longer than the maximum " + maxWait.String()}
+	}
+	return d, nil
+}
+
+type readyBody struct {
+	Ready  bool           `json:"ready"`
+	Joined bool           `json:"joined"`
+	State  election.State `json:"state"`
+	Node   string         `json:"node"`
+	Reason string         `json:"reason"`
+}
+
+// readyz serves GET /readyz: 200 once joined and connected, from memory.
+func readyz(el statusReader) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		st := el.Status()
+		b := readyBody{Joined: st.Joined, State: st.State, Node: st.Node, Reason: notReadyReason(st)}
+		code := http.StatusServiceUnavailable
+		if b.Reason == "" {
+			b.Ready, b.Reason, code = true, "joined", http.StatusOK
+		}
+		writeJSON(w, code, b)
+	}
+}
+
+// notReadyReason is why st is not ready, or "" when it is.
+func notReadyReason(st election.Status) string {
+	switch {
+	case st.State != election.StateConnected:
+		return "zookeeper " + string(st.State)
+	case st.Misconfigured != "":
+		return "misconfigured: " + st.Misconfigured
+	case !st.Joined:
+		return "not joined"
+	}
+	return ""
+}

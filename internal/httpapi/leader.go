@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/electd/electd/internal/election"
+)
+
+// statusReader is the view of the election that answers from memory.
+type statusReader interface {
+	Status() election.Status
+}
+
+// leaderBody is the JSON of GET /leader and of every /events data line.
+type leaderBody struct {
+	Leader *leaderJSON   `json:"leader"` // null when no leader is known
+	Self   selfJSON      `json:"self"`
+	Mode   election.Mode `json:"mode"`
+	Path   string        `json:"path"`
+}
+
+type leaderJSON struct {
+	ID           string `json:"id"`
+	Advertise    string `json:"advertise"`
+	Node         string `json:"node"`
+	Session      string `json:"session"` // "0x..." hex
+	FencingToken int64  `json:"fencing_token"`
+}
+
+type selfJSON struct {
+	ID         string         `json:"id"`
+	IsLeader   bool           `json:"is_leader"`
+	State      election.State `json:"state"`
+	ObservedAt string         `json:"observed_at"` // RFC 3339, UTC, seconds
+}
+
+// newLeaderBody renders st; now stands in for a zero ObservedAt.
+func newLeaderBody(st election.Status, now func() time.Time) leaderBody {
+	at := st.ObservedAt
+	if at.IsZero() {
+		at = now()
+	}
+	b := leaderBody{
+		Self: selfJSON{
+			ID:         st.ID,
+			IsLeader:   st.IsLeader,
+			State:      st.State,
+			ObservedAt: at.UTC().Format(time.RFC3339),
+		},
+		Mode: st.Mode,
+		Path: st.Path,
+	}
+	if l := st.Leader; l != nil {
+		b.Leader = &leaderJSON{
+			ID:           l.ID,
+			Advertise:    l.Advertise,
+			Node:         l.Node,
+			Session:      sessionHex(l.Session),
+			FencingToken: l.FencingToken,
+		}
+	}
+	return b
+}
+
+// sessionHex formats a ZooKeeper session id as ZooKeeper does: unsigned hex.
+// Ids of servers with myid >= 128 are negative as int64.
+func sessionHex(id int64) string {
+	return "0x" + strconv.FormatUint(uint64(id), 16)
+}
+
+// leader serves GET /leader: who leads, as JSON or as text for scripts.
+func leader(el statusReader, now func() time.Time) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		text, err := wantsText(r)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		st := el.Status()
+		code := http.StatusOK
+		if st.Leader == nil {
+			code = http.StatusServiceUnavailable
+		}
+		if text {
+			writeText(w, code, leaderText(st))
+			return
+		}
+		writeJSON(w, code, newLeaderBody(st, now))
+	}
+}
+
+// leaderText is the leader's id and a newline; an empty line when none is known.
+func leaderText(st election.Status) string {
+	if st.Leader == nil {
+		return "\n"
+	}
+	return st.Leader.ID + "\n"
+}
+
+type badParam struct{ name, msg string }
+
+func (e badParam) Error() string { return e.name + ": " + e.msg }
+
+// wantsText reads ?format= (json or text), else the Accept header: text only
+// when the client prefers text/plain strictly over application/json.
+func wantsText(r *http.Request) (bool, error) {
+	if vs, ok := r.URL.Query()["format"]; ok {
+		switch vs[0] {
+		case "json":
+			return false, nil
+		case "text":
+			return true, nil
+		}
+		return false, badParam{"format", strconv.Quote(vs[0]) + " is not a format; use json or text"}
+	}
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		return false, nil
+	}
+	t := acceptQ(accept, "text", "plain")
+	return t > 0 && t > acceptQ(accept, "application", "json"), nil
+}
+
+// acceptQ is the quality an Accept header gives typ/sub: that of the most
+// specific media range matching it (RFC 9110, 12.5.1), or -1 when none does.
+func acceptQ(accept, typ, sub string) float64 {
+	best, spec := -1.0, -1
+	for part := range strings.SplitSeq(accept, ",") {
+		mr, params, _ := strings.Cut(part, ";")
+		t, s, _ := strings.Cut(strings.TrimSpace(mr), "/")
+		n := -1
+		switch {
+		case strings.EqualFold(t, typ) && strings.EqualFold(s, sub):
+			n = 2
+		case strings.EqualFold(t, typ) && s == "*":
+			n = 1
+		case t == "*" && s == "*":
+			n = 0
+		}
+		if n < 0 || n < spec {
+			continue
+		}
+		q := qParam(params)
+		if n > spec || q > best {
+			best, spec = q, n
+		}
+	}
+	return best
+}
+
+// qParam reads q= from media-range parameters; 1 when absent, 0 when invalid.
+func qParam(params string) float64 {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || q < 0 || q > 1 {
+			return 0
+		}
+		return q
+	}
+	return 1
+}

@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/internal/election"
+)
+
+func TestLeader(t *testing.T) {
+	const followerJSON = `{"leader":{"id":"web-1","advertise":"10.0.0.7:8080","node":"_c_a-latch-0000000003","session":"0x1000a2b3c4d0001","fencing_token":4294967302},` +
+		`"self":{"id":"web-2","is_leader":false,"state":"connected","observed_at":"2026-11-22T10:00:00Z"},"mode":"latch","path":"/services/web"}` + "\n"
+	const noLeaderJSON = `{"leader":null,"self":{"id":"web-2","is_leader":false,"state":"connecting","observed_at":"2026-11-22T10:00:00Z"},"mode":"latch","path":"/services/web"}` + "\n"
+	negSession := followerSt
+	negSession.Leader = &election.Participant{ID: "x", Session: -0x7f00000000000001}
+	negSession.ObservedAt = time.Date(2026, 1, 2, 4, 5, 6, 7, time.FixedZone("CET", 3600))
+
+	tests := []struct {
+		name     string
+		st       election.Status
+		target   string
+		accept   string
+		code     int
+		ctype    string
+		body     string
+		contains string
+	}{
+		{name: "json follower", st: followerSt, target: "/leader", code: 200, ctype: "application/json", body: followerJSON},
+		{name: "json leader self", st: leaderSt, target: "/leader", code: 200, ctype: "application/json", contains: `"self":{"id":"web-2","is_leader":true`},
+		{name: "json no leader is 503 with null", st: noLeaderSt, target: "/leader", code: 503, ctype: "application/json", body: noLeaderJSON},
+		{name: "session is unsigned hex, observed_at UTC", st: negSession, target: "/leader", code: 200, ctype: "application/json", contains: `"session":"0x80ffffffffffffff"`},
+		{name: "observed_at in UTC", st: negSession, target: "/leader", code: 200, ctype: "application/json", contains: `"observed_at":"2026-01-02T03:05:06Z"`},
+		{name: "format=text", st: followerSt, target: "/leader?format=text", code: 200, ctype: "text/plain; charset=utf-8", body: "web-1\n"},
+		{name: "format=text no leader", st: noLeaderSt, target: "/leader?format=text", code: 503, ctype: "text/plain; charset=utf-8", body: "\n"},
+		{name: "format=json", st: followerSt, target: "/leader?format=json", accept: "text/plain", code: 200, ctype: "application/json", body: followerJSON},
+		{name: "unknown format", st: followerSt, target: "/leader?format=xml", code: 400, ctype: "application/json", contains: `{"error":"format: \"xml\" is not a format`},
+		{name: "empty format", st: followerSt, target: "/leader?format=", code: 400, ctype: "application/json", contains: `"error":"format:`},
+		{name: "accept text/plain", st: followerSt, target: "/leader", accept: "text/plain", code: 200, ctype: "text/plain; charset=utf-8", body: "web-1\n"},
+		{name: "accept text/*", st: followerSt, target: "/leader", accept: "text/*", code: 200, ctype: "text/plain; charset=utf-8", body: "web-1\n"},
+		{name: "accept json preferred", st: followerSt, target: "/leader", accept: "text/plain;q=0.5, application/json", code: 200, ctype: "application/json", body: followerJSON},
+		{name: "accept tie is json", st: followerSt, target: "/leader", accept: "text/plain, application/json", code: 200, ctype: "application/json", body: followerJSON},
+		{name: "accept text preferred", st: followerSt, target: "/leader", accept: "application/json;q=0.2, text/plain", code: 200, ctype: "text/plain; charset=utf-8", body: "web-1\n"},
+		{name: "accept */*", st: followerSt, target: "/leader", accept: "*/*", code: 200, ctype: "application/json", body: followerJSON},
+		{name: "accept browser", st: followerSt, target: "/leader", accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", code: 200, ctype: "application/json", body: followerJSON},
+		{name: "accept text q=0", st: followerSt, target: "/leader", accept: "text/plain;q=0", code: 200, ctype: "application/json", body: followerJSON},
+		{name: "unknown parameter ignored", st: followerSt, target: "/leader?pretty=1", code: 200, ctype: "application/json", body: followerJSON},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newTestRouter(newFake(tt.st), Options{})
+			resp, body := doGet(t, h, tt.target, "Accept", tt.accept)
+			if got, want := resp.StatusCode, tt.code; got != want {
+				t.Errorf("status = %d, want %d (%s)", got, want, body)
+			}
+			if got, want := resp.Header.Get("Content-Type"), tt.ctype; got != want {
+				t.Errorf("Content-Type = %q, want %q", got, want)
+			}
+			if got, want := resp.Header.Get("Cache-Control"), "no-store"; got != want {
+				t.Errorf("Cache-Control = %q, want %q", got, want)
+			}
+			if tt.body != "" {
+				if got, want := body, tt.body; got != want {
+					t.Errorf("body =\n%s\nwant\n%s", got, want)
+				}
+			}
+			mustContain(t, body, tt.contains)
+		})
+	}
+}
+
+func TestLeaderObservedAtDefaultsToNow(t *testing.T) {
+	st := followerSt
+	st.ObservedAt = time.Time{}
+	now := time.Date(2027, 3, 4, 5, 6, 7, 0, time.UTC)
+	h := NewRouter(newFake(st), Options{Now: func() time.Time { return now }})
+	_, body := doGet(t, h, "/leader")
+	mustContain(t, body, `"observed_at":"2027-03-04T05:06:07Z"`)
+}
+
+func TestLeaderHead(t *testing.T) {
+	h := newTestRouter(newFake(followerSt), Options{})
+	resp, _ := serve(t, h, newRequest(http.MethodHead, "/leader", ""))
+	if got, want := resp.StatusCode, http.StatusOK; got != want {
+		t.Errorf("HEAD /leader = %d, want %d", got, want)
+	}
+}
+
+func TestAcceptQ(t *testing.T) {
+	tests := []struct {
+		accept string
+		want   float64
+	}{
+		{"text/plain", 1},
+		{"TEXT/Plain; q=0.3", 0.3},
+		{"text/*;q=0.4, text/plain;q=0.2", 0.2},
+		{"*/*;q=0.1, text/*;q=0.6", 0.6},
+		{"application/json", -1},
+		{"text/plain;q=abc", 0},
+		{"text/plain;q=2", 0},
+		{"text/plain;charset=utf-8", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.accept, func(t *testing.T) {
+			if got, want := acceptQ(tt.accept, "text", "plain"), tt.want; got != want {
+				t.Errorf("acceptQ(%q) = %v, want %v", tt.accept, got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/electd/electd/internal/election"
+)
+
+// participantLister reads the queue, live, from ZooKeeper.
+type participantLister interface {
+	Participants(ctx context.Context) ([]election.Participant, error)
+}
+
+type participantJSON struct {
+	ID           string `json:"id"`
+	Advertise    string `json:"advertise"`
+	Node         string `json:"node"`
+	Session      string `json:"session"`
+	FencingToken int64  `json:"fencing_token"`
+	IsLeader     bool   `json:"is_leader"`
+}
+
+// participants serves GET /participants: a JSON array in queue order.
+// It is the one read endpoint that asks ZooKeeper, bounded by participantsTimeout.
+func participants(el participantLister, log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), participantsTimeout)
+		defer cancel()
+		ps, err := el.Participants(ctx)
+		if err != nil {
+			log.Warn("GET /participants failed", "err", err)
+			writeError(w, http.StatusServiceUnavailable, "cannot read the participants from ZooKeeper: "+err.Error())
+			return
+		}
+		out := make([]participantJSON, 0, len(ps))
+		for _, p := range ps {
+			out = append(out, participantJSON{
+				ID:           p.ID,
+				Advertise:    p.Advertise,
+				Node:         p.Node,
+				Session:      sessionHex(p.Session),
+				FencingToken: p.FencingToken,
+				IsLeader:     p.IsLeader,
+			})
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}

@@ -1,0 +1,160 @@
+// Package httpapi serves electd's HTTP API (DESIGN.md, "HTTP API"): who
+// leads, whether this participant leads, liveness, readiness, the queue,
+// a stream of changes, and an admin release.
+//
+// Every answer on /leader, /healthz* and /metrics comes from memory
+// (Election.Status, the metrics handler): none waits on ZooKeeper.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/electd/electd/internal/election"
+)
+
+// Election is the narrow view of the election the HTTP layer needs.
+// *election.Elector satisfies it.
+type Election interface {
+	// Status is computed from memory and lease-checked at call time.
+	Status() election.Status
+	// Observe sends the current status at once, then one per change; the
+	// channel is closed when ctx ends.
+	Observe(ctx context.Context) <-chan election.Status
+	// Await blocks until this participant leads or ctx ends.
+	Await(ctx context.Context) (<-chan struct{}, error)
+	// Release gives leadership up; election.ErrNotLeader on a follower.
+	Release(ctx context.Context) error
+	// Participants reads the queue from ZooKeeper, in queue order.
+	Participants(ctx context.Context) ([]election.Participant, error)
+}
+
+// Options configures NewRouter. The zero value serves every read-only
+// endpoint with the defaults below and refuses the mutating ones.
+type Options struct {
+	// AdminToken is the bearer token of the mutating endpoints
+	// (POST /leader/release). Empty disables them: 403.
+	AdminToken string
+	// Metrics is served at GET /metrics; nil answers 404.
+	Metrics http.Handler
+	// Live reports liveness for /healthz: nil error while the daemon's
+	// loops are alive. A nil Live is always alive.
+	Live func() error
+	// Logger receives request-level warnings. Default: discard.
+	Logger *slog.Logger
+	// Now is the wall clock for observed_at when a status carries none.
+	// Default: time.Now.
+	Now func() time.Time
+	// KeepAlive is the interval of the comment line on /events. Default 15s.
+	KeepAlive time.Duration
+	// MaxWait is the longest ?wait= on /healthz/leader. Default 5m.
+	MaxWait time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultKeepAlive = 15 * time.Second
+	DefaultMaxWait   = 5 * time.Minute
+)
+
+// Bounds of the endpoints that may wait on ZooKeeper.
+const (
+	participantsTimeout = 5 * time.Second
+	releaseTimeout      = 10 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	if o.Live == nil {
+		o.Live = func() error { return nil }
+	}
+	return o
+}
+
+// NewRouter builds the whole HTTP API on el.
+func NewRouter(el Election, opts Options) http.Handler {
+	opts = opts.withDefaults()
+	r := chi.NewRouter()
+	// Set before any Group: inline routers copy these when created.
+	r.NotFound(notFound)
+	r.MethodNotAllowed(methodNotAllowed(r))
+
+	r.Group(func(r chi.Router) {
+		r.Use(noStore)
+		get(r, "/leader", leader(el, opts.Now))
+		get(r, "/healthz", healthz(opts.Live))
+		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait))
+		get(r, "/readyz", readyz(el))
+		get(r, "/participants", participants(el, opts.Logger))
+		r.Post("/leader/release", release(el, opts.AdminToken, opts.Logger))
+	})
+	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger))
+	if opts.Metrics != nil {
+		get(r, "/metrics", opts.Metrics.ServeHTTP)
+	}
+	return r
+}
+
+// get serves h on GET and HEAD (probes and curl -I).
+func get(r chi.Router, pattern string, h http.HandlerFunc) {
+	r.Get(pattern, h)
+	r.Head(pattern, h)
+}
+
+// noStore keeps caches from serving a stale answer about leadership.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+}
+
+// allMethods are the methods a route may be registered for, in Allow order.
+var allMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodPatch, http.MethodDelete, http.MethodOptions,
+}
+
+// methodNotAllowed answers 405 with the Allow header chi leaves out when the
+// handler is custom. It asks mux which methods the path has.
+func methodNotAllowed(mux *chi.Mux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		var allowed []string
+		for _, m := range allMethods {
+			if mux.Match(chi.NewRouteContext(), m, path) {
+				allowed = append(allowed, m)
+			}
+		}
+		if len(allowed) == 0 {
+			notFound(w, r)
+			return
+		}
+		list := strings.Join(allowed, ", ")
+		w.Header().Set("Allow", list)
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+"; allowed: "+list)
+	}
+}

@@ -1,0 +1,120 @@
+// Package metrics exports an election's state and counts to Prometheus.
+//
+// Gauges are computed at scrape time from a StatusSource, so a scrape sees
+// the lease as it is at that instant; counters are fed by the election
+// package through the Recorder and SessionRecorder hooks.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/electd/electd/internal/election"
+)
+
+const namespace = "electd"
+
+// StatusSource is the narrow view of an election the gauges read.
+// *election.Elector satisfies it.
+type StatusSource interface {
+	Status() election.Status
+}
+
+// StatusFunc adapts a function to StatusSource.
+type StatusFunc func() election.Status
+
+// Status calls f.
+func (f StatusFunc) Status() election.Status { return f() }
+
+// BuildInfo labels electd_build_info.
+type BuildInfo struct {
+	Version   string
+	Commit    string
+	GoVersion string
+}
+
+// lossReasons are the label values of electd_leadership_lost_total, all
+// exported from the start so rate() works before the first loss.
+var lossReasons = []election.LossReason{
+	election.LossReleased, election.LossTerm, election.LossSuspended,
+	election.LossExpired, election.LossShutdown,
+}
+
+// states are the label values of electd_zk_state.
+var states = []election.State{
+	election.StateConnecting, election.StateConnected, election.StateSuspended,
+	election.StateExpired, election.StateClosed,
+}
+
+// Metrics holds the counters. It implements election.Recorder and
+// election.SessionRecorder; its methods never block.
+type Metrics struct {
+	acquired      prometheus.Counter
+	lost          *prometheus.CounterVec
+	leaderChanges prometheus.Counter
+	duplicateIDs  prometheus.Counter
+	expirations   prometheus.Counter
+	reconnects    prometheus.Counter
+}
+
+var (
+	_ election.Recorder        = (*Metrics)(nil)
+	_ election.SessionRecorder = (*Metrics)(nil)
+)
+
+// New registers every electd metric on reg, with the const label
+// election=<path>. src is read once per scrape for all gauges; since the
+// Metrics is needed to build the election that will be the source, pass a
+// StatusFunc that reads it once built.
+func New(reg prometheus.Registerer, path string, src StatusSource, info BuildInfo) *Metrics {
+	labels := prometheus.Labels{"election": path}
+	f := promauto.With(reg)
+	opts := func(name, help string) prometheus.CounterOpts {
+		return prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help, ConstLabels: labels}
+	}
+	m := &Metrics{
+		acquired: f.NewCounter(opts("leadership_acquired_total",
+			"Times this participant became leader.")),
+		lost: f.NewCounterVec(opts("leadership_lost_total",
+			"Times this participant stopped leading, by reason."), []string{"reason"}),
+		leaderChanges: f.NewCounter(opts("leader_changes_total",
+			"Leader changes this participant observed.")),
+		duplicateIDs: f.NewCounter(opts("duplicate_ids_total",
+			"Times several participants were seen with the same id.")),
+		expirations: f.NewCounter(opts("zk_session_expirations_total",
+			"ZooKeeper sessions that expired.")),
+		reconnects: f.NewCounter(opts("zk_reconnects_total",
+			"Reconnections to ZooKeeper within a live session.")),
+	}
+	for _, r := range lossReasons {
+		m.lost.WithLabelValues(string(r))
+	}
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info", ConstLabels: prometheus.Labels{
+			"election": path, "version": info.Version, "commit": info.Commit, "goversion": info.GoVersion,
+		},
+		Help: "Always 1; the labels say which electd this is.",
+	}, func() float64 { return 1 })
+	reg.MustRegister(newStatusCollector(path, src))
+	return m
+}
+
+// LeadershipAcquired implements election.Recorder.
+func (m *Metrics) LeadershipAcquired() { m.acquired.Inc() }
+
+// LeadershipLost implements election.Recorder.
+func (m *Metrics) LeadershipLost(reason election.LossReason) {
+	m.lost.WithLabelValues(string(reason)).Inc()
+}
+
+// LeaderChanged implements election.Recorder.
+func (m *Metrics) LeaderChanged() { m.leaderChanges.Inc() }
+
+// DuplicateID implements election.Recorder.
+func (m *Metrics) DuplicateID(string) { m.duplicateIDs.Inc() }
+
+// SessionExpired implements election.SessionRecorder.
+func (m *Metrics) SessionExpired() { m.expirations.Inc() }
+
+// Reconnected implements election.SessionRecorder.
+func (m *Metrics) Reconnected() { m.reconnects.Inc() }
