@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// runBinary runs electd to completion with a deadline.
+func runBinary(t *testing.T, env []string, args ...string) (status int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(cleanEnviron(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return exitStatus(err), o.String(), e.String()
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("electd %v did not exit", args)
+		return 0, "", ""
+	}
+}
+
+func TestBinaryBadConfigExits2WithOneLine(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		env  []string
+		args []string
+	}{
+		{"zookeeper.servers", nil, []string{"--election.path", "/x"}},
+		{"election.path", nil, []string{"--zookeeper.servers", "127.0.0.1:2181", "--election.path", "x"}},
+		{"zookeeper.session_timeout", []string{"ELECTD_ZOOKEEPER_SESSION_TIMEOUT=10", "ELECTD_ZOOKEEPER_SERVERS=a:1", "ELECTD_ELECTION_PATH=/x"}, nil},
+		{"config", nil, []string{"--config", "/nonexistent.yaml"}},
+		{"--no-such-flag", nil, []string{"--no-such-flag"}},
+	} {
+		status, stdout, stderr := runBinary(t, c.env, c.args...)
+		if status != 2 || stdout != "" {
+			t.Errorf("%v %v: status %d, stdout %q; want 2 and nothing", c.env, c.args, status, stdout)
+		}
+		if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "electd: "+c.key+": ") {
+			t.Errorf("%v %v: stderr %q, want one line naming %s", c.env, c.args, stderr, c.key)
+		}
+	}
+}
+
+func TestBinaryVersion(t *testing.T) {
+	status, stdout, _ := runBinary(t, nil, "--version")
+	if want := "electd v0.0.0-e2e (commit e2e1234, go"; status != 0 || !strings.HasPrefix(stdout, want) {
+		t.Errorf("--version: %d %q, want %q...", status, stdout, want)
+	}
+}
+
+// The example configuration at the repository root documents every key and
+// must load as it is.
+func TestBinaryExampleConfigValidates(t *testing.T) {
+	status, stdout, stderr := runBinary(t, nil, "--config", "../../config.example.yaml", "--validate")
+	if status != 0 {
+		t.Fatalf("--validate of config.example.yaml: status %d: %s", status, stderr)
+	}
+	for _, k := range keys {
+		leaf := k.name[strings.LastIndexByte(k.name, '.')+1:]
+		if !strings.Contains(stdout, leaf+": ") {
+			t.Errorf("effective configuration lacks %s:\n%s", k.name, stdout)
+		}
+	}
+}
+
+func TestBinaryUnknownEnvOnlyWarns(t *testing.T) {
+	status, stdout, stderr := runBinary(t, []string{"ELECTD_FOO=1", "ELECTD_ZOOKEEPER_SERVERS=a:1", "ELECTD_ELECTION_PATH=/x"}, "--validate")
+	if status != 0 || !strings.Contains(stdout, `path: "/x"`) {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "ELECTD_FOO") || !strings.Contains(stderr, "WARN") {
+		t.Errorf("no warning naming ELECTD_FOO: %q", stderr)
+	}
+}
+
+func TestBinaryListenFailureExits1(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	status, _, stderr := runBinary(t, nil, "--zookeeper.servers", "127.0.0.1:1", "--election.path", "/x",
+		"--http.addr", ln.Addr().String())
+	if status != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cannot listen") {
+		t.Errorf("status %d, stderr %q; want 1 and one line", status, stderr)
+	}
+}
+
+// A second signal exits at once, even while shutdown_grace runs. No
+// ZooKeeper is needed: electd serves HTTP while it keeps reconnecting.
+func TestBinarySecondSignalExitsAtOnce(t *testing.T) {
+	addr := freeAddr(t)
+	p := startElectd(t, "impatient", addr, []string{"--zookeeper.servers", "127.0.0.1:1", "--election.path", "/x",
+		"--http.addr", addr, "--shutdown_grace", "20s", "--shutdown_timeout", "30s"}, nil)
+	waitHealthy(t, p)
+	p.signal(syscall.SIGTERM)
+	waitFor(t, 5*time.Second, "the shutdown to start", func() bool { return p.logHas("shutting down") })
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	if status := exitStatus(p.wait(5 * time.Second)); status != 1 {
+		t.Errorf("exit status %d after a second signal, want 1", status)
+	}
+	t.Logf("exited %d ms after the second signal", time.Since(start).Milliseconds())
+}
