@@ -1,0 +1,115 @@
+package chaos
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+)
+
+// Result is what one run of one fault measured.
+type Result struct {
+	Fault string // e.g. "1 cut blackhole 2.0xT"
+	Mode  string // e.g. "latch/hold"
+
+	Failed  bool
+	Skipped bool
+	// Overlaps counts pairs of 200 answers from different participants
+	// with intersecting [send, receive] intervals.
+	Overlaps int
+	// Inferred counts pairs of leadership spans (consecutive 200s of one
+	// participant with one token) of different participants that intersect.
+	Inferred int
+	// Leaderless is the longest time no participant was seen leading, from
+	// the run's first leader to its end.
+	Leaderless time.Duration
+	// TimeToLeader is the longest measured time from a fault (or its heal)
+	// to the next leader; Bound is what it was allowed.
+	TimeToLeader time.Duration
+	Bound        time.Duration
+	// Orphans are nodes under the election path of no live participant (or
+	// second nodes of one); Missing are live participants without a node.
+	Orphans int
+	Missing int
+	Elapsed time.Duration
+}
+
+// Summary collects results per fault and mode, in first-seen order.
+type Summary struct {
+	mu   sync.Mutex
+	rows []*summaryRow
+}
+
+type summaryRow struct {
+	fault, mode                      string
+	runs, failed, skipped            int
+	overlaps, inferred               int
+	orphans, missing                 int
+	leaderless, toLeader, bound, dur time.Duration
+}
+
+// Add folds one run's result into its row.
+func (s *Summary) Add(r Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var row *summaryRow
+	for _, x := range s.rows {
+		if x.fault == r.Fault && x.mode == r.Mode {
+			row = x
+		}
+	}
+	if row == nil {
+		row = &summaryRow{fault: r.Fault, mode: r.Mode}
+		s.rows = append(s.rows, row)
+	}
+	if r.Skipped {
+		row.skipped++
+		return
+	}
+	row.runs++
+	if r.Failed {
+		row.failed++
+	}
+	row.overlaps += r.Overlaps
+	row.inferred += r.Inferred
+	row.orphans += r.Orphans
+	row.missing += r.Missing
+	row.leaderless = max(row.leaderless, r.Leaderless)
+	row.toLeader = max(row.toLeader, r.TimeToLeader)
+	row.bound = max(row.bound, r.Bound)
+	row.dur += r.Elapsed
+}
+
+// String renders the table: one line per fault and mode, maxima over runs
+// for times, sums for counts.
+func (s *Summary) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "fault\tmode\truns\tfailed\toverlapping-200\tinferred\tlongest leaderless ms\tmax time-to-leader ms (bound)\torphans\tmissing\ttime s")
+	var tot summaryRow
+	for _, r := range s.rows {
+		runs := fmt.Sprint(r.runs)
+		if r.skipped > 0 {
+			runs += fmt.Sprintf(" (+%d skipped)", r.skipped)
+		}
+		toLeader := "-"
+		if r.bound > 0 {
+			toLeader = fmt.Sprintf("%d (%d)", r.toLeader.Milliseconds(), r.bound.Milliseconds())
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%.1f\n", r.fault, r.mode, runs, r.failed,
+			r.overlaps, r.inferred, r.leaderless.Milliseconds(), toLeader, r.orphans, r.missing, r.dur.Seconds())
+		tot.runs += r.runs
+		tot.failed += r.failed
+		tot.overlaps += r.overlaps
+		tot.inferred += r.inferred
+		tot.orphans += r.orphans
+		tot.missing += r.missing
+		tot.dur += r.dur
+	}
+	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t\t\t%d\t%d\t%.1f\n", tot.runs, tot.failed, tot.overlaps, tot.inferred, tot.orphans, tot.missing, tot.dur.Seconds())
+	w.Flush()
+	return b.String()
+}
