@@ -1,0 +1,57 @@
+# electd: the two commands a newcomer needs are `make demo` and `make test`.
+
+GO      ?= go
+BIN     ?= bin/electd
+IMAGE   ?= electd:dev
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: deps
+deps: ## install the Debian packages the tests need, if any is missing (as root)
+	@bash scripts/install-deps.sh
+
+.PHONY: test
+test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator interop, demo)
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+.PHONY: build
+build: ## static binary in bin/electd, stamped with version and commit
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/electd
+
+.PHONY: demo
+demo: build ## local ZooKeeper + three sidecars: election, handoff, release (interactive)
+	DEMO_BIN=$(BIN) bash scripts/demo.sh
+
+.PHONY: demo-ci
+demo-ci: build ## the demo without pauses; fails if a step fails
+	DEMO_BIN=$(BIN) bash scripts/demo.sh --ci
+
+.PHONY: chaos
+chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper
+	$(GO) test -race -run Chaos -count=1 -timeout 60m ./internal/chaos/... -args -chaos.long
+
+.PHONY: bench
+bench: ## benchmarks, no tests
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(find . -name '*.go' -not -path './.git/*' -not -path './.cache/*' -exec gofmt -l {} +); \
+	if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: docker
+docker: ## container image, electd:dev unless IMAGE= is given (needs a Docker engine)
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
+
+.PHONY: clean
+clean: ## remove build output
+	rm -rf bin dist

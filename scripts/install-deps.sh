@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs the Debian packages electd's tests and demo need, only when one is
+# missing. Idempotent: a second run installs nothing and prints one line.
+#
+#   scripts/install-deps.sh            everything `make test` needs
+#   scripts/install-deps.sh zookeeper  only what `make demo` needs
+#
+# The full set also needs a Java compiler (the Curator interop tests compile
+# a small Java program): when javac is missing, default-jdk-headless is added.
+#
+# As root it runs `apt-get update` once and `apt-get install -y` for the
+# missing packages. As any other user it installs nothing: it names exactly
+# what to install and exits 1.
+set -euo pipefail
+
+ALL_PACKAGES=(
+	zookeeper
+	libcurator-recipes-java
+	libcurator-framework-java
+	libcurator-client-java
+	python3-kazoo
+	python3-yaml
+)
+
+need_jdk=0
+if [ "$#" -gt 0 ]; then
+	wanted=("$@")
+else
+	wanted=("${ALL_PACKAGES[@]}")
+	command -v javac >/dev/null 2>&1 || need_jdk=1
+fi
+
+say() { printf 'install-deps: %s\n' "$*" >&2; }
+
+installed() {
+	# Status "install ok installed" is the only state that counts: a package
+	# that was removed but not purged still has an entry.
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+	say "this is not a Debian-based system (no dpkg-query/apt-get)."
+	say "install by hand: Apache ZooKeeper 3.8 jars in /usr/share/java (zookeeper.jar and its"
+	say "dependencies), Apache Curator 5.x jars (curator-client, curator-framework,"
+	say "curator-recipes), a Java runtime, and the Python 3 modules kazoo and yaml."
+	exit 1
+fi
+
+missing=()
+for p in "${wanted[@]}"; do
+	installed "$p" || missing+=("$p")
+done
+[ "$need_jdk" = 0 ] || missing+=(default-jdk-headless)
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	say "all present: ${wanted[*]}"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	say "missing Debian packages: ${missing[*]}"
+	say "not running as root, so nothing was installed. Run:"
+	say "  sudo apt-get update && sudo apt-get install -y ${missing[*]}"
+	exit 1
+fi
+
+say "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y "${missing[@]}"
+
+for p in "${missing[@]}"; do
+	if ! installed "$p"; then
+		say "apt-get finished but $p is still not installed"
+		exit 1
+	fi
+done
+say "installed: ${missing[*]}"
