@@ -105,12 +105,17 @@ func (e *Elector) Run(ctx context.Context) error {
 			err := e.leave(lctx)
 			lcancel()
 			if err != nil {
-				e.log.Warn("could not delete own node before stopping", "err", err)
+				e.log.Warn("could not delete own node before stopping; deleting it once reconnected", "err", err)
+				e.s.reap(e.orphansLeft())
 			}
 			return nil
 		case c := <-e.cmds:
 			if c.kind == cmdResign {
 				err := e.leave(c.ctx)
+				if err != nil {
+					e.log.Warn("could not delete own node before resigning; deleting it once reconnected", "err", err)
+					e.s.reap(e.orphansLeft())
+				}
 				c.reply <- err
 				return nil
 			}

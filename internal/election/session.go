@@ -167,7 +167,9 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 // Close closes the ZooKeeper session: its ephemeral nodes vanish at once.
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
-		close(s.done)
+		s.mu.Lock()
+		close(s.done) // under mu: see reap
+		s.mu.Unlock()
 		s.conn.Close()
 		s.loops.Wait()
 		s.mu.Lock()

@@ -1,0 +1,141 @@
+package election
+
+import (
+	"errors"
+	"path"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// orphans is what leave could not delete before its deadline: a create whose
+// reply was lost, or a node whose delete failed while disconnected. The
+// elector is finished by then, but the session may live on and with it the
+// ephemerals, which would sit in the queue as a participant nobody runs
+// (CURATOR-18, -45, -79). Curator deletes such nodes in the background once
+// the connection is back; so do we.
+type orphans struct {
+	sid   int64
+	dir   string          // election path
+	ids   map[string]bool // protected ids: any child carrying one is ours
+	names []string        // full paths owned by sid
+}
+
+func (o orphans) empty() bool { return len(o.ids) == 0 && len(o.names) == 0 }
+
+// orphansLeft collects what this elector may still own on the server.
+func (e *Elector) orphansLeft() orphans {
+	l := &e.loop
+	o := orphans{sid: l.sid, dir: e.cfg.Path, ids: map[string]bool{}}
+	for id := range l.old {
+		o.ids[id] = true
+	}
+	if l.uuid != "" {
+		o.ids[l.uuid] = true
+	}
+	if l.pending != "" && l.pending != raceNode {
+		o.ids[l.pending] = true
+	}
+	if l.node != "" || l.pending == raceNode {
+		n := l.node
+		if n == "" {
+			n = raceNode
+		}
+		o.names = append(o.names, join(e.cfg.Path, n))
+	}
+	if l.metaSID != 0 && l.metaSID == l.sid {
+		o.names = append(o.names, join(e.metaPath(), sessionHex(l.sid)))
+	}
+	return o
+}
+
+// reapRetry paces the reaper while the connection is down or deletes fail.
+const reapRetry = 200 * time.Millisecond
+
+// reap deletes o's nodes in the background: it runs while o's session is
+// alive and stops once they are gone, the session changed (the server
+// removed them) or the Session is closed (likewise).
+func (s *Session) reap(o orphans) {
+	if o.sid == 0 || o.empty() {
+		return
+	}
+	s.mu.Lock()
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		return
+	default:
+	}
+	s.loops.Add(1) // under mu with done open: Close has not begun to Wait
+	s.mu.Unlock()
+	go func() {
+		defer s.loops.Done()
+		ch, cancel := s.subscribe()
+		defer cancel()
+		for {
+			st, sid, _ := s.snapshot()
+			switch {
+			case st == StateClosed, st == StateConnected && sid != o.sid:
+				return
+			case st == StateConnected:
+				if s.reapOnce(&o) {
+					return
+				}
+			}
+			select {
+			case <-s.done:
+				return
+			case <-ch:
+			case <-time.After(reapRetry):
+			}
+		}
+	}()
+}
+
+// reapOnce tries each orphan once and reports whether none is left.
+func (s *Session) reapOnce(o *orphans) bool {
+	var left []string
+	for _, p := range o.names {
+		if !s.deleteOwned(p, o.sid) {
+			left = append(left, p)
+		}
+	}
+	o.names = left
+	if len(o.ids) > 0 {
+		kids, _, err := s.conn.Children(o.dir)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			o.ids = nil
+		case err != nil:
+			return false
+		default:
+			done := true
+			for _, k := range kids {
+				if id := protectedID(k); id != "" && o.ids[id] && !s.deleteOwned(join(o.dir, k), o.sid) {
+					done = false
+				}
+			}
+			if done {
+				o.ids = nil
+			}
+		}
+	}
+	return o.empty()
+}
+
+// deleteOwned deletes p if sid owns it; true when it is gone or not ours.
+func (s *Session) deleteOwned(p string, sid int64) bool {
+	ok, stat, err := s.conn.Exists(p)
+	if err != nil {
+		return false
+	}
+	if !ok || stat.EphemeralOwner != sid {
+		return true
+	}
+	err = s.conn.Delete(p, -1)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return false
+	}
+	s.log.Info("deleted orphan node", "node", path.Base(p), "session", sessionHex(sid))
+	return true
+}
