@@ -26,6 +26,7 @@ type loopState struct {
 	termDue   bool
 	termNode  string    // node the term timer was armed for
 	raceWatch bool      // race: a watch on the leader node is set
+	ownWatch  uint64    // gen whose watch on the own node is set (leader), 0 when none
 	holdOff   time.Time // no join (misconfigured) or no race (just released) before this
 	advCache  map[int64]string
 	backoff   time.Duration
@@ -46,6 +47,7 @@ const (
 	evChildren                  // selector leader alone at term end: someone joined
 	evTerm                      // selector term ended
 	evTimer                     // hold-off over, retry
+	evMembers                   // queue leader: a node joined or left the path
 )
 
 type event struct {
@@ -199,6 +201,8 @@ func (e *Elector) handle(ev event) {
 		}
 	case evChildren:
 		l.termDue = true
+	case evMembers:
+		l.dirty = true
 	}
 }
 

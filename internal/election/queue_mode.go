@@ -302,8 +302,17 @@ func (e *Elector) recheck() error {
 // claim takes leadership of the lowest node, after checking that the live
 // session owns it (CURATOR-696: a node created by an older session's retried
 // request must not make us leader).
+//
+// The leader also watches the path's children. Followers watch only their
+// predecessor, so without it nobody would notice a node of another recipe
+// sorting before ours (Curator sorts by its own tag): such a path must make
+// us step down as misconfigured. One watch on one participant: no herd.
+// It also keeps the leader's participant count exact.
 func (e *Elector) claim() error {
 	l := &e.loop
+	if l.ownWatch == l.gen && e.holding(l.node) {
+		return e.watchMembers() // re-check while leading: own node already checked and watched
+	}
 	e.nReads.Add(1)
 	data, stat, ch, err := e.s.conn.GetW(join(e.cfg.Path, l.node))
 	if errors.Is(err, zk.ErrNoNode) {
@@ -322,6 +331,7 @@ func (e *Elector) claim() error {
 	}
 	l.gen++
 	e.watch(ch, evOwn, l.node)
+	l.ownWatch = l.gen
 	l.dirty, l.queue = false, nil
 	self := e.participant(l.node, data, stat)
 	self.IsLeader = true
@@ -342,6 +352,28 @@ func (e *Elector) claim() error {
 		d := claimedAt.Add(e.cfg.ClaimDelay + e.cfg.Term).Sub(e.clock.Now())
 		e.after(d, event{kind: evTerm, node: l.node})
 	}
+	return e.watchMembers()
+}
+
+// holding reports whether the view says we lead with node.
+func (e *Elector) holding(node string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.v.holds && e.v.node == node
+}
+
+// watchMembers sets the leader's children watch (see claim). A failure only
+// delays noticing a newcomer: the next re-check sets it again.
+func (e *Elector) watchMembers() error {
+	l := &e.loop
+	l.dirty = false
+	e.nReads.Add(1)
+	_, _, ch, err := e.s.conn.ChildrenW(e.cfg.Path)
+	if err != nil {
+		l.dirty = true
+		return fmt.Errorf("watch members: %w", err)
+	}
+	e.watch(ch, evMembers, l.node)
 	return nil
 }
 
