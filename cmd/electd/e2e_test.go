@@ -134,13 +134,16 @@ func checkAgreement(t *testing.T, ps []*proc, leader *proc) {
 // in queue order on /participants.
 func successor(t *testing.T, ps []*proc, leader *proc) *proc {
 	t.Helper()
-	st, b := leader.get("/participants")
 	var list []struct {
 		ID string `json:"id"`
 	}
-	if st != http.StatusOK || json.Unmarshal(b, &list) != nil || len(list) != len(ps) {
-		t.Fatalf("GET /participants: %d %s", st, b)
-	}
+	// All have joined once each names the leader, but a create may still be
+	// on its way: wait for the full queue.
+	waitFor(t, 10*time.Second, "all participants on /participants", func() bool {
+		st, b := leader.get("/participants")
+		list = nil
+		return st == http.StatusOK && json.Unmarshal(b, &list) == nil && len(list) == len(ps)
+	})
 	for _, p := range ps {
 		if p.id == list[1].ID {
 			return p

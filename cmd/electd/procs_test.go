@@ -230,10 +230,21 @@ func oneLeader(t *testing.T, ps []*proc, timeout time.Duration) *proc {
 		if len(ls) > 1 {
 			t.Fatalf("%s and %s both answer 200 on /healthz/leader", ls[0].id, ls[1].id)
 		}
-		if len(ls) == 1 {
-			leader = ls[0]
+		if len(ls) != 1 {
+			return false
 		}
-		return leader != nil
+		// Settled: every live participant names it, so what a test does
+		// next starts from one agreed view.
+		for _, p := range ps {
+			if !p.alive() {
+				continue
+			}
+			if v, err := p.leader(); err != nil || v.Leader == nil || v.Leader.ID != ls[0].id {
+				return false
+			}
+		}
+		leader = ls[0]
+		return true
 	})
 	return leader
 }
