@@ -36,7 +36,7 @@ demo-ci: build ## the demo without pauses; fails if a step fails
 
 .PHONY: chaos
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper
-	$(GO) test -race -run Chaos -count=1 -timeout 60m ./internal/chaos/... -args -chaos.long
+	$(GO) test -race -v -run Chaos -count=1 -timeout 60m ./internal/chaos/... -args -chaos.long
 
 .PHONY: bench
 bench: ## benchmarks, no tests

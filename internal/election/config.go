@@ -3,6 +3,7 @@ package election
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 )
@@ -168,8 +169,8 @@ func ValidatePath(p string) error {
 }
 
 func validateServer(s string) error {
-	host, port, ok := strings.Cut(strings.TrimSpace(s), ":")
-	if !ok || host == "" || port == "" {
+	host, port, err := net.SplitHostPort(strings.TrimSpace(s)) // accepts [::1]:2181
+	if err != nil || host == "" || port == "" {
 		return fmt.Errorf("%q is not host:port", s)
 	}
 	for _, r := range port {

@@ -52,6 +52,7 @@ type view struct {
 	node          string
 	nodeSession   int64
 	token         int64
+	ownToken      int64 // own node's fencing token, for log lines; 0 when unknown
 	holds         bool // own node verified lowest and owned by the live session
 	claimedAt     time.Time
 	leader        *Participant
@@ -308,6 +309,24 @@ func (e *Elector) participant(name string, data []byte, stat *zk.Stat) Participa
 		Session:      stat.EphemeralOwner,
 		FencingToken: stat.Czxid + e.cfg.FencingOffset,
 	}
+}
+
+// nodeToken reads the fencing token of one of our nodes, for log lines (a
+// create does not return the node's stat); 0 when the read fails.
+func (e *Elector) nodeToken(name string) int64 {
+	e.nReads.Add(1)
+	ok, stat, err := e.s.conn.Exists(join(e.cfg.Path, name))
+	if err != nil || !ok {
+		return 0
+	}
+	return stat.Czxid + e.cfg.FencingOffset
+}
+
+// ownToken is the fencing token of the own node as last read.
+func (e *Elector) ownToken() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.v.ownToken
 }
 
 // updateView applies f to the view under the lock and wakes the publisher.

@@ -290,7 +290,7 @@ func (e *Elector) forgetNode(hint LossReason) {
 		if v.holds && v.lossHint == "" {
 			v.lossHint = hint
 		}
-		v.holds, v.joined, v.node = false, false, ""
+		v.holds, v.joined, v.node, v.ownToken = false, false, "", 0
 		if v.leader != nil && v.leader.Session == l.sid && v.leader.Node == node {
 			v.leader = nil // it was us; the next re-check finds the new leader
 		}

@@ -64,7 +64,7 @@ func (e *Elector) emit(st Status) {
 	e.mu.Lock()
 	prev, had := e.last, e.pubOn
 	e.last, e.pubOn = st, true
-	hint := e.v.lossHint
+	hint, ownTok := e.v.lossHint, e.v.ownToken
 	switch {
 	case st.IsLeader && (!had || !prev.IsLeader):
 		e.lostCh = make(chan struct{})
@@ -86,6 +86,11 @@ func (e *Elector) emit(st Status) {
 
 	if !had {
 		return
+	}
+	if st.State != prev.State && (st.State == StateSuspended || st.State == StateExpired) {
+		// The session logs the connection; this line ties it to the election.
+		e.log.Warn(string(st.State), "session", sessionHex(prev.SessionID), "node", prev.Node,
+			"fencing_token", ownTok, "was_leader", prev.IsLeader)
 	}
 	if st.IsLeader && !prev.IsLeader {
 		e.rec.LeadershipAcquired()

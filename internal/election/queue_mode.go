@@ -154,8 +154,9 @@ func (e *Elector) join() error {
 		l.pending, l.node, l.uuid = "", path.Base(created), id
 		l.dirty, l.firstLook = true, true
 		l.gen++
-		e.updateView(func(v *view) { v.node, v.nodeSession, v.reason = l.node, l.sid, "" })
-		e.log.Info("joined", "node", l.node, "session", sessionHex(l.sid))
+		tok := e.nodeToken(l.node)
+		e.updateView(func(v *view) { v.node, v.nodeSession, v.reason, v.ownToken = l.node, l.sid, "", tok })
+		e.log.Info("joined", "node", l.node, "session", sessionHex(l.sid), "fencing_token", tok)
 		return nil
 	case isConnErr(err):
 		return fmt.Errorf("create: %w", err) // outcome unknown: resolved after reconnect
@@ -225,8 +226,9 @@ func (e *Elector) resolvePending() error {
 			l.node, l.uuid = k, l.pending
 			l.dirty, l.firstLook = true, true
 			l.gen++
-			e.updateView(func(v *view) { v.node, v.nodeSession, v.reason = l.node, l.sid, "" })
-			e.log.Info("joined (adopted a node whose create reply was lost)", "node", k, "session", sessionHex(l.sid))
+			tok := stat.Czxid + e.cfg.FencingOffset
+			e.updateView(func(v *view) { v.node, v.nodeSession, v.reason, v.ownToken = l.node, l.sid, "", tok })
+			e.log.Info("joined (adopted a node whose create reply was lost)", "node", k, "session", sessionHex(l.sid), "fencing_token", tok)
 		} else if ok {
 			e.deleteNode(k)
 		}
@@ -508,7 +510,7 @@ func (e *Elector) release(reason LossReason) error {
 			return errNotLeader
 		}
 	}
-	node := l.node
+	node, tok := l.node, e.ownToken()
 	// The application must stop acting before anyone else can start.
 	e.updateView(func(v *view) { v.holds, v.lossHint = false, reason })
 	if e.cfg.Mode == ModeRace {
@@ -523,7 +525,7 @@ func (e *Elector) release(reason LossReason) error {
 		return fmt.Errorf("release: %w", err)
 	}
 	e.forgetNode(reason)
-	e.log.Info("released", "node", node, "reason", string(reason), "session", sessionHex(l.sid))
+	e.log.Info("released", "node", node, "reason", string(reason), "session", sessionHex(l.sid), "fencing_token", tok)
 	return nil
 }
 
@@ -560,7 +562,7 @@ func (e *Elector) leave(ctx context.Context) error {
 				if err != nil && !errors.Is(err, zk.ErrNoNode) {
 					break
 				}
-				e.log.Info("released", "node", l.node, "reason", string(LossShutdown), "session", sessionHex(l.sid))
+				e.log.Info("released", "node", l.node, "reason", string(LossShutdown), "session", sessionHex(l.sid), "fencing_token", e.ownToken())
 				e.forgetNode(LossShutdown)
 			}
 			if l.metaSID == l.sid && l.metaSID != 0 {

@@ -28,7 +28,9 @@ func (e *Elector) stepRace() (bool, error) {
 		l.pending = ""
 		if err == nil && stat.EphemeralOwner == l.sid {
 			l.node, l.dirty = raceNode, true
-			e.log.Info("joined (adopted the leader node whose create reply was lost)", "session", sessionHex(l.sid))
+			tok := stat.Czxid + e.cfg.FencingOffset
+			e.updateView(func(v *view) { v.node, v.nodeSession, v.reason, v.ownToken = raceNode, l.sid, "", tok })
+			e.log.Info("joined (adopted the leader node whose create reply was lost)", "node", raceNode, "session", sessionHex(l.sid), "fencing_token", tok)
 		}
 		return true, nil
 	}
@@ -73,8 +75,9 @@ func (e *Elector) stepRace() (bool, error) {
 	case err == nil:
 		l.pending, l.node, l.dirty = "", raceNode, true
 		l.gen++
-		e.updateView(func(v *view) { v.node, v.nodeSession, v.reason = raceNode, l.sid, "" })
-		e.log.Info("joined (won the race)", "session", sessionHex(l.sid))
+		tok := e.nodeToken(raceNode)
+		e.updateView(func(v *view) { v.node, v.nodeSession, v.reason, v.ownToken = raceNode, l.sid, "", tok })
+		e.log.Info("joined (won the race)", "node", raceNode, "session", sessionHex(l.sid), "fencing_token", tok)
 		return true, nil
 	case errors.Is(err, zk.ErrNodeExists):
 		l.pending = ""

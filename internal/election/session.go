@@ -396,4 +396,5 @@ func (l zkLogger) Printf(format string, args ...any) {
 	l.log.Debug("zk: " + fmt.Sprintf(format, args...))
 }
 
-func sessionHex(id int64) string { return fmt.Sprintf("0x%x", id) }
+// sessionHex prints a session id as ZooKeeper does (unsigned hex).
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
