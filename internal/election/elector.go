@@ -53,7 +53,7 @@ type view struct {
 	nodeSession   int64
 	token         int64
 	ownToken      int64 // own node's fencing token, for log lines; 0 when unknown
-	holds         bool // own node verified lowest and owned by the live session
+	holds         bool  // own node verified lowest and owned by the live session
 	claimedAt     time.Time
 	leader        *Participant
 	participants  int
