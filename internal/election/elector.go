@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -241,7 +244,9 @@ func (e *Elector) send(ctx context.Context, k cmdKind) error {
 }
 
 // Participants reads the queue from ZooKeeper, in queue order. Race mode
-// lists the leader alone. A path that does not exist has no participants.
+// lists the leader, then the electd followers in the order they joined (they
+// own no election node: Node is empty and FencingToken 0). A path that does
+// not exist has no participants.
 func (e *Elector) Participants(ctx context.Context) ([]Participant, error) {
 	type result struct {
 		ps  []Participant
@@ -272,7 +277,7 @@ func (e *Elector) readParticipants() ([]Participant, error) {
 		}
 		p := e.participant(raceNode, data, stat)
 		p.IsLeader = true
-		return []Participant{p}, nil
+		return append([]Participant{p}, e.raceFollowers(p.Session)...), nil
 	}
 	kids, _, err := conn.Children(e.cfg.Path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -298,6 +303,40 @@ func (e *Elector) readParticipants() ([]Participant, error) {
 	e.v.participants = len(out)
 	e.mu.Unlock()
 	return out, nil
+}
+
+// raceFollowers lists the electd sessions under metaPath other than the
+// leader's, oldest first. Best effort: the leader is the answer that matters,
+// so a failed read lists fewer followers rather than failing the call.
+func (e *Elector) raceFollowers(leader int64) []Participant {
+	conn := e.s.conn
+	kids, _, err := conn.Children(e.metaPath())
+	if err != nil {
+		return nil
+	}
+	type follower struct {
+		p     Participant
+		czxid int64
+	}
+	var fs []follower
+	for _, k := range kids {
+		sid, err := strconv.ParseUint(strings.TrimPrefix(k, "0x"), 16, 64)
+		if err != nil || int64(sid) == leader {
+			continue
+		}
+		data, stat, err := conn.Get(join(e.metaPath(), k))
+		if err != nil {
+			continue
+		}
+		m := parseMeta(data)
+		fs = append(fs, follower{Participant{ID: m.ID, Advertise: m.Advertise, Session: int64(sid)}, stat.Czxid})
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].czxid < fs[j].czxid })
+	out := make([]Participant, len(fs))
+	for i, f := range fs {
+		out[i] = f.p
+	}
+	return out
 }
 
 // participant builds a Participant from a node read.

@@ -7,6 +7,7 @@ package election_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -507,6 +508,53 @@ func TestZKCurator(t *testing.T) {
 			return st.Leader != nil && st.Leader.ID == "dup" && st.Leader.Session == sid
 		})
 		holdFor(t, 300*time.Millisecond, "exactly one of the two leads", func() bool { return len(h.leaders()) == 1 })
+	})
+
+	// Race followers own no election node, yet Participants lists them
+	// (from their session's meta node) after the leader, in join order, and
+	// drops one once it leaves.
+	t.Run("participants-race", func(t *testing.T) {
+		h := newHarness(t, ens, "/curator/race-ids", election.ModeRace)
+		ps := h.startJoined(4, opts{})
+		l := h.waitOneLeader(10 * time.Second)
+		h.waitAgreement(l)
+		ids := func(got []election.Participant) []string {
+			var out []string
+			for _, e := range got {
+				out = append(out, e.ID)
+			}
+			return out
+		}
+		var want []string
+		for _, p := range ps {
+			if p != l {
+				want = append(want, p.id)
+			}
+		}
+		got, err := ps[0].el.Participants(ctxFor(t, 5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 4 || got[0].ID != l.id || !got[0].IsLeader || got[0].Node == "" || got[0].FencingToken == 0 {
+			t.Fatalf("Participants = %+v; want leader %s first with its node and token, then 3 followers", got, l)
+		}
+		if g := ids(got[1:]); !slices.Equal(g, want) {
+			t.Fatalf("race followers %v, want %v (join order)", g, want)
+		}
+		for _, e := range got[1:] {
+			if e.IsLeader || e.Node != "" || e.FencingToken != 0 || e.Session == 0 {
+				t.Fatalf("race follower %+v: want no node, no token, its session", e)
+			}
+		}
+		gone := ps[len(ps)-1]
+		if gone == l {
+			gone = ps[len(ps)-2]
+		}
+		gone.resignClose(t)
+		waitFor(t, 10*time.Second, gone.name+" off the race participants", func() bool {
+			got, err := l.el.Participants(ctxFor(t, 5*time.Second))
+			return err == nil && len(got) == 3 && !slices.Contains(ids(got), gone.id)
+		})
 	})
 
 	// Ids and leader as Participants reports them (ten participants, one

@@ -2,6 +2,7 @@ package election
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -47,8 +48,13 @@ func (e *Elector) stepQueue() (bool, error) {
 }
 
 // ensureParents creates the election path and its parents as CONTAINER
-// nodes, which ZooKeeper removes once empty.
+// nodes, which ZooKeeper removes once empty. An existing path costs one read,
+// not a create per level, and needs no create permission on its parents.
 func (e *Elector) ensureParents(p string) error {
+	e.nReads.Add(1)
+	if ok, _, err := e.s.conn.Exists(p); err == nil && ok {
+		return nil
+	}
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	cur := ""
 	for _, part := range parts {
@@ -71,23 +77,44 @@ func (e *Elector) noAuth(p string, err error) {
 	e.updateView(func(v *view) { v.reason = msg })
 }
 
-// metaPath holds one ephemeral node per electd session with its advertise
-// data, beside (not inside) the election path so Curator clients sharing the
-// election never see it. The election node's data stays the bare id.
+// metaPath holds one ephemeral node per electd session, named by the session
+// id, with the participant's id and advertise data (metaData, JSON). It sits
+// beside (not inside) the election path so Curator clients sharing the
+// election never see it, and the election node's data stays the bare id.
+// It is also how race followers, which own no election node, are listed.
 func (e *Elector) metaPath() string { return e.cfg.Path + ".advertise" }
+
+// metaData is the content of a node under metaPath.
+type metaData struct {
+	ID        string `json:"id"`
+	Advertise string `json:"advertise"`
+}
+
+// parseMeta reads a metaPath node; a bare string is taken as advertise data.
+func parseMeta(b []byte) metaData {
+	var m metaData
+	if len(b) > 0 && b[0] == '{' && json.Unmarshal(b, &m) == nil {
+		return m
+	}
+	return metaData{Advertise: string(b)}
+}
 
 func (e *Elector) publishAdvertise() error {
 	l := &e.loop
-	if e.cfg.Advertise == "" || l.metaSID == l.sid {
+	if l.metaSID == l.sid {
 		return nil
 	}
 	mp := e.metaPath()
 	if err := e.ensureParents(mp); err != nil {
 		return err
 	}
+	data, _ := json.Marshal(metaData{ID: e.cfg.ID, Advertise: e.cfg.Advertise})
 	e.nWrites.Add(1)
-	_, err := e.s.conn.Create(join(mp, sessionHex(l.sid)), []byte(e.cfg.Advertise), zk.FlagEphemeral, e.s.acl)
+	_, err := e.s.conn.Create(join(mp, sessionHex(l.sid)), data, zk.FlagEphemeral, e.s.acl)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if errors.Is(err, zk.ErrNoAuth) {
+			e.noAuth(mp, err)
+		}
 		return fmt.Errorf("publish advertise: %w", err)
 	}
 	l.metaSID = l.sid
@@ -115,9 +142,10 @@ func (e *Elector) advertiseOf(session int64) string {
 	if len(e.loop.advCache) > 1024 {
 		e.loop.advCache = map[int64]string{}
 	}
-	e.loop.advCache[session] = string(data)
+	a = parseMeta(data).Advertise
+	e.loop.advCache[session] = a
 	e.mu.Unlock()
-	return string(data)
+	return a
 }
 
 // join creates our protected EPHEMERAL_SEQUENTIAL node, unless the path
@@ -144,6 +172,7 @@ func (e *Elector) join() error {
 	if e.refuseForeign(kids) {
 		return nil
 	}
+	e.peekLeader(kids)
 	id := uuid.NewString()
 	l.pending = id
 	e.nWrites.Add(1)
@@ -169,6 +198,27 @@ func (e *Elector) join() error {
 		l.pending = ""
 	}
 	return fmt.Errorf("create: %w", err)
+}
+
+// peekLeader publishes who leads before our own node exists, so that a
+// participant that just started names the leader one read after connecting
+// rather than after its create and first re-check. Only when no leader is
+// known: the re-check right after the create takes over.
+func (e *Elector) peekLeader(kids []string) {
+	if len(kids) == 0 {
+		return
+	}
+	e.mu.Lock()
+	known := e.v.leader != nil
+	e.mu.Unlock()
+	if known {
+		return
+	}
+	first := sortQueue(kids, e.tag)[0]
+	e.nReads.Add(1)
+	if data, stat, err := e.s.conn.Get(join(e.cfg.Path, first)); err == nil {
+		e.setLeader(first, data, stat)
+	}
 }
 
 // refuseForeign reports (and stays out of) a path holding another mode's nodes.

@@ -13,13 +13,15 @@ type participantLister interface {
 	Participants(ctx context.Context) ([]election.Participant, error)
 }
 
+// participantJSON is one entry of GET /participants. Node and FencingToken
+// are null for race followers, which own no election node.
 type participantJSON struct {
-	ID           string `json:"id"`
-	Advertise    string `json:"advertise"`
-	Node         string `json:"node"`
-	Session      string `json:"session"`
-	FencingToken int64  `json:"fencing_token"`
-	IsLeader     bool   `json:"is_leader"`
+	ID           string  `json:"id"`
+	Advertise    string  `json:"advertise"`
+	Node         *string `json:"node"`
+	Session      string  `json:"session"`
+	FencingToken *int64  `json:"fencing_token"`
+	IsLeader     bool    `json:"is_leader"`
 }
 
 // participants serves GET /participants: a JSON array in queue order.
@@ -36,14 +38,17 @@ func participants(el participantLister, log *slog.Logger) http.HandlerFunc {
 		}
 		out := make([]participantJSON, 0, len(ps))
 		for _, p := range ps {
-			out = append(out, participantJSON{
-				ID:           p.ID,
-				Advertise:    p.Advertise,
-				Node:         p.Node,
-				Session:      sessionHex(p.Session),
-				FencingToken: p.FencingToken,
-				IsLeader:     p.IsLeader,
-			})
+			j := participantJSON{
+				ID:        p.ID,
+				Advertise: p.Advertise,
+				Session:   sessionHex(p.Session),
+				IsLeader:  p.IsLeader,
+			}
+			if p.Node != "" {
+				node, tok := p.Node, p.FencingToken
+				j.Node, j.FencingToken = &node, &tok
+			}
+			out = append(out, j)
 		}
 		writeJSON(w, http.StatusOK, out)
 	}

@@ -23,6 +23,9 @@ func TestParticipants(t *testing.T) {
 			body: `[{"id":"web-1","advertise":"10.0.0.7:8080","node":"_c_a-latch-0000000003","session":"0x1000a2b3c4d0001","fencing_token":4294967302,"is_leader":true},` +
 				`{"id":"web-2","advertise":"10.0.0.8:8080","node":"_c_b-latch-0000000004","session":"0x1000a2b3c4d0002","fencing_token":4294967310,"is_leader":false},` +
 				`{"id":"java-1","advertise":"","node":"_c_c-latch-0000000005","session":"0x3","fencing_token":7,"is_leader":false}]` + "\n"},
+		{name: "race followers own no node", parts: []election.Participant{leader, {ID: "web-3", Advertise: "10.0.0.9:8080", Session: 5}}, code: 200,
+			body: `[{"id":"web-1","advertise":"10.0.0.7:8080","node":"_c_a-latch-0000000003","session":"0x1000a2b3c4d0001","fencing_token":4294967302,"is_leader":true},` +
+				`{"id":"web-3","advertise":"10.0.0.9:8080","node":null,"session":"0x5","fencing_token":null,"is_leader":false}]` + "\n"},
 		{name: "empty is an empty array", parts: nil, code: 200, body: "[]\n"},
 		{name: "zookeeper error", err: errors.New("zk: connection closed"), code: 503,
 			body: `{"error":"cannot read the participants from ZooKeeper: zk: connection closed"}` + "\n"},
