@@ -7,6 +7,7 @@ package election_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -599,4 +600,19 @@ func TestZKCurator(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestZKLeaderSeesEveryJoin: participants that join while the leader claims
+// (between its read of the queue and its children watch) still reach its
+// count, which is what electd_participants reports on the leader. Repeated,
+// as the window is narrow.
+func TestZKLeaderSeesEveryJoin(t *testing.T) {
+	ens := startZK(t)
+	for i := 0; i < 8; i++ {
+		h := newHarness(t, ens, fmt.Sprintf("/members/round%d", i), election.ModeLatch)
+		h.startN(3, opts{})
+		h.waitAllJoined(10 * time.Second)
+		l := h.waitOneLeader(10 * time.Second)
+		waitFor(t, 3*time.Second, l.name+" to count 3 participants", func() bool { return l.status().Participants == 3 })
+	}
 }

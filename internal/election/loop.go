@@ -22,6 +22,7 @@ type loopState struct {
 	dirty     bool     // the queue must be re-read
 	firstLook bool     // first re-check after a create: check duplicate ids
 	queue     []string // sorted queue up to and including our predecessor
+	members   []string // sorted queue at the last re-check
 	leaderIdx int      // index in queue of the leader we watch
 	termDue   bool
 	termNode  string    // node the term timer was armed for
