@@ -184,9 +184,9 @@ func (e *Elector) join() error {
 		l.pending, l.node, l.uuid = "", path.Base(created), id
 		l.dirty, l.firstLook = true, true
 		l.gen++
-		tok := e.nodeToken(l.node)
-		e.updateView(func(v *view) { v.node, v.nodeSession, v.reason, v.ownToken = l.node, l.sid, "", tok })
-		e.log.Info("joined", "node", l.node, "session", sessionHex(l.sid), "fencing_token", tok)
+		// "joined" is logged after the first re-check (see recheck), which
+		// reads the node's token without delaying the leader view.
+		e.updateView(func(v *view) { v.node, v.nodeSession, v.reason = l.node, l.sid, "" })
 		return nil
 	case isConnErr(err):
 		return fmt.Errorf("create: %w", err) // outcome unknown: resolved after reconnect
@@ -218,7 +218,9 @@ func (e *Elector) peekLeader(kids []string) {
 	first := sortQueue(kids, e.tag)[0]
 	e.nReads.Add(1)
 	if data, stat, err := e.s.conn.Get(join(e.cfg.Path, first)); err == nil {
-		e.setLeader(first, data, stat)
+		p := e.participant(first, data, stat)
+		p.IsLeader = true
+		e.updateView(func(v *view) { v.leader, v.observedAt = &p, wallNow() }) // not joined yet
 	}
 }
 
@@ -277,9 +279,8 @@ func (e *Elector) resolvePending() error {
 			l.node, l.uuid = k, l.pending
 			l.dirty, l.firstLook = true, true
 			l.gen++
-			tok := stat.Czxid + e.cfg.FencingOffset
-			e.updateView(func(v *view) { v.node, v.nodeSession, v.reason, v.ownToken = l.node, l.sid, "", tok })
-			e.log.Info("joined (adopted a node whose create reply was lost)", "node", k, "session", sessionHex(l.sid), "fencing_token", tok)
+			e.updateView(func(v *view) { v.node, v.nodeSession, v.reason = l.node, l.sid, "" })
+			e.log.Info("adopted a node whose create reply was lost", "node", k, "session", sessionHex(l.sid))
 		} else if ok {
 			e.deleteNode(k)
 		}
@@ -342,15 +343,21 @@ func (e *Elector) recheck() error {
 		e.forgetNode(LossExpired)
 		return nil
 	}
-	if l.firstLook {
-		l.firstLook = false
-		e.checkDuplicates(sorted)
-	}
 	e.updateView(func(v *view) { v.participants = len(sorted) })
 	if idx == 0 {
-		return e.claim()
+		err = e.claim()
+	} else {
+		err = e.follow(sorted, idx)
 	}
-	return e.follow(sorted, idx)
+	if err == nil && l.firstLook && l.node != "" {
+		// After the decision, so a newcomer names the leader a few reads sooner.
+		l.firstLook = false
+		tok := e.checkDuplicates(sorted)
+		e.updateView(func(v *view) { v.ownToken = tok })
+		e.log.Info("joined", "node", l.node, "session", sessionHex(l.sid), "fencing_token", tok,
+			"position", idx, "participants", len(sorted))
+	}
+	return err
 }
 
 // claim takes leadership of the lowest node, after checking that the live
@@ -450,6 +457,13 @@ func (e *Elector) follow(sorted []string, idx int) error {
 		}
 		v.holds = false
 	})
+	l.gen++
+	l.queue = sorted[:idx]
+	if idx > 1 {
+		// The leader first: the view is current one read sooner.
+		l.leaderIdx = -1
+		e.walk()
+	}
 	pred := sorted[idx-1]
 	e.nReads.Add(1)
 	data, stat, ch, err := e.s.conn.GetW(join(e.cfg.Path, pred))
@@ -459,16 +473,12 @@ func (e *Elector) follow(sorted []string, idx int) error {
 	if err != nil {
 		return fmt.Errorf("watch predecessor: %w", err)
 	}
-	l.gen++
 	e.watch(ch, evPred, pred)
-	l.queue, l.dirty = sorted[:idx], false
+	l.dirty = idx > 1 && l.leaderIdx < 0 // the walk found no leader: look again
 	if idx == 1 {
 		l.leaderIdx = 0
 		e.setLeader(pred, data, stat)
-		return nil
 	}
-	l.leaderIdx = -1
-	e.walk()
 	return nil
 }
 
@@ -517,15 +527,18 @@ func (e *Elector) setLeader(name string, data []byte, stat *zk.Stat) {
 // checkDuplicates logs and counts ids used by more than one node; allowed
 // (a replacement pod may join before the old one's node is gone), but worth
 // an operator's look. Done once per join.
-func (e *Elector) checkDuplicates(sorted []string) {
+func (e *Elector) checkDuplicates(sorted []string) (ownToken int64) {
 	seen := map[string]int{}
 	for _, name := range sorted {
 		e.nReads.Add(1)
-		data, _, err := e.s.conn.Get(join(e.cfg.Path, name))
+		data, stat, err := e.s.conn.Get(join(e.cfg.Path, name))
 		if err != nil {
 			continue
 		}
 		seen[string(data)]++
+		if name == e.loop.node {
+			ownToken = stat.Czxid + e.cfg.FencingOffset
+		}
 	}
 	for id, n := range seen {
 		if n > 1 {
@@ -533,6 +546,7 @@ func (e *Elector) checkDuplicates(sorted []string) {
 			e.rec.DuplicateID(id)
 		}
 	}
+	return ownToken
 }
 
 // endTerm ends a selector leader's term: re-queue at the back, unless nobody
