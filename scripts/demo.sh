@@ -375,6 +375,22 @@ wait_new_leader() {
 	done
 }
 
+# log_ms ID MSG: wall-clock epoch ms of the last msg=MSG line in ID's log
+# (text format), empty if none. The demo's own timings include curl polling;
+# electd's log says when the new leader actually took over.
+log_ms() {
+	local t
+	t=$(grep " msg=$2 " "$WORK/$1.log" 2>/dev/null | tail -n1 | sed -n 's/^time=\([^ ]*\) .*/\1/p')
+	[ -n "$t" ] && date -d "$t" +%s%3N
+}
+
+# took_note ID T0_MS: " (electd's log: elected N ms after that)", or nothing.
+took_note() {
+	local e
+	e=$(log_ms "$1" elected || true)
+	[ -n "$e" ] && [ "$e" -ge "$2" ] && printf " (by %s's log: elected %d ms after it; the rest is curl polling)" "$1" $((e - $2))
+}
+
 index_of() {
 	local i
 	for i in $(seq 1 "$N"); do [ "${ID[$i]}" = "$1" ] && echo "$i" && return 0; done
@@ -476,7 +492,7 @@ if [ -n "$TOKEN1" ] && [ -n "$TOKEN2" ]; then
 	[ "$TOKEN2" -gt "$TOKEN1" ] || fail "fencing token did not grow: $TOKEN1 then $TOKEN2"
 	info "fencing token: $TOKEN1 -> $TOKEN2 (a storage write guarded by it now rejects $LEADER)"
 fi
-ok "handoff: $NEW_LEADER leads $handoff_ms ms after SIGTERM to $LEADER"
+ok "handoff: $NEW_LEADER leads $handoff_ms ms after SIGTERM to $LEADER$(took_note "$NEW_LEADER" "$t0")"
 [ "$handoff_ms" -le "$GRACEFUL_MAX_MS" ] ||
 	fail "handoff took $handoff_ms ms: a graceful release should beat the $SESSION_TIMEOUT session timeout"
 LEADER=$NEW_LEADER
@@ -499,6 +515,6 @@ wait_new_leader "$LEADER" "$HANDOFF_DEADLINE_MS"
 release_ms=$(($(now_ms) - t0))
 wait_agreed "$LEADER" "$HANDOFF_DEADLINE_MS"
 print_table
-ok "release: $LEADER answered 202; $AGREED leads $release_ms ms later, $LEADER re-queued as a follower"
+ok "release: $LEADER answered 202; $AGREED leads $release_ms ms later$(took_note "$AGREED" "$t0"), $LEADER re-queued as a follower"
 
 printf '\n%sdemo: OK%s (one leader, handoff on SIGTERM in %s ms, release in %s ms)\n' "$G" "$Z" "$handoff_ms" "$release_ms"
