@@ -25,7 +25,7 @@ const demoTimeout = 6 * time.Minute
 // step fails, and these make sure it also said what it did.
 var (
 	oneLeaderRE = regexp.MustCompile(`(?m)^==> one leader: (web-\d) \(all 3 sidecars agree`)
-	handoffRE   = regexp.MustCompile(`(?m)^==> handoff: (web-\d) leads (\d+) ms after SIGTERM to (web-\d)$`)
+	handoffRE   = regexp.MustCompile(`(?m)^==> handoff: (web-\d) leads (\d+) ms after SIGTERM to (web-\d) \(by (web-\d)'s log: elected (\d+) ms after it; the rest is curl polling\)$`)
 	releaseRE   = regexp.MustCompile(`(?m)^==> release: (web-\d) answered 202; (web-\d) leads \d+ ms later`)
 	okRE        = regexp.MustCompile(`(?m)^demo: OK`)
 )
@@ -88,6 +88,14 @@ func TestDemo(t *testing.T) {
 	if ms, _ := strconv.Atoi(h[2]); ms > 3000 {
 		t.Errorf("handoff took %d ms; a graceful release should take milliseconds", ms)
 	}
+	// The figure from electd's own log: the new leader's, and no later than
+	// the demo saw it by polling.
+	if h[4] != h[1] {
+		t.Errorf("handoff note quotes %s's log, want the new leader %s's", h[4], h[1])
+	}
+	if logged, _ := strconv.Atoi(h[5]); logged > 3000 || logged > mustAtoi(t, h[2]) {
+		t.Errorf("by the log the new leader was elected %d ms after SIGTERM, polled %s ms", logged, h[2])
+	}
 
 	r := releaseRE.FindStringSubmatch(output)
 	if r == nil {
@@ -124,4 +132,13 @@ func repoRoot(t *testing.T) string {
 		}
 		dir = parent
 	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return n
 }
