@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -21,12 +22,21 @@ type liveBody struct {
 	Error  string `json:"error,omitempty"`
 }
 
+// ErrStarting, returned by Options.Live, makes /healthz answer 503 with
+// status "starting": the daemon runs but has no first view of the election
+// yet (bounded by the daemon; see cmd/electd).
+var ErrStarting = errors.New("no view of the election yet")
+
 // healthz serves GET /healthz: liveness of the daemon's loops, never of
 // ZooKeeper or leadership.
 func healthz(live func() error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := live(); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, liveBody{Status: "unavailable", Error: err.Error()})
+			status := "unavailable"
+			if errors.Is(err, ErrStarting) {
+				status = "starting"
+			}
+			writeJSON(w, http.StatusServiceUnavailable, liveBody{Status: status, Error: err.Error()})
 			return
 		}
 		writeJSON(w, http.StatusOK, liveBody{Status: "ok"})

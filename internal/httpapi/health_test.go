@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -158,6 +159,8 @@ func TestHealthz(t *testing.T) {
 		{name: "alive", live: func() error { return nil }, code: 200, body: `{"status":"ok"}` + "\n"},
 		{name: "dead", live: func() error { return errors.New("election loop stopped") }, code: 503,
 			body: `{"status":"unavailable","error":"election loop stopped"}` + "\n"},
+		{name: "starting", live: func() error { return fmt.Errorf("after 1s: %w", ErrStarting) }, code: 503,
+			body: `{"status":"starting","error":"after 1s: no view of the election yet"}` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,7 +43,8 @@ type Options struct {
 	// Metrics is served at GET /metrics; nil answers 404.
 	Metrics http.Handler
 	// Live reports liveness for /healthz: nil error while the daemon's
-	// loops are alive. A nil Live is always alive.
+	// loops are alive; ErrStarting before its first view of the election.
+	// A nil Live is always alive.
 	Live func() error
 	// Logger receives request-level warnings. Default: discard.
 	Logger *slog.Logger
