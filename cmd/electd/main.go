@@ -85,6 +85,7 @@ type daemon struct {
 	el             *election.Elector
 	srv            *http.Server
 	cancelRequests context.CancelFunc // ends long polls and /events streams
+	started        chan struct{}      // closed by gateHealthz
 }
 
 // newDaemon listens, starts the ZooKeeper session and builds the election
@@ -96,7 +97,7 @@ func newDaemon(cfg *Config, log *slog.Logger) (*daemon, error) {
 		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
 	}
 	// The elector adds path and id to its lines itself; the rest get them here.
-	d := &daemon{cfg: cfg, log: log.With("path", cfg.path(), "id", cfg.ID), ln: ln}
+	d := &daemon{cfg: cfg, log: log.With("path", cfg.path(), "id", cfg.ID), ln: ln, started: make(chan struct{})}
 	d.log.Info("starting electd", "version", version, "commit", commit, "mode", cfg.Election.Mode,
 		"servers", cfg.ZooKeeper.Servers, "auth", cfg.ZooKeeper.Auth != "", "http_addr", ln.Addr().String())
 
@@ -151,6 +152,7 @@ func serve(cfg *Config, log *slog.Logger) int {
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
+	go d.gateHealthz(gctx)
 	g.Go(func() error {
 		if err := d.srv.Serve(d.ln); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("http server: %w", err)
@@ -177,7 +179,8 @@ func serve(cfg *Config, log *slog.Logger) int {
 	return 0
 }
 
-// live is /healthz: the election loop runs and the session is not closed.
+// live is /healthz: the election loop runs and the session is not closed,
+// and the startup gate is open (gateHealthz).
 func (d *daemon) live() error {
 	select {
 	case <-d.el.Done():
@@ -187,5 +190,10 @@ func (d *daemon) live() error {
 	if d.sess.State() == election.StateClosed {
 		return errors.New("zookeeper session closed")
 	}
-	return nil
+	select {
+	case <-d.started:
+		return nil
+	default:
+		return errStarting
+	}
 }
