@@ -7,7 +7,9 @@ package election_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,4 +341,64 @@ func TestZKServerOutages(t *testing.T) {
 		}
 		h.waitNodesConsistent(10*time.Second, 200*time.Millisecond)
 	})
+}
+
+// TestZKStalledServer: a server that accepts connections but never answers
+// (a long GC pause, a stalled disk) must not hold a participant for long.
+// go-zookeeper alone waits 10 × 2/3 of the session timeout (13 s here) for
+// the ConnectResponse; electd bounds the handshake as the Java client does
+// (session timeout / servers, at least 1 s) and moves on to the next server.
+func TestZKStalledServer(t *testing.T) {
+	ens := startZK(t)
+	stall, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int64
+	var held sync.WaitGroup
+	done := make(chan struct{})
+	go func() {
+		for {
+			c, err := stall.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			held.Add(1)
+			go func() { // hold it open, unanswered
+				defer held.Done()
+				<-done
+				c.Close()
+			}()
+		}
+	}()
+	t.Cleanup(func() { stall.Close(); close(done); held.Wait() })
+
+	// go-zookeeper shuffles the servers: try sessions until two of them met
+	// the stalled server first.
+	servers := []string{stall.Addr().String(), ens.Servers()[0]}
+	met := 0
+	for attempt := 0; met < 2; attempt++ {
+		if attempt == 16 {
+			t.Fatalf("the stalled server was tried first only %d times in %d sessions", met, attempt)
+		}
+		before := accepted.Load()
+		start := time.Now()
+		sess, err := election.Connect(election.SessionConfig{Servers: servers, SessionTimeout: sessionTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+		err = sess.WaitConnected(ctx)
+		cancel()
+		took := time.Since(start)
+		sess.Close()
+		if err != nil {
+			t.Fatalf("attempt %d: no session within 6 s (stalled server tried %d times): %v", attempt, accepted.Load()-before, err)
+		}
+		if accepted.Load() > before {
+			met++
+			t.Logf("attempt %d: session after %v, past the stalled server", attempt, took.Round(time.Millisecond))
+		}
+	}
 }
