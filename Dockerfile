@@ -6,8 +6,6 @@
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-# go.mod replaces go-zookeeper with the patched copy under third_party/.
-COPY third_party/ third_party/
 RUN go mod download
 COPY . .
 ARG VERSION=dev

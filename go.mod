@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/go-chi/chi/v5 v5.5.0
-	github.com/go-zookeeper/zk v1.0.4
 	github.com/google/uuid v1.6.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
@@ -51,5 +50,3 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
-
-replace github.com/go-zookeeper/zk => ./third_party/go-zookeeper/zk

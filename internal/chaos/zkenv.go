@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
 	"github.com/electd/electd/internal/zktest"
 )

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
 // Elector joins one election on a Session. It never closes the session.

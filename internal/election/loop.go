@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
 // loopState is owned by Run's goroutine alone.

@@ -5,7 +5,7 @@ import (
 	"path"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
 // orphans is what leave could not delete before its deadline: a create whose

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
 // TestZKClientReconnectWithWatches covers the go-zookeeper patch in
