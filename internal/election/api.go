@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Mode selects the election recipe.
+// Mode selects the election recipe (docs/DESIGN.md, "Election modes").
 type Mode string
 
 const (
@@ -29,7 +29,7 @@ const (
 	StepDown SuspendPolicy = "step-down"
 )
 
-// State is the connection state of a Session, as DESIGN.md names it.
+// State is the connection state of a Session.
 type State string
 
 const (
@@ -53,16 +53,9 @@ const (
 
 // Sentinel errors; test with errors.Is.
 var (
-	errNotLeader     = errors.New("election: not leader")
-	errClosed        = errors.New("election: closed")
-	errSessionClosed = errors.New("election: session closed")
-)
-
-// Exported aliases of the sentinels, so callers outside the package can match them.
-var (
-	ErrNotLeader     = errNotLeader
-	ErrClosed        = errClosed
-	ErrSessionClosed = errSessionClosed
+	ErrNotLeader     = errors.New("election: not leader")
+	ErrClosed        = errors.New("election: closed")
+	ErrSessionClosed = errors.New("election: session closed")
 )
 
 // Participant is one node in the election queue.
@@ -88,7 +81,10 @@ type Status struct {
 	// IsLeader is true only while this participant holds the lowest node,
 	// its lease is valid, claim_delay has passed and it is not draining.
 	IsLeader bool
-	// Reason says why IsLeader is what it is, in a few words for humans.
+	// Why says why IsLeader is what it is; code branches on it.
+	Why Reason
+	// Reason is Why in a few words for humans, with its detail (the leader
+	// followed, the connection state, the misconfiguration).
 	Reason string
 	// FencingToken is this participant's token while it leads, else 0.
 	FencingToken int64

@@ -3,32 +3,30 @@ package election
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
 // Elector joins one election on a Session. It never closes the session.
 //
-// One goroutine (Run) does all ZooKeeper work for the election, so the
+// Run's goroutine does all the election's ZooKeeper work and alone changes
+// what the election knows (the view) and its progress (loopState), so the
 // recipe's steps never race each other; watches and timers only post events
-// to it. Status is computed from memory at call time, so a lapsed lease or a
-// dropped connection shows the instant it happens, even while Run is blocked
-// on a request.
+// to it. Participants is the one exception: a read-only listing from the
+// caller's goroutine. Status is computed from memory at call time, so a
+// lapsed lease or a dropped connection shows the instant it happens, even
+// while Run is blocked on a request.
 type Elector struct {
 	s     *Session
+	zk    zkConn // s.conn: the seam unit tests script
 	cfg   Config
 	log   *slog.Logger
 	clock Clock
 	rec   Recorder
-	tag   string
+	r     recipe     // the mode's steps: queueRecipe or raceRecipe
+	adv   advertised // advertise data by session, shared with Participants
 
 	cmds    chan command
 	events  chan event
@@ -46,10 +44,11 @@ type Elector struct {
 	pubOn  bool          // publisher running: last is meaningful
 	lostCh chan struct{} // closed when the current leadership ends
 
-	loop loopState // owned by Run's goroutine
+	loop loopState // Run's goroutine only
 }
 
-// view is what the loop knows, shared with Status under mu.
+// view is what the loop knows, shared with Status under mu. Only Run's
+// goroutine writes it.
 type view struct {
 	joined        bool
 	node          string
@@ -62,7 +61,7 @@ type view struct {
 	participants  int
 	observedAt    time.Time
 	misconfigured string
-	reason        string     // why not leading, when the loop knows better than "following"
+	refused       string     // why ZooKeeper refused our writes, until one succeeds
 	lossHint      LossReason // why the next loss happens, set just before it
 }
 
@@ -88,11 +87,11 @@ func New(s *Session, cfg Config) (*Elector, error) {
 	}
 	e := &Elector{
 		s:       s,
+		zk:      s.conn,
 		cfg:     cfg,
 		log:     cfg.Logger.With("path", cfg.Path, "id", cfg.ID, "mode", string(cfg.Mode)),
 		clock:   cfg.Clock,
 		rec:     cfg.Recorder,
-		tag:     tagFor(cfg.Mode),
 		cmds:    make(chan command),
 		events:  make(chan event, 64),
 		changed: make(chan struct{}, 1),
@@ -102,8 +101,25 @@ func New(s *Session, cfg Config) (*Elector, error) {
 	if e.rec == nil {
 		e.rec = nopRecorder{}
 	}
-	e.loop.init()
+	e.loop.old = map[string]bool{}
+	if cfg.Mode == ModeRace {
+		e.r = &raceRecipe{e: e}
+	} else {
+		e.r = newQueueRecipe(e)
+	}
 	return e, nil
+}
+
+// Run joins the election and campaigns until ctx is cancelled or Resign is
+// called, rejoining after session expiry. It returns nil when stopped that
+// way, or ErrSessionClosed when the session was closed under it. When ctx is
+// cancelled without Resign, it leaves the election itself, trying for at
+// most one session timeout. Run may be called once.
+func (e *Elector) Run(ctx context.Context) error {
+	if !e.started.CompareAndSwap(false, true) {
+		return errors.New("election: Run called twice")
+	}
+	return e.run(ctx)
 }
 
 // Status returns the current snapshot from memory; it never waits on ZooKeeper.
@@ -117,66 +133,97 @@ func (e *Elector) Status() Status {
 		v.leader = &l
 	}
 	e.mu.Unlock()
-	isLeader, reason := e.judge(&v, st, sid, lease)
+	why := e.judge(&v, st, sid, lease)
 	out := Status{
 		Mode:           e.cfg.Mode,
 		Path:           e.cfg.Path,
 		ID:             e.cfg.ID,
 		Advertise:      e.cfg.Advertise,
 		Node:           v.node,
-		IsLeader:       isLeader,
-		Reason:         reason,
+		IsLeader:       why == ReasonLeader,
+		Why:            why,
+		Reason:         reasonText(why, &v, st),
 		LeaseRemaining: lease,
 		State:          st,
 		SessionID:      sid,
 		SessionTimeout: timeout,
-		Joined:         v.joined && st == StateConnected || v.joined && st == StateSuspended,
+		Joined:         v.joined && (st == StateConnected || st == StateSuspended),
 		Leader:         v.leader,
 		ObservedAt:     v.observedAt,
 		Participants:   v.participants,
 		Misconfigured:  v.misconfigured,
 	}
-	if isLeader {
+	if out.IsLeader {
 		out.FencingToken = v.token
 	}
 	return out
 }
 
-// judge decides leadership from the view and the session at this instant.
-func (e *Elector) judge(v *view, st State, sid int64, lease time.Duration) (bool, string) {
-	switch {
-	case v.misconfigured != "":
-		return false, "misconfigured: " + v.misconfigured
-	case e.draining.Load():
-		return false, "shutting down"
-	case !v.holds:
-		if v.reason != "" {
-			return false, v.reason
-		}
-		if v.leader != nil {
-			return false, "following " + v.leader.ID
-		}
-		if !v.joined {
-			return false, "not joined"
-		}
-		return false, "no leader known"
-	case v.nodeSession != sid:
-		return false, "session changed"
-	case st == StateSuspended && e.cfg.OnSuspend == StepDown:
-		return false, "suspended (on_suspend: step-down)"
-	case st != StateConnected && st != StateSuspended:
-		return false, "zookeeper " + string(st)
-	case lease <= 0:
-		return false, "lease expired"
-	case e.clock.Now().Before(v.claimedAt.Add(e.cfg.ClaimDelay)):
-		return false, "claim delay"
+// Observe returns a channel that receives the current Status at once and then
+// one Status per change of leader, own leadership or connection state.
+// A slow reader sees the latest value (intermediate ones may be skipped).
+// The channel is closed when ctx ends or the Elector stops.
+func (e *Elector) Observe(ctx context.Context) <-chan Status {
+	ch := make(chan Status, 1)
+	e.mu.Lock()
+	select {
+	case <-e.done:
+		e.mu.Unlock()
+		ch <- e.Status()
+		close(ch)
+		return ch
+	default:
 	}
-	return true, "leader"
+	e.subs[ch] = struct{}{}
+	first := e.last
+	if !e.pubOn {
+		e.mu.Unlock()
+		first = e.Status()
+		e.mu.Lock()
+	}
+	offer(ch, first)
+	e.mu.Unlock()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-e.done:
+		}
+		e.mu.Lock()
+		if _, ok := e.subs[ch]; ok {
+			delete(e.subs, ch)
+			close(ch)
+		}
+		e.mu.Unlock()
+	}()
+	return ch
+}
+
+// Await blocks until this participant leads or ctx ends. On success it
+// returns a channel that is closed when that leadership ends, for any reason.
+func (e *Elector) Await(ctx context.Context) (<-chan struct{}, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for st := range e.Observe(ctx) {
+		if !st.IsLeader {
+			continue
+		}
+		e.mu.Lock()
+		lost := e.lostCh
+		e.mu.Unlock()
+		if lost != nil {
+			return lost, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, ErrClosed
 }
 
 // Release gives leadership up now and re-queues at the back (in race mode:
 // stays out of the race until another participant has taken the node, or
-// briefly when nobody does). ErrNotLeader on a follower.
+// briefly when nobody does). It blocks until the own node is deleted or ctx
+// ends; ErrNotLeader on a follower.
 func (e *Elector) Release(ctx context.Context) error {
 	return e.send(ctx, cmdRelease)
 }
@@ -197,7 +244,7 @@ func (e *Elector) Drain() {
 func (e *Elector) Resign(ctx context.Context) error {
 	e.Drain()
 	err := e.send(ctx, cmdResign)
-	if errors.Is(err, errClosed) {
+	if errors.Is(err, ErrClosed) {
 		return nil
 	}
 	return err
@@ -211,42 +258,11 @@ func (e *Elector) Counters() Counters {
 	return Counters{Rechecks: e.nChecks.Load(), Writes: e.nWrites.Load(), Reads: e.nReads.Load()}
 }
 
-type cmdKind int
-
-const (
-	cmdRelease cmdKind = iota
-	cmdResign
-)
-
-type command struct {
-	kind  cmdKind
-	ctx   context.Context
-	reply chan error
-}
-
-func (e *Elector) send(ctx context.Context, k cmdKind) error {
-	c := command{kind: k, ctx: ctx, reply: make(chan error, 1)}
-	select {
-	case e.cmds <- c:
-	case <-e.done:
-		return errClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case err := <-c.reply:
-		return err
-	case <-e.done:
-		return errClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Participants reads the queue from ZooKeeper, in queue order. Race mode
-// lists the leader, then the electd followers in the order they joined (they
-// own no election node: Node is empty and FencingToken 0). A path that does
-// not exist has no participants.
+// Participants reads the queue from ZooKeeper, in queue order, from the
+// caller's goroutine (reads only). Race mode lists the leader, then the
+// electd followers in the order they joined (they own no election node: Node
+// is empty and FencingToken 0). A path that does not exist has no
+// participants. It returns when ctx ends even if ZooKeeper has not answered.
 func (e *Elector) Participants(ctx context.Context) ([]Participant, error) {
 	type result struct {
 		ps  []Participant
@@ -254,7 +270,7 @@ func (e *Elector) Participants(ctx context.Context) ([]Participant, error) {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		ps, err := e.readParticipants()
+		ps, err := e.r.participants()
 		ch <- result{ps, err}
 	}()
 	select {
@@ -262,124 +278,6 @@ func (e *Elector) Participants(ctx context.Context) ([]Participant, error) {
 		return r.ps, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
-	}
-}
-
-func (e *Elector) readParticipants() ([]Participant, error) {
-	conn := e.s.conn
-	if e.cfg.Mode == ModeRace {
-		data, stat, err := conn.Get(join(e.cfg.Path, raceNode))
-		if errors.Is(err, zk.ErrNoNode) {
-			return []Participant{}, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("election: read leader: %w", err)
-		}
-		p := e.participant(raceNode, data, stat)
-		p.IsLeader = true
-		return append([]Participant{p}, e.raceFollowers(p.Session)...), nil
-	}
-	kids, _, err := conn.Children(e.cfg.Path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return []Participant{}, nil // CURATOR-436: no path, no leader
-	}
-	if err != nil {
-		return nil, fmt.Errorf("election: list participants: %w", err)
-	}
-	out := make([]Participant, 0, len(kids))
-	for _, name := range sortQueue(kids, e.tag) {
-		data, stat, err := conn.Get(join(e.cfg.Path, name))
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // CURATOR-358: gone while we read
-		}
-		if err != nil {
-			return nil, fmt.Errorf("election: read participant %s: %w", name, err)
-		}
-		p := e.participant(name, data, stat)
-		p.IsLeader = len(out) == 0
-		out = append(out, p)
-	}
-	e.mu.Lock()
-	e.v.participants = len(out)
-	e.mu.Unlock()
-	return out, nil
-}
-
-// raceFollowers lists the electd sessions under metaPath other than the
-// leader's, oldest first. Best effort: the leader is the answer that matters,
-// so a failed read lists fewer followers rather than failing the call.
-func (e *Elector) raceFollowers(leader int64) []Participant {
-	conn := e.s.conn
-	kids, _, err := conn.Children(e.metaPath())
-	if err != nil {
-		return nil
-	}
-	type follower struct {
-		p     Participant
-		czxid int64
-	}
-	var fs []follower
-	for _, k := range kids {
-		sid, err := strconv.ParseUint(strings.TrimPrefix(k, "0x"), 16, 64)
-		if err != nil || int64(sid) == leader {
-			continue
-		}
-		data, stat, err := conn.Get(join(e.metaPath(), k))
-		if err != nil {
-			continue
-		}
-		m := parseMeta(data)
-		fs = append(fs, follower{Participant{ID: m.ID, Advertise: m.Advertise, Session: int64(sid)}, stat.Czxid})
-	}
-	sort.Slice(fs, func(i, j int) bool { return fs[i].czxid < fs[j].czxid })
-	out := make([]Participant, len(fs))
-	for i, f := range fs {
-		out[i] = f.p
-	}
-	return out
-}
-
-// participant builds a Participant from a node read.
-func (e *Elector) participant(name string, data []byte, stat *zk.Stat) Participant {
-	return Participant{
-		ID:           string(data),
-		Advertise:    e.advertiseOf(stat.EphemeralOwner),
-		Node:         name,
-		Session:      stat.EphemeralOwner,
-		FencingToken: stat.Czxid + e.cfg.FencingOffset,
-	}
-}
-
-// nodeToken reads the fencing token of one of our nodes, for log lines (a
-// create does not return the node's stat); 0 when the read fails.
-func (e *Elector) nodeToken(name string) int64 {
-	e.nReads.Add(1)
-	ok, stat, err := e.s.conn.Exists(join(e.cfg.Path, name))
-	if err != nil || !ok {
-		return 0
-	}
-	return stat.Czxid + e.cfg.FencingOffset
-}
-
-// ownToken is the fencing token of the own node as last read.
-func (e *Elector) ownToken() int64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.v.ownToken
-}
-
-// updateView applies f to the view under the lock and wakes the publisher.
-func (e *Elector) updateView(f func(v *view)) {
-	e.mu.Lock()
-	f(&e.v)
-	e.mu.Unlock()
-	e.poke()
-}
-
-func (e *Elector) poke() {
-	select {
-	case e.changed <- struct{}{}:
-	default:
 	}
 }
 

@@ -2,40 +2,15 @@ package election
 
 import (
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 )
-
-// fakeClock is a manual Clock for lease arithmetic without sleeping.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *fakeClock) AfterFunc(time.Duration, func()) Timer { return stopped{} }
-
-type stopped struct{}
-
-func (stopped) Stop() bool { return false }
 
 // leaderFixture is an Elector whose view says it holds the lowest node of
 // session 7, on a session connected with a fresh lease.
 func leaderFixture(t *testing.T, cfg Config) (*Elector, *Session, *fakeClock) {
 	t.Helper()
-	clk := &fakeClock{now: time.Unix(1000, 0)}
+	clk := newFakeClock()
 	s := &Session{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
 		state: StateConnected, authed: true, sessionID: 7, timeout: 4 * time.Second,
 		leaseSID: 7, leaseEnd: clk.Now().Add(leaseFor(4*time.Second, 400*time.Millisecond))}
@@ -113,7 +88,7 @@ func TestJudgeMisconfigured(t *testing.T) {
 }
 
 func BenchmarkStatus(b *testing.B) {
-	clk := &fakeClock{now: time.Unix(1000, 0)}
+	clk := newFakeClock()
 	s := &Session{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
 		state: StateConnected, authed: true, sessionID: 7, leaseSID: 7, leaseEnd: clk.Now().Add(time.Hour)}
 	e, _ := New(s, Config{Path: "/e", ID: "me", Clock: clk})

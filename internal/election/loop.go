@@ -8,35 +8,28 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
-// loopState is owned by Run's goroutine alone.
+// loopState is the election's progress. Run's goroutine alone reads and
+// writes it; the recipes keep their own state beside it.
 type loopState struct {
-	sid       int64           // session our node belongs to
+	sid       int64           // session our node (or pending create) belongs to
 	state     State           // session state at the last step
 	node      string          // own node name, "" when none
-	uuid      string          // protected id of node
-	pending   string          // protected id of a create whose outcome is unknown ("race" in race mode)
-	old       map[string]bool // protected ids we gave up: any node with one is an orphan to delete
+	pending   *pendingCreate  // a create whose reply was lost; nil when none
+	old       map[string]bool // protected ids given up: any node with one is an orphan to delete
 	parentsOK bool
-	metaSID   int64 // session whose advertise node exists
-	gen       uint64
-	dirty     bool     // the queue must be re-read
-	firstLook bool     // first re-check after a create: check duplicate ids
-	queue     []string // sorted queue up to and including our predecessor
-	members   []string // sorted queue at the last re-check
-	leaderIdx int      // index in queue of the leader we watch
-	termDue   bool
-	termNode  string    // node the term timer was armed for
-	raceWatch bool      // race: a watch on the leader node is set
-	ownWatch  uint64    // gen whose watch on the own node is set (leader), 0 when none
+	metaSID   int64     // session whose meta node exists
+	gen       uint64    // bumped when the watches set so far stop mattering
+	dirty     bool      // the queue (race: the leader node) must be read again
 	holdOff   time.Time // no join (misconfigured) or no race (just released) before this
-	advCache  map[int64]string
 	backoff   time.Duration
-	stopping  bool
 }
 
-func (l *loopState) init() {
-	l.old = map[string]bool{}
-	l.advCache = map[int64]string{}
+// pendingCreate is a create whose reply was lost: the node may exist or not
+// until the recipe looks (CURATOR-498).
+type pendingCreate struct {
+	// Exactly one is set: uuid, the protected id to look for among the
+	// children (queue recipes), or name, the node's known name (race).
+	uuid, name string
 }
 
 type eventKind int
@@ -58,15 +51,41 @@ type event struct {
 	zk   zk.Event
 }
 
-// Run joins the election and campaigns until ctx is cancelled or Resign is
-// called, rejoining after session expiry. It returns nil when stopped that
-// way, or ErrSessionClosed when the session was closed under it. When ctx is
-// cancelled without Resign, it leaves the election itself, trying for at
-// most one session timeout.
-func (e *Elector) Run(ctx context.Context) error {
-	if !e.started.CompareAndSwap(false, true) {
-		return errors.New("election: Run called twice")
+type cmdKind int
+
+const (
+	cmdRelease cmdKind = iota
+	cmdResign
+)
+
+type command struct {
+	kind  cmdKind
+	ctx   context.Context
+	reply chan error
+}
+
+// send hands a command to Run and waits for its answer.
+func (e *Elector) send(ctx context.Context, k cmdKind) error {
+	c := command{kind: k, ctx: ctx, reply: make(chan error, 1)}
+	select {
+	case e.cmds <- c:
+	case <-e.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
 	}
+	select {
+	case err := <-c.reply:
+		return err
+	case <-e.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run is Run's body: settle, then wait for the next reason to step.
+func (e *Elector) run(ctx context.Context) error {
 	stopPub := make(chan struct{})
 	pubSess, cancelPub := e.s.subscribe()
 	pubDone := make(chan struct{})
@@ -83,27 +102,27 @@ func (e *Elector) Run(ctx context.Context) error {
 
 	sess, cancel := e.s.subscribe()
 	defer cancel()
-	var retry <-chan time.Time
 	for {
 		err := e.settle()
-		if errors.Is(err, errSessionClosed) {
+		if errors.Is(err, ErrSessionClosed) {
 			e.log.Info("session closed; leaving the election")
-			return errSessionClosed
+			return ErrSessionClosed
 		}
-		retry = nil
+		var retry <-chan struct{}
+		stopRetry := func() {}
 		if err != nil {
-			e.log.Debug("election step failed; retrying", "err", err, "in", e.loop.backoff)
-			retry = time.After(e.nextBackoff())
+			d := e.nextBackoff()
+			e.log.Debug("election step failed; retrying", "err", err, "in", d)
+			retry, stopRetry = after(e.clock, d)
 		} else {
 			e.loop.backoff = 0
-			if !e.loop.holdOff.IsZero() {
-				if d := e.loop.holdOff.Sub(e.clock.Now()); d > 0 {
-					retry = time.After(d)
-				}
+			if d := e.loop.holdOff.Sub(e.clock.Now()); !e.loop.holdOff.IsZero() && d > 0 {
+				retry, stopRetry = after(e.clock, d)
 			}
 		}
 		select {
 		case <-ctx.Done():
+			stopRetry()
 			lctx, lcancel := context.WithTimeout(context.Background(), e.leaveTimeout())
 			err := e.leave(lctx)
 			lcancel()
@@ -113,6 +132,7 @@ func (e *Elector) Run(ctx context.Context) error {
 			}
 			return nil
 		case c := <-e.cmds:
+			stopRetry()
 			if c.kind == cmdResign {
 				err := e.leave(c.ctx)
 				if err != nil {
@@ -124,10 +144,11 @@ func (e *Elector) Run(ctx context.Context) error {
 			}
 			c.reply <- e.release(LossReleased)
 		case ev := <-e.events:
-			e.handle(ev)
+			e.r.handle(ev)
 		case <-sess:
 		case <-retry:
 		}
+		stopRetry()
 	}
 }
 
@@ -161,53 +182,8 @@ func (e *Elector) settle() error {
 	return nil
 }
 
-// handle records what a watch or timer says; step acts on it.
-func (e *Elector) handle(ev event) {
-	l := &e.loop
-	switch ev.kind {
-	case evTerm:
-		if ev.node == l.node && ev.node != "" {
-			l.termDue = true
-		}
-		return
-	case evTimer:
-		if ev.gen == l.gen {
-			l.raceWatch = false
-			l.dirty = true
-		}
-		return
-	}
-	if ev.gen != l.gen {
-		return // a watch from an older view
-	}
-	if ev.zk.Type == zk.EventNotWatching {
-		return // session trouble: the session path handles it
-	}
-	switch ev.kind {
-	case evPred, evOwn:
-		l.dirty = true
-		if e.cfg.Mode == ModeRace {
-			l.raceWatch = false
-		}
-	case evLeader:
-		if e.cfg.Mode == ModeRace {
-			l.raceWatch = false
-			l.dirty = true
-			return
-		}
-		if ev.zk.Type == zk.EventNodeDeleted {
-			e.walk()
-		} else {
-			l.dirty = true
-		}
-	case evChildren:
-		l.termDue = true
-	case evMembers:
-		l.dirty = true
-	}
-}
-
 // step does the next piece of work; again is true when more may follow.
+// The session handling is common to the recipes; the rest is the recipe's.
 func (e *Elector) step() (again bool, err error) {
 	l := &e.loop
 	st, sid, _ := e.s.snapshot()
@@ -215,7 +191,7 @@ func (e *Elector) step() (again bool, err error) {
 	l.state = st
 	switch st {
 	case StateClosed:
-		return false, errSessionClosed
+		return false, ErrSessionClosed
 	case StateConnected:
 	default:
 		if st == StateSuspended && e.cfg.OnSuspend == StepDown && prevState != StateSuspended {
@@ -236,18 +212,27 @@ func (e *Elector) step() (again bool, err error) {
 		if l.sid != 0 {
 			e.log.Warn("session changed; rejoining", "old_session", sessionHex(l.sid), "session", sessionHex(sid))
 			e.forgetNode(LossExpired)
-			if l.pending != "" && l.pending != raceNode {
-				l.old[l.pending] = true
-			}
-			l.pending = ""
+			e.abandonPending()
 		}
 		l.sid, l.parentsOK, l.dirty = sid, false, true
 		l.gen++
 	}
-	if e.cfg.Mode == ModeRace {
-		return e.stepRace()
+	return e.r.step()
+}
+
+// abandonPending gives up a create whose outcome is unknown: any node it
+// made is an orphan (CURATOR-45/79).
+func (e *Elector) abandonPending() {
+	if p := e.loop.pending; p != nil && p.uuid != "" {
+		e.loop.old[p.uuid] = true
 	}
-	return e.stepQueue()
+	e.loop.pending = nil
+}
+
+// stale reports a watch event that no longer matters: set for an older view,
+// or the library saying the watch is gone (the session path handles that).
+func (e *Elector) stale(ev event) bool {
+	return ev.gen != e.loop.gen || ev.zk.Type == zk.EventNotWatching
 }
 
 // watch forwards one watch firing to the loop.
@@ -282,10 +267,8 @@ func (e *Elector) after(d time.Duration, ev event) Timer {
 func (e *Elector) forgetNode(hint LossReason) {
 	l := &e.loop
 	node := l.node
-	if l.uuid != "" {
-		l.old[l.uuid] = true
-	}
-	l.node, l.uuid, l.queue, l.termDue, l.raceWatch = "", "", nil, false, false
+	e.r.forget()
+	l.node = ""
 	l.gen++
 	e.updateView(func(v *view) {
 		if v.holds && v.lossHint == "" {
@@ -298,8 +281,26 @@ func (e *Elector) forgetNode(hint LossReason) {
 	})
 }
 
+// updateView applies f to the view under the lock and wakes the publisher.
+func (e *Elector) updateView(f func(v *view)) {
+	e.mu.Lock()
+	f(&e.v)
+	e.mu.Unlock()
+	e.poke()
+}
+
+func (e *Elector) poke() {
+	select {
+	case e.changed <- struct{}{}:
+	default:
+	}
+}
+
 func isConnErr(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrSessionMoved) ||
 		errors.Is(err, zk.ErrClosing)
 }
+
+// wallNow is the wall-clock time shown as observed_at (not a deadline).
+func (e *Elector) wallNow() time.Time { return e.clock.Now().UTC() }

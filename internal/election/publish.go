@@ -1,7 +1,6 @@
 package election
 
 import (
-	"context"
 	"time"
 )
 
@@ -50,13 +49,10 @@ func (e *Elector) nextChange(st Status) time.Duration {
 	e.mu.Lock()
 	holds, at := e.v.holds, e.v.claimedAt
 	e.mu.Unlock()
-	if holds && st.Reason == "claim delay" {
+	if holds && st.Why == ReasonClaimDelay {
 		return at.Add(e.cfg.ClaimDelay).Sub(e.clock.Now()) + time.Millisecond
 	}
-	if holds && st.Reason == "lease expired" {
-		return 0 // a renewal will wake us through the session
-	}
-	return 0
+	return 0 // e.g. lease expired: a renewal wakes the publisher through the session
 }
 
 // emit compares st with the last published status and reports the difference.
@@ -155,45 +151,6 @@ func offer(ch chan Status, st Status) {
 	}
 }
 
-// Observe returns a channel that receives the current Status at once and then
-// one Status per change of leader, own leadership or connection state.
-// A slow reader sees the latest value (intermediate ones may be skipped).
-// The channel is closed when ctx ends or the Elector stops.
-func (e *Elector) Observe(ctx context.Context) <-chan Status {
-	ch := make(chan Status, 1)
-	e.mu.Lock()
-	select {
-	case <-e.done:
-		e.mu.Unlock()
-		ch <- e.Status()
-		close(ch)
-		return ch
-	default:
-	}
-	e.subs[ch] = struct{}{}
-	first := e.last
-	if !e.pubOn {
-		e.mu.Unlock()
-		first = e.Status()
-		e.mu.Lock()
-	}
-	offer(ch, first)
-	e.mu.Unlock()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-e.done:
-		}
-		e.mu.Lock()
-		if _, ok := e.subs[ch]; ok {
-			delete(e.subs, ch)
-			close(ch)
-		}
-		e.mu.Unlock()
-	}()
-	return ch
-}
-
 func (e *Elector) closeSubs() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -205,26 +162,4 @@ func (e *Elector) closeSubs() {
 		close(e.lostCh)
 		e.lostCh = nil
 	}
-}
-
-// Await blocks until this participant leads or ctx ends. On success it
-// returns a channel that is closed when that leadership ends, for any reason.
-func (e *Elector) Await(ctx context.Context) (<-chan struct{}, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for st := range e.Observe(ctx) {
-		if !st.IsLeader {
-			continue
-		}
-		e.mu.Lock()
-		lost := e.lostCh
-		e.mu.Unlock()
-		if lost != nil {
-			return lost, nil
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return nil, errClosed
 }

@@ -30,18 +30,14 @@ func (e *Elector) orphansLeft() orphans {
 	for id := range l.old {
 		o.ids[id] = true
 	}
-	if l.uuid != "" {
-		o.ids[l.uuid] = true
+	if p := l.pending; p != nil && p.uuid != "" {
+		o.ids[p.uuid] = true
 	}
-	if l.pending != "" && l.pending != raceNode {
-		o.ids[l.pending] = true
+	if p := l.pending; p != nil && p.name != "" {
+		o.names = append(o.names, join(e.cfg.Path, p.name))
 	}
-	if l.node != "" || l.pending == raceNode {
-		n := l.node
-		if n == "" {
-			n = raceNode
-		}
-		o.names = append(o.names, join(e.cfg.Path, n))
+	if l.node != "" {
+		o.names = append(o.names, join(e.cfg.Path, l.node))
 	}
 	if l.metaSID != 0 && l.metaSID == l.sid {
 		o.names = append(o.names, join(e.metaPath(), sessionHex(l.sid)))
@@ -82,12 +78,15 @@ func (s *Session) reap(o orphans) {
 					return
 				}
 			}
+			retry, stop := after(s.clock, reapRetry)
 			select {
 			case <-s.done:
+				stop()
 				return
 			case <-ch:
-			case <-time.After(reapRetry):
+			case <-retry:
 			}
+			stop()
 		}
 	}()
 }

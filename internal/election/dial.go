@@ -1,0 +1,78 @@
+package election
+
+import (
+	"encoding/binary"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// dial wraps the TCP connection to read the negotiated session timeout from
+// the ConnectResponse, which go-zookeeper does not expose, and to bound the
+// handshake (handshakeTimeout).
+func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	// Socket deadlines are wall-clock instants the kernel checks, not
+	// waits of ours: they come from package time, not the Clock.
+	return &sniffConn{Conn: c, s: s, handshakeBy: time.Now().Add(s.handshakeTimeout())}, nil
+}
+
+// handshakeTimeout bounds the wait for a server's ConnectResponse, as the
+// Java client does (session timeout / number of servers, here at least 1 s).
+// go-zookeeper waits 10 × 2/3 of the session timeout: a server that accepts
+// connections but does not answer (a long GC pause, a stalled disk) held
+// electd for 6.7 session timeouts before it tried the next server.
+func (s *Session) handshakeTimeout() time.Duration {
+	d := s.cfg.SessionTimeout / time.Duration(max(len(s.cfg.Servers), 1))
+	return max(d, time.Second)
+}
+
+// sniffConn parses the first frame read from a new connection (the
+// ConnectResponse): a 4-byte length, then protocolVersion int32, timeOut
+// int32, sessionId int64, ... It is parsed before go-zookeeper announces the
+// session, so the callback sees both values. Until then, it caps the
+// deadlines go-zookeeper sets at handshakeBy.
+type sniffConn struct {
+	net.Conn
+	s           *Session
+	handshakeBy time.Time
+	head        []byte
+	done        atomic.Bool
+}
+
+func (c *sniffConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if !c.done.Load() && n > 0 {
+		need := 20 - len(c.head)
+		if need > n {
+			need = n
+		}
+		c.head = append(c.head, p[:need]...)
+		if len(c.head) >= 20 {
+			c.s.negotiatedMs.Store(int64(int32(binary.BigEndian.Uint32(c.head[8:12]))))
+			c.s.negotiatedID.Store(int64(binary.BigEndian.Uint64(c.head[12:20])))
+			c.done.Store(true)
+		}
+	}
+	return n, err
+}
+
+// capDeadline is t, or handshakeBy while the handshake lasts and t is later
+// (or none).
+func (c *sniffConn) capDeadline(t time.Time) time.Time {
+	if !c.done.Load() && (t.IsZero() || t.After(c.handshakeBy)) {
+		return c.handshakeBy
+	}
+	return t
+}
+
+func (c *sniffConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.capDeadline(t)) }
+func (c *sniffConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.capDeadline(t))
+}
+func (c *sniffConn) SetWriteDeadline(t time.Time) error {
+	return c.Conn.SetWriteDeadline(c.capDeadline(t))
+}

@@ -1,0 +1,162 @@
+package election
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
+)
+
+// unit is one Elector on a fakeZK and a fakeClock, stepped by the test
+// itself (no Run goroutine): each recipe step and error path is exercised
+// deterministically, in milliseconds.
+type unit struct {
+	t   *testing.T
+	f   *fakeZK
+	clk *fakeClock
+	s   *Session
+	e   *Elector
+	log *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+const unitSession = 0x1000
+
+// newUnit builds an Elector for cfg (path /e and id "me" unless set) on a
+// fake ZooKeeper where session 0x1000 is connected with a long lease.
+func newUnit(t *testing.T, cfg Config) *unit {
+	t.Helper()
+	u := &unit{t: t, f: newFakeZK(unitSession), clk: newFakeClock(), log: &syncBuffer{}}
+	logger := slog.New(slog.NewTextHandler(u.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	u.s = &Session{
+		cfg: SessionConfig{SessionTimeout: 4 * time.Second}, conn: u.f, log: logger, clock: u.clk,
+		acl: zk.WorldACL(zk.PermAll), subs: map[chan struct{}]struct{}{}, done: make(chan struct{}),
+		state: StateConnected, authed: true, hadSess: true, sessionID: unitSession, timeout: 4 * time.Second,
+		leaseSID: unitSession, leaseEnd: u.clk.Now().Add(time.Hour),
+	}
+	if cfg.Path == "" {
+		cfg.Path = "/e"
+	}
+	if cfg.ID == "" {
+		cfg.ID = "me"
+	}
+	e, err := New(u.s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.e = e
+	t.Cleanup(func() {
+		close(e.done) // stops the watch forwarders
+		if t.Failed() {
+			t.Logf("elector log:\n%s", u.log.String())
+		}
+	})
+	return u
+}
+
+// settle steps until quiet and fails the test on an error.
+func (u *unit) settle() {
+	u.t.Helper()
+	if err := u.e.settle(); err != nil {
+		u.t.Fatalf("settle: %v", err)
+	}
+}
+
+// settleErr steps until quiet and returns the error.
+func (u *unit) settleErr() error { return u.e.settle() }
+
+// event waits for the next watch or timer event and hands it to the recipe,
+// as Run would; it fails the test when none comes.
+func (u *unit) event() event {
+	u.t.Helper()
+	select {
+	case ev := <-u.e.events:
+		u.e.r.handle(ev)
+		return ev
+	case <-time.After(5 * time.Second):
+		u.t.Fatal("no watch or timer event within 5s")
+	}
+	return event{}
+}
+
+// noEvent checks that no event is queued right now.
+func (u *unit) noEvent() {
+	u.t.Helper()
+	select {
+	case ev := <-u.e.events:
+		u.t.Fatalf("unexpected event %+v", ev)
+	default:
+	}
+}
+
+// expire ends the session as the server does and connects a new one.
+func (u *unit) expire(next int64) {
+	u.f.expire(next)
+	u.s.mu.Lock()
+	u.s.sessionID, u.s.leaseSID = next, next
+	u.s.mu.Unlock()
+}
+
+// setState sets the session's connection state.
+func (u *unit) setState(st State) {
+	u.s.mu.Lock()
+	u.s.state = st
+	u.s.mu.Unlock()
+}
+
+// ours lists the children of the election path owned by the live session.
+func (u *unit) ours() []string {
+	var out []string
+	for _, k := range u.f.children(u.e.cfg.Path) {
+		_, st, err := u.f.Get(join(u.e.cfg.Path, k))
+		if err == nil && st.EphemeralOwner == u.s.ID() {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// other adds a participant node of another session in front of ours, as a
+// Curator or electd peer would, and returns its name.
+func (u *unit) other(sid int64, id string) string {
+	name := u.f.put(join(u.e.cfg.Path, nodePrefix(u.e.cfg.Mode, newTestUUID(sid))), id, sid, zk.FlagEphemeralSequential)
+	return strings.TrimPrefix(name, u.e.cfg.Path+"/")
+}
+
+func newTestUUID(n int64) string {
+	return strings.Replace("00000000-0000-4000-8000-000000000000", "00000000", leftPad(n), 1)
+}
+
+func leftPad(n int64) string {
+	s := strings.Repeat("0", 8) + strings.TrimPrefix(sessionHex(n), "0x")
+	return s[len(s)-8:]
+}
+
+func (u *unit) wantLeader(want bool) Status {
+	u.t.Helper()
+	st := u.e.Status()
+	if st.IsLeader != want {
+		u.t.Fatalf("IsLeader = %v (%s), want %v", st.IsLeader, st.Reason, want)
+	}
+	return st
+}

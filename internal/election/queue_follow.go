@@ -1,0 +1,92 @@
+package election
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
+)
+
+// A queue follower's two watches: its predecessor, whose going makes it
+// re-check whether it leads, and the leader, so that its /leader is current
+// without waiting for the queue to drain down to it (docs/DESIGN.md,
+// "Election modes").
+
+// follow watches the predecessor (getData, not exists: a watch on a missing
+// node would leak) and, separately, the leader, so /leader is current on
+// every follower. Leadership is set false before watching (CURATOR-653).
+func (q *queueRecipe) follow(sorted []string, idx int) error {
+	e, l := q.e, &q.e.loop
+	e.updateView(func(v *view) {
+		if v.holds && v.lossHint == "" {
+			v.lossHint = LossReleased
+		}
+		v.holds = false
+	})
+	l.gen++
+	q.queue = sorted[:idx]
+	if idx > 1 {
+		// The leader first: the view is current one read sooner.
+		q.leaderIdx = -1
+		q.walk()
+	}
+	pred := sorted[idx-1]
+	e.nReads.Add(1)
+	data, stat, ch, err := e.zk.GetW(join(e.cfg.Path, pred))
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil // l.dirty stays: read the queue again (not recreate: CURATOR-645)
+	}
+	if err != nil {
+		return fmt.Errorf("watch predecessor: %w", err)
+	}
+	e.watch(ch, evPred, pred)
+	l.dirty = idx > 1 && q.leaderIdx < 0 // the walk found no leader: look again
+	if idx == 1 {
+		q.leaderIdx = 0
+		q.setLeader(pred, data, stat)
+	}
+	return nil
+}
+
+// walk finds the leader after the one we watched vanished: the first node of
+// our cached queue that still exists. Nodes created since have higher
+// sequence numbers, so none can sort before it. Reads only; the predecessor
+// has its own watch, which triggers a real re-check.
+func (q *queueRecipe) walk() {
+	e, l := q.e, &q.e.loop
+	for i := q.leaderIdx + 1; i < len(q.queue); i++ {
+		name := join(e.cfg.Path, q.queue[i])
+		e.nReads.Add(1)
+		if i == len(q.queue)-1 {
+			data, stat, err := e.zk.Get(name)
+			if err != nil {
+				return // gone or unreachable: the predecessor watch or session path takes over
+			}
+			q.leaderIdx = i
+			q.setLeader(q.queue[i], data, stat)
+			return
+		}
+		data, stat, ch, err := e.zk.GetW(name)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			l.dirty = true
+			return
+		}
+		q.leaderIdx = i
+		e.watch(ch, evLeader, q.queue[i])
+		q.setLeader(q.queue[i], data, stat)
+		return
+	}
+}
+
+// setLeader records the leader as read from its node.
+func (q *queueRecipe) setLeader(name string, data []byte, stat *zk.Stat) {
+	e := q.e
+	p := e.participant(name, data, stat)
+	p.IsLeader = true
+	e.updateView(func(v *view) {
+		v.leader, v.observedAt, v.joined = &p, e.wallNow(), true
+	})
+}

@@ -1,0 +1,367 @@
+package election
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
+	"github.com/google/uuid"
+)
+
+// queueRecipe is Curator's LeaderLatch (latch) and LeaderSelector with
+// auto-requeue (selector): a protected EPHEMERAL_SEQUENTIAL node per
+// participant, the lowest leads, each follower watches its predecessor only
+// and, separately, the leader (docs/DESIGN.md, "Election modes").
+type queueRecipe struct {
+	e   *Elector
+	tag string // latchTag or lockTag
+
+	uuid      string   // protected id of the own node
+	firstLook bool     // first re-check after a create: check duplicate ids
+	queue     []string // sorted queue up to and including our predecessor
+	members   []string // sorted queue at the last re-check
+	leaderIdx int      // index in queue of the leader we watch
+	ownWatch  uint64   // gen whose watch on the own node is set (leader), 0 when none
+	termDue   bool     // selector: the term ended; re-queue at the next step
+	termNode  string   // selector: the node the term timer was armed for
+}
+
+func newQueueRecipe(e *Elector) *queueRecipe {
+	return &queueRecipe{e: e, tag: tagFor(e.cfg.Mode)}
+}
+
+func (q *queueRecipe) step() (bool, error) {
+	e, l := q.e, &q.e.loop
+	if l.pending != nil {
+		if err := q.resolvePending(); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	if l.node == "" {
+		if e.clock.Now().Before(l.holdOff) {
+			return false, nil
+		}
+		if err := q.join(); err != nil {
+			return false, err
+		}
+		return l.node != "", nil
+	}
+	if l.dirty {
+		if err := q.recheck(); err != nil {
+			return false, err
+		}
+		return l.dirty || l.node == "", nil
+	}
+	if q.termDue {
+		return true, q.endTerm()
+	}
+	return false, nil
+}
+
+func (q *queueRecipe) handle(ev event) {
+	e, l := q.e, &q.e.loop
+	if ev.kind == evTerm {
+		if ev.node == l.node && ev.node != "" {
+			q.termDue = true
+		}
+		return
+	}
+	if e.stale(ev) {
+		return
+	}
+	switch ev.kind {
+	case evPred, evOwn, evMembers:
+		l.dirty = true
+	case evLeader:
+		if ev.zk.Type == zk.EventNodeDeleted {
+			q.walk()
+		} else {
+			l.dirty = true
+		}
+	case evChildren:
+		q.termDue = true
+	}
+}
+
+func (q *queueRecipe) released() {}
+
+func (q *queueRecipe) forget() {
+	if q.uuid != "" {
+		q.e.loop.old[q.uuid] = true
+	}
+	q.uuid, q.queue, q.termDue = "", nil, false
+}
+
+// join creates our protected EPHEMERAL_SEQUENTIAL node, unless the path
+// belongs to another mode.
+func (q *queueRecipe) join() error {
+	e, l := q.e, &q.e.loop
+	if !l.parentsOK {
+		if err := e.ensureParents(e.cfg.Path); err != nil {
+			return err
+		}
+		l.parentsOK = true
+	}
+	if err := e.publishMeta(); err != nil {
+		return err
+	}
+	e.nReads.Add(1)
+	kids, _, err := e.zk.Children(e.cfg.Path)
+	if err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			l.parentsOK = false
+		}
+		return fmt.Errorf("list %s: %w", e.cfg.Path, err)
+	}
+	if e.refuseForeign(kids) {
+		return nil
+	}
+	q.peekLeader(kids)
+	id := uuid.NewString()
+	l.pending = &pendingCreate{uuid: id}
+	e.nWrites.Add(1)
+	created, err := e.zk.Create(join(e.cfg.Path, nodePrefix(e.cfg.Mode, id)), []byte(e.cfg.ID),
+		zk.FlagEphemeralSequential, e.s.acl)
+	if err != nil {
+		return e.createFailed(err)
+	}
+	// "joined" is logged after the first re-check (see recheck), which
+	// reads the node's token without delaying the leader view.
+	q.uuid, q.firstLook = id, true
+	e.haveNode(path.Base(created), 0)
+	return nil
+}
+
+// peekLeader publishes who leads before our own node exists, so that a
+// participant that just started names the leader one read after connecting
+// rather than after its create and first re-check. Only when no leader is
+// known: the re-check right after the create takes over.
+func (q *queueRecipe) peekLeader(kids []string) {
+	e := q.e
+	if len(kids) == 0 {
+		return
+	}
+	e.mu.Lock()
+	known := e.v.leader != nil
+	e.mu.Unlock()
+	if known {
+		return
+	}
+	first := sortQueue(kids, q.tag)[0]
+	e.nReads.Add(1)
+	if data, stat, err := e.zk.Get(join(e.cfg.Path, first)); err == nil {
+		p := e.participant(first, data, stat)
+		p.IsLeader = true
+		e.updateView(func(v *view) { v.leader, v.observedAt = &p, e.wallNow() }) // not joined yet
+	}
+}
+
+// resolvePending settles a create whose reply was lost: adopt the node if
+// our live session made it, delete it if an older session did (CURATOR-498).
+func (q *queueRecipe) resolvePending() error {
+	e, l := q.e, &q.e.loop
+	e.nReads.Add(1)
+	kids, _, err := e.zk.Children(e.cfg.Path)
+	if errors.Is(err, zk.ErrNoNode) {
+		l.pending, l.parentsOK = nil, false
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("resolve create: %w", err)
+	}
+	id := l.pending.uuid
+	for _, k := range kids {
+		if protectedID(k) != id {
+			continue
+		}
+		e.nReads.Add(1)
+		ok, stat, err := e.zk.Exists(join(e.cfg.Path, k))
+		if err != nil {
+			return fmt.Errorf("resolve create: %w", err)
+		}
+		if ok && stat.EphemeralOwner == l.sid && l.node == "" {
+			q.uuid, q.firstLook = id, true
+			e.haveNode(k, 0)
+			e.log.Info("adopted a node whose create reply was lost", "node", k, "session", sessionHex(l.sid))
+		} else if ok {
+			e.deleteNode(k)
+		}
+	}
+	l.pending = nil
+	return nil
+}
+
+// recheck reads the queue and decides: lead, or watch the predecessor.
+func (q *queueRecipe) recheck() error {
+	e, l := q.e, &q.e.loop
+	e.nChecks.Add(1)
+	kids, _, err := e.zk.Children(e.cfg.Path)
+	if errors.Is(err, zk.ErrNoNode) {
+		// The path itself is gone (CURATOR-724): recreate it and rejoin.
+		e.log.Warn("election path vanished; recreating and rejoining")
+		l.parentsOK = false
+		e.forgetNode(LossExpired)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("re-check: %w", err)
+	}
+	if foreign := foreignNodes(e.cfg.Mode, kids); len(foreign) > 0 {
+		e.deleteNode(l.node)
+		e.forgetNode(LossSuspended)
+		e.refuseForeign(kids)
+		return nil
+	}
+	e.reapOld(kids)
+	sorted := sortQueue(kids, q.tag)
+	q.members = sorted
+	idx := indexOf(sorted, l.node)
+	if idx < 0 {
+		e.log.Warn("own node vanished; rejoining", "node", l.node)
+		e.forgetNode(LossExpired)
+		return nil
+	}
+	e.updateView(func(v *view) { v.participants = len(sorted) })
+	if idx == 0 {
+		err = q.claim()
+	} else {
+		err = q.follow(sorted, idx)
+	}
+	if err == nil && q.firstLook && l.node != "" {
+		// After the decision, so a newcomer names the leader a few reads sooner.
+		q.firstLook = false
+		tok := q.checkDuplicates(sorted)
+		e.updateView(func(v *view) { v.ownToken = tok })
+		e.log.Info("joined", "node", l.node, "session", sessionHex(l.sid), "fencing_token", tok,
+			"position", idx, "participants", len(sorted))
+	}
+	return err
+}
+
+// claim takes leadership of the lowest node, once the live session is known
+// to own it (readOwn).
+//
+// The leader also watches the path's children. Followers watch only their
+// predecessor, so without it nobody would notice a node of another recipe
+// sorting before ours (Curator sorts by its own tag): such a path must make
+// us step down as misconfigured. One watch on one participant: no herd.
+// It also keeps the leader's participant count exact.
+func (q *queueRecipe) claim() error {
+	e, l := q.e, &q.e.loop
+	if q.ownWatch == l.gen && e.holding(l.node) {
+		return q.watchMembers() // re-check while leading: own node already checked and watched
+	}
+	data, stat, ch, ok, err := e.readOwn()
+	if !ok {
+		return err
+	}
+	l.gen++
+	e.watch(ch, evOwn, l.node)
+	q.ownWatch = l.gen
+	l.dirty, q.queue = false, nil
+	claimedAt := e.takeLead(data, stat)
+	if e.cfg.Mode == ModeSelector && e.cfg.Term > 0 && q.termNode != l.node {
+		q.termNode = l.node
+		d := claimedAt.Add(e.cfg.ClaimDelay + e.cfg.Term).Sub(e.clock.Now())
+		e.after(d, event{kind: evTerm, node: l.node})
+	}
+	return q.watchMembers()
+}
+
+// watchMembers sets the leader's children watch (see claim). A failure only
+// delays noticing a newcomer: the next re-check sets it again.
+func (q *queueRecipe) watchMembers() error {
+	e, l := q.e, &q.e.loop
+	l.dirty = false
+	e.nReads.Add(1)
+	kids, _, ch, err := e.zk.ChildrenW(e.cfg.Path)
+	if err != nil {
+		l.dirty = true
+		return fmt.Errorf("watch members: %w", err)
+	}
+	e.watch(ch, evMembers, l.node)
+	// A node created between the re-check's read and this one fires no
+	// watch: look again if the queue changed in between.
+	if !slices.Equal(sortQueue(kids, q.tag), q.members) {
+		l.dirty = true
+	}
+	return nil
+}
+
+// checkDuplicates logs and counts ids used by more than one node; allowed
+// (a replacement pod may join before the old one's node is gone), but worth
+// an operator's look. Done once per join.
+func (q *queueRecipe) checkDuplicates(sorted []string) (ownToken int64) {
+	e := q.e
+	seen := map[string]int{}
+	for _, name := range sorted {
+		e.nReads.Add(1)
+		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		if err != nil {
+			continue
+		}
+		seen[string(data)]++
+		if name == e.loop.node {
+			ownToken = stat.Czxid + e.cfg.FencingOffset
+		}
+	}
+	for id, n := range seen {
+		if n > 1 {
+			e.log.Warn("duplicate participant id", "dup_id", id, "nodes", n)
+			e.rec.DuplicateID(id)
+		}
+	}
+	return ownToken
+}
+
+// endTerm ends a selector leader's term: re-queue at the back, unless nobody
+// is queued behind us, in which case keep leading (no flap) and watch for the
+// first newcomer.
+func (q *queueRecipe) endTerm() error {
+	e, l := q.e, &q.e.loop
+	if !e.holding(l.node) || l.node == "" {
+		q.termDue = false
+		return nil
+	}
+	e.nReads.Add(1)
+	kids, _, ch, err := e.zk.ChildrenW(e.cfg.Path)
+	if err != nil {
+		return fmt.Errorf("term end: %w", err)
+	}
+	q.termDue = false
+	if len(kids) <= 1 {
+		e.watch(ch, evChildren, l.node)
+		return nil
+	}
+	e.log.Info("term ended; re-queueing", "node", l.node)
+	return e.release(LossTerm)
+}
+
+// participants reads the queue, in order; the first readable node leads.
+func (q *queueRecipe) participants() ([]Participant, error) {
+	e := q.e
+	kids, _, err := e.zk.Children(e.cfg.Path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return []Participant{}, nil // CURATOR-436: no path, no leader
+	}
+	if err != nil {
+		return nil, fmt.Errorf("election: list participants: %w", err)
+	}
+	out := make([]Participant, 0, len(kids))
+	for _, name := range sortQueue(kids, q.tag) {
+		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // CURATOR-358: gone while we read
+		}
+		if err != nil {
+			return nil, fmt.Errorf("election: read participant %s: %w", name, err)
+		}
+		p := e.participant(name, data, stat)
+		p.IsLeader = len(out) == 0
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,210 @@
+package election
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
+)
+
+// The znode work both recipes share: the election path's CONTAINER parents,
+// the meta node every electd session publishes, deleting our own nodes, and
+// what a failed create means. docs/DESIGN.md, "Node layout".
+
+// ensureParents creates p and its parents as CONTAINER nodes, which
+// ZooKeeper removes once empty. An existing path costs one read, not a
+// create per level, and needs no create permission on its parents.
+func (e *Elector) ensureParents(p string) error {
+	e.nReads.Add(1)
+	if ok, _, err := e.zk.Exists(p); err == nil && ok {
+		return nil
+	}
+	cur := ""
+	for _, part := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		cur += "/" + part
+		e.nWrites.Add(1)
+		_, err := e.zk.CreateContainer(cur, nil, zk.FlagContainer, e.s.acl)
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if errors.Is(err, zk.ErrNoAuth) {
+				e.refused(cur, err)
+			}
+			return fmt.Errorf("create %s: %w", cur, err)
+		}
+	}
+	return nil
+}
+
+// refused reports a write ZooKeeper refused for lack of permission: the
+// participant cannot stand until it is fixed.
+func (e *Elector) refused(p string, err error) {
+	msg := fmt.Sprintf("no permission on %s (%v): check zookeeper.auth", p, err)
+	e.log.Error("zookeeper refused a write", "node", p, "err", err)
+	e.updateView(func(v *view) { v.refused = msg })
+}
+
+// createFailed handles what a failed create of the own node means to both
+// recipes and returns the error to retry on. A lost reply (connection error)
+// keeps the pending create: the recipe resolves it after reconnecting.
+func (e *Elector) createFailed(err error) error {
+	l := &e.loop
+	switch {
+	case isConnErr(err):
+		return fmt.Errorf("create: %w", err) // outcome unknown
+	case errors.Is(err, zk.ErrNoNode):
+		l.parentsOK = false // the path vanished: make it again
+	case errors.Is(err, zk.ErrNoAuth):
+		e.refused(e.cfg.Path, err)
+	}
+	l.pending = nil
+	return fmt.Errorf("create: %w", err)
+}
+
+// haveNode records a node this session owns as ours.
+func (e *Elector) haveNode(node string, token int64) {
+	l := &e.loop
+	l.pending, l.node, l.dirty = nil, node, true
+	l.gen++
+	e.updateView(func(v *view) {
+		v.node, v.nodeSession, v.refused = node, l.sid, ""
+		if token != 0 {
+			v.ownToken = token
+		}
+	})
+}
+
+// deleteNode deletes a node of ours that is not wanted; best effort, the
+// next re-check finds it again by its protected id if this fails.
+func (e *Elector) deleteNode(name string) {
+	e.nWrites.Add(1)
+	err := e.zk.Delete(join(e.cfg.Path, name), -1)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		e.log.Warn("could not delete orphan node; will retry", "node", name, "err", err)
+		return
+	}
+	e.log.Info("deleted orphan node", "node", name)
+}
+
+// reapOld deletes children that carry a protected id we gave up (CURATOR-45/79).
+func (e *Elector) reapOld(kids []string) {
+	if len(e.loop.old) == 0 {
+		return
+	}
+	for _, k := range kids {
+		if id := protectedID(k); id != "" && e.loop.old[id] && k != e.loop.node {
+			e.deleteNode(k)
+		}
+	}
+}
+
+// participant builds a Participant from a node read.
+func (e *Elector) participant(name string, data []byte, stat *zk.Stat) Participant {
+	return Participant{
+		ID:           string(data),
+		Advertise:    e.advertiseOf(stat.EphemeralOwner),
+		Node:         name,
+		Session:      stat.EphemeralOwner,
+		FencingToken: stat.Czxid + e.cfg.FencingOffset,
+	}
+}
+
+// nodeToken reads the fencing token of one of our nodes, for log lines (a
+// create does not return the node's stat); 0 when the read fails.
+func (e *Elector) nodeToken(name string) int64 {
+	e.nReads.Add(1)
+	ok, stat, err := e.zk.Exists(join(e.cfg.Path, name))
+	if err != nil || !ok {
+		return 0
+	}
+	return stat.Czxid + e.cfg.FencingOffset
+}
+
+// metaPath holds one ephemeral node per electd session, named by the session
+// id, with the participant's id and advertise data (metaData, JSON). It sits
+// beside (not inside) the election path so Curator clients sharing the
+// election never see it, and the election node's data stays the bare id.
+// It is also how race followers, which own no election node, are listed.
+func (e *Elector) metaPath() string { return e.cfg.Path + ".advertise" }
+
+// metaData is the content of a node under metaPath.
+type metaData struct {
+	ID        string `json:"id"`
+	Advertise string `json:"advertise"`
+}
+
+// parseMeta reads a metaPath node; a bare string is taken as advertise data.
+func parseMeta(b []byte) metaData {
+	var m metaData
+	if len(b) > 0 && b[0] == '{' && json.Unmarshal(b, &m) == nil {
+		return m
+	}
+	return metaData{Advertise: string(b)}
+}
+
+// publishMeta creates this session's meta node once per session.
+func (e *Elector) publishMeta() error {
+	l := &e.loop
+	if l.metaSID == l.sid {
+		return nil
+	}
+	mp := e.metaPath()
+	if err := e.ensureParents(mp); err != nil {
+		return err
+	}
+	data, _ := json.Marshal(metaData{ID: e.cfg.ID, Advertise: e.cfg.Advertise})
+	e.nWrites.Add(1)
+	_, err := e.zk.Create(join(mp, sessionHex(l.sid)), data, zk.FlagEphemeral, e.s.acl)
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if errors.Is(err, zk.ErrNoAuth) {
+			e.refused(mp, err)
+		}
+		return fmt.Errorf("publish advertise: %w", err)
+	}
+	l.metaSID = l.sid
+	return nil
+}
+
+// advertised caches advertise data by session: it never changes for the
+// life of a session. Run's goroutine and Participants' both use it.
+type advertised struct {
+	mu sync.Mutex
+	m  map[int64]string
+}
+
+const advertisedMax = 1024
+
+func (a *advertised) get(session int64) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.m[session]
+	return s, ok
+}
+
+func (a *advertised) put(session int64, s string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil || len(a.m) >= advertisedMax {
+		a.m = map[int64]string{} // sessions come and go: start over rather than grow
+	}
+	a.m[session] = s
+}
+
+// advertiseOf returns a session's advertise data, read once per session.
+func (e *Elector) advertiseOf(session int64) string {
+	if session == 0 {
+		return ""
+	}
+	if a, ok := e.adv.get(session); ok {
+		return a
+	}
+	e.nReads.Add(1)
+	data, _, err := e.zk.Get(join(e.metaPath(), sessionHex(session)))
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "" // not cached: try again next time
+	}
+	a := parseMeta(data).Advertise
+	e.adv.put(session, a)
+	return a
+}
