@@ -375,5 +375,5 @@ func (f *fakeZK) Sync(p string) (string, error) {
 }
 
 func (f *fakeZK) AddAuth(string, []byte) error { return nil }
-func (f *fakeZK) State() zk.State             { return zk.StateHasSession }
-func (f *fakeZK) Close()                      {}
+func (f *fakeZK) State() zk.State              { return zk.StateHasSession }
+func (f *fakeZK) Close()                       {}
