@@ -66,7 +66,9 @@ func newUnit(t *testing.T, cfg Config) *unit {
 	}
 	u.e = e
 	t.Cleanup(func() {
-		close(e.done) // stops the watch forwarders
+		if !e.started.Load() {
+			close(e.done) // stops the watch forwarders; Run closes it itself
+		}
 		if t.Failed() {
 			t.Logf("elector log:\n%s", u.log.String())
 		}

@@ -111,7 +111,7 @@ func (e *Elector) run(ctx context.Context) error {
 		var retry <-chan struct{}
 		stopRetry := func() {}
 		if err != nil {
-			d := e.nextBackoff()
+			d := e.nextBackoff(err)
 			e.log.Debug("election step failed; retrying", "err", err, "in", d)
 			retry, stopRetry = after(e.clock, d)
 		} else {
@@ -120,9 +120,25 @@ func (e *Elector) run(ctx context.Context) error {
 				retry, stopRetry = after(e.clock, d)
 			}
 		}
+		done, err := e.wait(ctx, sess, retry, err != nil)
+		stopRetry()
+		if done {
+			return err
+		}
+	}
+}
+
+// wait blocks until the loop has a reason to step again: a command, a watch
+// or timer event, the retry, or a change of the session. After a failed step
+// (failed), only a change of connection state or session id cuts the
+// back-off short: the lease renewals that also signal the session must not
+// turn a back-off into a retry every renewal interval. done reports that Run
+// must return err.
+func (e *Elector) wait(ctx context.Context, sess <-chan struct{}, retry <-chan struct{}, failed bool) (done bool, err error) {
+	st, sid, _ := e.s.snapshot()
+	for {
 		select {
 		case <-ctx.Done():
-			stopRetry()
 			lctx, lcancel := context.WithTimeout(context.Background(), e.leaveTimeout())
 			err := e.leave(lctx)
 			lcancel()
@@ -130,9 +146,8 @@ func (e *Elector) run(ctx context.Context) error {
 				e.log.Warn("could not delete own node before stopping; deleting it once reconnected", "err", err)
 				e.s.reap(e.orphansLeft())
 			}
-			return nil
+			return true, nil
 		case c := <-e.cmds:
-			stopRetry()
 			if c.kind == cmdResign {
 				err := e.leave(c.ctx)
 				if err != nil {
@@ -140,15 +155,21 @@ func (e *Elector) run(ctx context.Context) error {
 					e.s.reap(e.orphansLeft())
 				}
 				c.reply <- err
-				return nil
+				return true, nil
 			}
 			c.reply <- e.release(LossReleased)
+			return false, nil
 		case ev := <-e.events:
 			e.r.handle(ev)
+			return false, nil
 		case <-sess:
+			if nst, nsid, _ := e.s.snapshot(); failed && nst == st && nsid == sid {
+				continue
+			}
+			return false, nil
 		case <-retry:
+			return false, nil
 		}
-		stopRetry()
 	}
 }
 
@@ -159,14 +180,21 @@ func (e *Elector) leaveTimeout() time.Duration {
 	return e.s.cfg.SessionTimeout
 }
 
-func (e *Elector) nextBackoff() time.Duration {
-	b := e.loop.backoff * 2
-	if b < 50*time.Millisecond {
-		b = 50 * time.Millisecond
+// Back-off after a failed step: short for a lost connection (the
+// reconnect itself wakes the loop), long for a refusal that only an
+// operator can fix (permissions), so that it is retried, not hammered.
+const (
+	minBackoff     = 50 * time.Millisecond
+	maxConnBackoff = 2 * time.Second
+	maxBackoff     = 30 * time.Second
+)
+
+func (e *Elector) nextBackoff(err error) time.Duration {
+	limit := maxBackoff
+	if isConnErr(err) {
+		limit = maxConnBackoff
 	}
-	if b > 2*time.Second {
-		b = 2 * time.Second
-	}
+	b := min(max(e.loop.backoff*2, minBackoff), limit)
 	e.loop.backoff = b
 	return b
 }

@@ -1,6 +1,8 @@
 package election
 
 import (
+	"context"
+	"log/slog"
 	"time"
 )
 
@@ -95,8 +97,12 @@ func (e *Elector) emit(st Status) {
 	if !st.IsLeader && prev.IsLeader {
 		reason := e.lossReason(hint, prev, st)
 		e.rec.LeadershipLost(reason)
-		e.log.Warn("revoked", "reason", string(reason), "detail", st.Reason, "session", sessionHex(prev.SessionID),
-			"node", prev.Node, "fencing_token", prev.FencingToken)
+		level := slog.LevelWarn // leadership taken away: worth an operator's look
+		if reason == LossReleased || reason == LossTerm || reason == LossShutdown {
+			level = slog.LevelInfo // given up on purpose
+		}
+		e.log.Log(context.Background(), level, "revoked", "reason", string(reason), "detail", st.Reason,
+			"session", sessionHex(prev.SessionID), "node", prev.Node, "fencing_token", prev.FencingToken)
 	}
 	if st.Leader != nil && (prev.Leader == nil || !sameNode(prev.Leader, st.Leader)) {
 		e.rec.LeaderChanged()

@@ -334,3 +334,67 @@ type countRecorder struct {
 }
 
 func (r *countRecorder) DuplicateID(string) { r.dups++ }
+
+// ZooKeeper refuses to delete the own node (a parent ACL without DELETE):
+// the release fails and the leader leads on, consistent with the node that
+// is still there, instead of everyone following a leader nobody runs.
+func TestQueueReleaseRefusedKeepsLeading(t *testing.T) {
+	u := newUnit(t, Config{})
+	u.settle()
+	node := u.e.loop.node
+	u.other(0x2000, "web-2")
+	u.event()
+	u.settle()
+	u.f.fail("delete", "/e/"+node, zk.ErrNoAuth, false)
+	if err := u.e.release(LossReleased); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("release = %v, want the refusal", err)
+	}
+	u.settle()
+	if st := u.wantLeader(true); st.Node != node || !u.f.exists("/e/"+node) {
+		t.Fatalf("after a refused release: leading on %s, node kept %v; want %s", st.Node, u.f.exists("/e/"+node), node)
+	}
+}
+
+// The delete's reply is lost but the server applied it: the node is gone,
+// so the participant rejoins at the back and the successor leads.
+func TestQueueReleaseReplyLost(t *testing.T) {
+	u := newUnit(t, Config{})
+	u.settle()
+	node := u.e.loop.node
+	u.other(0x2000, "web-2")
+	u.event()
+	u.settle()
+	u.f.fail("delete", "/e/"+node, zk.ErrConnectionClosed, true)
+	if err := u.e.release(LossReleased); err == nil {
+		t.Fatal("release with a lost reply reported success")
+	}
+	u.settle()
+	st := u.wantLeader(false)
+	if st.Leader == nil || st.Leader.ID != "web-2" || len(u.ours()) != 1 || u.ours()[0] == node {
+		t.Fatalf("leader %+v, own nodes %v: want web-2 leading and one new node of ours", st.Leader, u.ours())
+	}
+}
+
+// A participant that never made a node leaves at once, connected or not.
+func TestLeaveWithNothingReturnsAtOnce(t *testing.T) {
+	u := newUnit(t, Config{})
+	u.setState(StateConnecting)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if err := u.e.leave(ctx); err != nil {
+		t.Fatalf("leave = %v", err)
+	}
+}
+
+// A participant with a node and no connection says what is left behind.
+func TestLeaveDisconnectedSaysWhatIsLeft(t *testing.T) {
+	u := newUnit(t, Config{})
+	u.settle()
+	u.setState(StateSuspended)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := u.e.leave(ctx)
+	if err == nil || !strings.Contains(err.Error(), u.e.loop.node) || !strings.Contains(err.Error(), "expires") {
+		t.Fatalf("leave = %v, want the node named and its fate", err)
+	}
+}

@@ -11,6 +11,12 @@ import (
 
 // release gives leadership up and re-queues at the back: the successor's
 // predecessor watch fires and it leads within a round-trip.
+//
+// When ZooKeeper does not delete the node (a parent ACL without DELETE, or
+// a reply lost with the connection), the node is kept as ours and re-checked
+// at once: a leader that could not let go leads on, and the caller gets the
+// error. Forgetting a node that still exists would leave every follower
+// following a leader nobody runs.
 func (e *Elector) release(reason LossReason) error {
 	l := &e.loop
 	if reason == LossReleased && !e.Status().IsLeader {
@@ -18,14 +24,20 @@ func (e *Elector) release(reason LossReason) error {
 	}
 	node, tok := l.node, e.ownToken()
 	// The application must stop acting before anyone else can start.
-	e.updateView(func(v *view) { v.holds, v.lossHint = false, reason })
+	e.updateView(func(v *view) {
+		v.holds, v.lossHint = false, reason
+		if v.leader != nil && v.leader.Node == node && v.leader.Session == l.sid {
+			v.leader = nil // not "following" ourselves until the next read
+		}
+	})
 	e.r.released()
 	e.nWrites.Add(1)
 	err := e.zk.Delete(join(e.cfg.Path, node), -1)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		// Keep the node known so a later re-check deletes it by its protected id.
-		e.forgetNode(reason)
-		return fmt.Errorf("release: %w", err)
+		l.dirty = true
+		e.log.Error("could not delete the own node to release leadership; keeping it", "node", node,
+			"reason", string(reason), "err", err)
+		return fmt.Errorf("release: node %s not deleted, leadership kept: %w", node, err)
 	}
 	e.forgetNode(reason)
 	e.log.Info("released", "node", node, "reason", string(reason), "session", sessionHex(l.sid), "fencing_token", tok)
@@ -48,6 +60,10 @@ func (e *Elector) leave(ctx context.Context) error {
 	for {
 		st, sid, _ := e.s.snapshot()
 		switch {
+		case l.node == "" && l.pending == nil:
+			// Nothing in the election to delete: the meta node, if any,
+			// goes with the session when it is closed.
+			return nil
 		case st == StateClosed:
 			return nil // ephemerals went with the session
 		case st == StateConnected && sid != l.sid:
@@ -63,7 +79,7 @@ func (e *Elector) leave(ctx context.Context) error {
 		case <-retry:
 		case <-ctx.Done():
 			stop()
-			return fmt.Errorf("election: leave: %w", ctx.Err())
+			return e.leftBehind(ctx.Err())
 		}
 		stop()
 	}
@@ -97,3 +113,14 @@ func (e *Elector) leaveOnce() bool {
 
 // leaveRetry paces leave while the connection is down or deletes fail.
 const leaveRetry = 100 * time.Millisecond
+
+// leftBehind says what leave could not delete and what happens to it.
+func (e *Elector) leftBehind(cause error) error {
+	l := &e.loop
+	what := "node " + l.node
+	if l.node == "" {
+		what = "a create whose reply was lost"
+	}
+	return fmt.Errorf("election: leave: %s of session %s not deleted (zookeeper %s): ZooKeeper removes it when the session expires, within %v: %w",
+		what, sessionHex(l.sid), e.s.State(), e.leaveTimeout(), cause)
+}

@@ -39,10 +39,22 @@ func (e *Elector) ensureParents(p string) error {
 
 // refused reports a write ZooKeeper refused for lack of permission: the
 // participant cannot stand until it is fixed.
+// It is logged once per distinct refusal, not on every retry.
 func (e *Elector) refused(p string, err error) {
-	msg := fmt.Sprintf("no permission on %s (%v): check zookeeper.auth", p, err)
-	e.log.Error("zookeeper refused a write", "node", p, "err", err)
-	e.updateView(func(v *view) { v.refused = msg })
+	e.refuse(fmt.Sprintf("no permission on %s (%v): check zookeeper.auth", p, err), "node", p, "err", err)
+}
+
+// refuse records msg as why this participant cannot stand, logging it
+// when it is new.
+func (e *Elector) refuse(msg string, attrs ...any) {
+	e.mu.Lock()
+	was := e.v.refused
+	e.v.refused = msg
+	e.mu.Unlock()
+	e.poke()
+	if was != msg {
+		e.log.Error("cannot stand in the election: "+msg, attrs...)
+	}
 }
 
 // createFailed handles what a failed create of the own node means to both
