@@ -19,6 +19,10 @@ type SessionConfig struct {
 	// Auth is "user:password" digest credentials, or empty. When set, nodes
 	// are created with ACLs that only these credentials may change.
 	Auth string
+	// FixACL, with Auth set, replaces the ACL of an existing election path
+	// (or its meta path) that lets others create or delete there with the
+	// Session's own ACL, instead of refusing to stand. Default false.
+	FixACL bool
 	// RenewInterval is how often the lease is renewed by a sync round-trip.
 	// Default: a tenth of the negotiated session timeout.
 	RenewInterval time.Duration

@@ -83,3 +83,20 @@ func indexOf(list []string, name string) int {
 }
 
 func join(parent, child string) string { return path.Join(parent, child) }
+
+// isQueueNode reports whether name has the shape of a participant's node
+// for tag: the tag, then the 10-digit sequence ZooKeeper appends, at the
+// end. Curator sorts any child; electd ignores the others, so a hostile
+// `_c_...-latch-!` cannot sort first and lead forever.
+func isQueueNode(name, tag string) bool {
+	i := strings.LastIndex(name, tag)
+	if i < 0 || len(name)-i-len(tag) != 10 {
+		return false
+	}
+	for _, r := range name[i+len(tag):] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -39,6 +39,10 @@ func (q *queueRecipe) follow(sorted []string, idx int) error {
 	if err != nil {
 		return fmt.Errorf("watch predecessor: %w", err)
 	}
+	if q.notEphemeral(pred, stat) {
+		l.dirty = true // re-check without it
+		return nil
+	}
 	e.watch(ch, evPred, pred)
 	l.dirty = idx > 1 && q.leaderIdx < 0 // the walk found no leader: look again
 	if idx == 1 {
@@ -59,8 +63,8 @@ func (q *queueRecipe) walk() {
 		e.nReads.Add(1)
 		if i == len(q.queue)-1 {
 			data, stat, err := e.zk.Get(name)
-			if err != nil {
-				return // gone or unreachable: the predecessor watch or session path takes over
+			if err != nil || q.notEphemeral(q.queue[i], stat) {
+				return // gone, unreachable or not a participant: the predecessor watch takes over
 			}
 			q.leaderIdx = i
 			q.setLeader(q.queue[i], data, stat)
@@ -73,6 +77,9 @@ func (q *queueRecipe) walk() {
 		if err != nil {
 			l.dirty = true
 			return
+		}
+		if q.notEphemeral(q.queue[i], stat) {
+			continue
 		}
 		q.leaderIdx = i
 		e.watch(ch, evLeader, q.queue[i])

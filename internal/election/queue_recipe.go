@@ -26,10 +26,65 @@ type queueRecipe struct {
 	ownWatch  uint64   // gen whose watch on the own node is set (leader), 0 when none
 	termDue   bool     // selector: the term ended; re-queue at the next step
 	termNode  string   // selector: the node the term timer was armed for
+
+	// ignored holds children that are not participants and never lead,
+	// with why: a malformed name, or not ephemeral (no session owns it).
+	// Only children that still exist are kept.
+	ignored map[string]string
 }
 
 func newQueueRecipe(e *Elector) *queueRecipe {
-	return &queueRecipe{e: e, tag: tagFor(e.cfg.Mode)}
+	return &queueRecipe{e: e, tag: tagFor(e.cfg.Mode), ignored: map[string]string{}}
+}
+
+// queueOf orders kids into the queue (Curator's order, index 0 leads),
+// leaving out children that are not participants, reported once each.
+func (q *queueRecipe) queueOf(kids []string) []string {
+	out := make([]string, 0, len(kids))
+	for _, k := range kids {
+		switch {
+		case !isQueueNode(k, q.tag):
+			q.ignore(k, "its name does not end in "+q.tag+"<10-digit sequence>")
+		case q.ignored[k] == "":
+			out = append(out, k)
+		}
+	}
+	return sortQueue(out, q.tag)
+}
+
+// ignore reports a child that is not a participant, once.
+func (q *queueRecipe) ignore(name, why string) {
+	if q.ignored[name] != "" {
+		return
+	}
+	q.ignored[name] = why
+	q.e.log.Warn("ignoring a node that is not a participant: it never leads", "node", name, "why", why)
+}
+
+// notEphemeral reports (and ignores from now on) a node no session owns:
+// only a participant's ephemeral node may lead.
+func (q *queueRecipe) notEphemeral(name string, stat *zk.Stat) bool {
+	if stat.EphemeralOwner != 0 {
+		return false
+	}
+	q.ignore(name, "it is not ephemeral: no session owns it")
+	return true
+}
+
+// forgetGone drops ignored children that no longer exist.
+func (q *queueRecipe) forgetGone(kids []string) {
+	if len(q.ignored) == 0 {
+		return
+	}
+	present := make(map[string]bool, len(kids))
+	for _, k := range kids {
+		present[k] = true
+	}
+	for k := range q.ignored {
+		if !present[k] {
+			delete(q.ignored, k)
+		}
+	}
 }
 
 func (q *queueRecipe) step() (bool, error) {
@@ -76,6 +131,9 @@ func (q *queueRecipe) handle(ev event) {
 	case evPred, evOwn, evMembers:
 		l.dirty = true
 	case evLeader:
+		if q.leaderIdx < 0 || q.leaderIdx >= len(q.queue) || ev.node != q.queue[q.leaderIdx] {
+			return // a node the walk passed over, not the leader it settled on
+		}
 		if ev.zk.Type == zk.EventNodeDeleted {
 			q.walk()
 		} else {
@@ -99,11 +157,8 @@ func (q *queueRecipe) forget() {
 // belongs to another mode.
 func (q *queueRecipe) join() error {
 	e, l := q.e, &q.e.loop
-	if !l.parentsOK {
-		if err := e.ensureParents(e.cfg.Path); err != nil {
-			return err
-		}
-		l.parentsOK = true
+	if err := e.preparePath(); err != nil {
+		return err
 	}
 	if err := e.publishMeta(); err != nil {
 		return err
@@ -141,18 +196,19 @@ func (q *queueRecipe) join() error {
 // known: the re-check right after the create takes over.
 func (q *queueRecipe) peekLeader(kids []string) {
 	e := q.e
-	if len(kids) == 0 {
-		return
-	}
 	e.mu.Lock()
 	known := e.v.leader != nil
 	e.mu.Unlock()
 	if known {
 		return
 	}
-	first := sortQueue(kids, q.tag)[0]
+	queue := q.queueOf(kids)
+	if len(queue) == 0 {
+		return
+	}
+	first := queue[0]
 	e.nReads.Add(1)
-	if data, stat, err := e.zk.Get(join(e.cfg.Path, first)); err == nil {
+	if data, stat, err := e.zk.Get(join(e.cfg.Path, first)); err == nil && !q.notEphemeral(first, stat) {
 		p := e.participant(first, data, stat)
 		p.IsLeader = true
 		e.updateView(func(v *view) { v.leader, v.observedAt = &p, e.wallNow() }) // not joined yet
@@ -216,7 +272,8 @@ func (q *queueRecipe) recheck() error {
 		return nil
 	}
 	e.reapOld(kids)
-	sorted := sortQueue(kids, q.tag)
+	q.forgetGone(kids)
+	sorted := q.queueOf(kids)
 	q.members = sorted
 	idx := indexOf(sorted, l.node)
 	if idx < 0 {
@@ -285,7 +342,7 @@ func (q *queueRecipe) watchMembers() error {
 	e.watch(ch, evMembers, l.node)
 	// A node created between the re-check's read and this one fires no
 	// watch: look again if the queue changed in between.
-	if !slices.Equal(sortQueue(kids, q.tag), q.members) {
+	if !slices.Equal(q.queueOf(kids), q.members) {
 		l.dirty = true
 	}
 	return nil
@@ -300,7 +357,7 @@ func (q *queueRecipe) checkDuplicates(sorted []string) (ownToken int64) {
 	for _, name := range sorted {
 		e.nReads.Add(1)
 		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
-		if err != nil {
+		if err != nil || stat.EphemeralOwner == 0 {
 			continue
 		}
 		seen[string(data)]++
@@ -352,12 +409,18 @@ func (q *queueRecipe) participants() ([]Participant, error) {
 	}
 	out := make([]Participant, 0, len(kids))
 	for _, name := range sortQueue(kids, q.tag) {
+		if !isQueueNode(name, q.tag) {
+			continue // not a participant (see queueOf)
+		}
 		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // CURATOR-358: gone while we read
 		}
 		if err != nil {
 			return nil, fmt.Errorf("election: read participant %s: %w", name, err)
+		}
+		if stat.EphemeralOwner == 0 {
+			continue // not a participant: never leads
 		}
 		p := e.participant(name, data, stat)
 		p.IsLeader = len(out) == 0

@@ -41,11 +41,8 @@ func (r *raceRecipe) step() (bool, error) {
 	if r.watching {
 		return false, nil // following: the leader watch wakes us
 	}
-	if !l.parentsOK {
-		if err := e.ensureParents(e.cfg.Path); err != nil {
-			return false, err
-		}
-		l.parentsOK = true
+	if err := e.preparePath(); err != nil {
+		return false, err
 	}
 	e.nReads.Add(1)
 	kids, _, err := e.zk.Children(e.cfg.Path)
@@ -171,11 +168,18 @@ func (r *raceRecipe) follow(absentOK bool) error {
 	}
 	r.watching = true
 	e.watch(ch, evLeader, raceNode)
+	if stat.EphemeralOwner == 0 {
+		// No participant made it and none can ever take it: say so, and
+		// wait for it to be deleted.
+		e.refuse(fmt.Sprintf("%s is not ephemeral (no session owns it), so nobody can win the race: delete it", r.leaderPath()))
+		e.updateView(func(v *view) { v.leader, v.joined, v.holds = nil, true, false })
+		return nil
+	}
 	p := e.participant(raceNode, data, stat)
 	p.IsLeader = true
 	e.updateView(func(v *view) {
 		v.leader, v.joined, v.observedAt, v.participants = &p, true, e.wallNow(), 1
-		v.holds = false
+		v.holds, v.refused = false, ""
 	})
 	return nil
 }

@@ -14,6 +14,23 @@ import (
 // the meta node every electd session publishes, deleting our own nodes, and
 // what a failed create means. docs/DESIGN.md, "Node layout".
 
+// preparePath makes the election path ready to join, once per session: its
+// ACL checked (checkACL) and the path and its parents created.
+func (e *Elector) preparePath() error {
+	l := &e.loop
+	if l.parentsOK {
+		return nil
+	}
+	if err := e.checkACL(); err != nil {
+		return err
+	}
+	if err := e.ensureParents(e.cfg.Path); err != nil {
+		return err
+	}
+	l.parentsOK = true
+	return nil
+}
+
 // ensureParents creates p and its parents as CONTAINER nodes, which
 // ZooKeeper removes once empty. An existing path costs one read, not a
 // create per level, and needs no create permission on its parents.
