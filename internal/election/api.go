@@ -119,6 +119,8 @@ type Recorder interface {
 type SessionRecorder interface {
 	SessionExpired()
 	Reconnected()
+	// LeaseRenewed reports the round-trip of a sync that renewed the lease.
+	LeaseRenewed(rtt time.Duration)
 }
 
 // Counters are cumulative counts of an Elector's ZooKeeper work, for tests

@@ -13,11 +13,34 @@ import (
 func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn, error) {
 	c, err := net.DialTimeout(network, address, timeout)
 	if err != nil {
+		s.dialFailed(address, err)
 		return nil, err
 	}
 	// Socket deadlines are wall-clock instants the kernel checks, not
 	// waits of ours: they come from package time, not the Clock.
 	return &sniffConn{Conn: c, s: s, handshakeBy: time.Now().Add(s.handshakeTimeout())}, nil
+}
+
+// dialWarnEvery paces the warnings about servers that cannot be reached.
+const dialWarnEvery = 30 * time.Second
+
+// dialFailed warns that a server cannot be reached: at once for the first
+// failure since the last session was established, then at most once per
+// dialWarnEvery with the number of failures in between. An operator whose
+// electd has no view of the election sees why at the default log level.
+func (s *Session) dialFailed(address string, err error) {
+	now := s.clock.Now()
+	s.mu.Lock()
+	s.dialFailures++
+	n := s.dialFailures
+	due := s.lastDialWarn.IsZero() || now.Sub(s.lastDialWarn) >= dialWarnEvery
+	if due {
+		s.lastDialWarn, s.dialFailures = now, 0
+	}
+	s.mu.Unlock()
+	if due {
+		s.log.Warn("cannot reach zookeeper server; retrying", "server", address, "err", err, "failures", n)
+	}
 }
 
 // handshakeTimeout bounds the wait for a server's ConnectResponse, as the

@@ -260,11 +260,12 @@ type recorder struct {
 	lost []election.LossReason
 }
 
-func (r *recorder) LeadershipAcquired() { r.acquired.Add(1) }
-func (r *recorder) LeaderChanged()      { r.changed.Add(1) }
-func (r *recorder) DuplicateID(string)  {}
-func (r *recorder) SessionExpired()     { r.expired.Add(1) }
-func (r *recorder) Reconnected()        { r.reconnects.Add(1) }
+func (r *recorder) LeadershipAcquired()        { r.acquired.Add(1) }
+func (r *recorder) LeaderChanged()             { r.changed.Add(1) }
+func (r *recorder) DuplicateID(string)         {}
+func (r *recorder) SessionExpired()            { r.expired.Add(1) }
+func (r *recorder) Reconnected()               { r.reconnects.Add(1) }
+func (r *recorder) LeaseRenewed(time.Duration) {}
 
 func (r *recorder) LeadershipLost(reason election.LossReason) {
 	r.mu.Lock()

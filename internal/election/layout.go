@@ -100,3 +100,24 @@ func isQueueNode(name, tag string) bool {
 	}
 	return true
 }
+
+// queueTag is the recipe tag of a participant's node name, or "" when the
+// name is not one (isQueueNode).
+func queueTag(name string) string {
+	for _, tag := range []string{latchTag, lockTag} {
+		if isQueueNode(name, tag) {
+			return tag
+		}
+	}
+	return ""
+}
+
+// sortBySequence orders participant nodes of either recipe by the sequence
+// ZooKeeper gave them (unique under one parent), which is each recipe's own
+// order among its nodes.
+func sortBySequence(children []string) []string {
+	out := append([]string(nil), children...)
+	seq := func(n string) string { return n[max(len(n)-10, 0):] }
+	sort.SliceStable(out, func(i, j int) bool { return seq(out[i]) < seq(out[j]) })
+	return out
+}

@@ -22,6 +22,7 @@ type loopState struct {
 	dirty     bool      // the queue (race: the leader node) must be read again
 	holdOff   time.Time // no join (misconfigured) or no race (just released) before this
 	backoff   time.Duration
+	leasing   bool // this elector counts in the Session's lease demand
 }
 
 // pendingCreate is a create whose reply was lost: the node may exist or not
@@ -94,6 +95,7 @@ func (e *Elector) run(ctx context.Context) error {
 		e.publisher(pubSess, stopPub)
 	}()
 	defer func() {
+		e.wantLease(false)
 		cancelPub()
 		close(e.done)
 		close(stopPub)
@@ -248,6 +250,30 @@ func (e *Elector) step() (again bool, err error) {
 	return e.r.step()
 }
 
+// wantLease says whether this participant may lead soon (it leads, or is
+// next in line) and so needs the Session to keep the lease renewed.
+func (e *Elector) wantLease(want bool) {
+	if e.loop.leasing != want {
+		e.loop.leasing = want
+		e.s.needLease(want)
+	}
+}
+
+// ensureLease renews the lease now, when it has lapsed, before this
+// participant starts leading: a participant that was not renewing (it was
+// not next in line, or just won a race) must not wait a renewal interval to
+// answer 200. A failure leaves the lease lapsed: Status says so until the
+// renewal loop succeeds.
+func (e *Elector) ensureLease() {
+	e.wantLease(true)
+	if e.s.LeaseRemaining() > 0 {
+		return
+	}
+	if _, err := e.s.renew(); err != nil {
+		e.log.Debug("could not renew the lease before leading", "err", err)
+	}
+}
+
 // abandonPending gives up a create whose outcome is unknown: any node it
 // made is an orphan (CURATOR-45/79).
 func (e *Elector) abandonPending() {
@@ -296,6 +322,7 @@ func (e *Elector) forgetNode(hint LossReason) {
 	l := &e.loop
 	node := l.node
 	e.r.forget()
+	e.wantLease(false)
 	l.node = ""
 	l.gen++
 	e.updateView(func(v *view) {

@@ -24,6 +24,7 @@ func (q *queueRecipe) follow(sorted []string, idx int) error {
 		v.holds = false
 	})
 	l.gen++
+	e.wantLease(idx == 1) // next in line: keep a lease ready for the handoff (see setLeader)
 	q.queue = sorted[:idx]
 	if idx > 1 {
 		// The leader first: the view is current one read sooner.
@@ -88,9 +89,11 @@ func (q *queueRecipe) walk() {
 	}
 }
 
-// setLeader records the leader as read from its node.
+// setLeader records the leader as read from its node. When the leader is
+// our predecessor we are next in line and keep a lease ready.
 func (q *queueRecipe) setLeader(name string, data []byte, stat *zk.Stat) {
 	e := q.e
+	e.wantLease(q.leaderIdx == len(q.queue)-1)
 	p := e.participant(name, data, stat)
 	p.IsLeader = true
 	e.updateView(func(v *view) {

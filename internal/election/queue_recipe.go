@@ -397,7 +397,9 @@ func (q *queueRecipe) endTerm() error {
 	return e.release(LossTerm)
 }
 
-// participants reads the queue, in order; the first readable node leads.
+// participants reads the queue, in order. On a path that also holds nodes
+// of the other recipe (misconfigured), each recipe's lowest node is marked
+// leader: that is who its own Curator clients follow.
 func (q *queueRecipe) participants() ([]Participant, error) {
 	e := q.e
 	kids, _, err := e.zk.Children(e.cfg.Path)
@@ -408,8 +410,10 @@ func (q *queueRecipe) participants() ([]Participant, error) {
 		return nil, fmt.Errorf("election: list participants: %w", err)
 	}
 	out := make([]Participant, 0, len(kids))
-	for _, name := range sortQueue(kids, q.tag) {
-		if !isQueueNode(name, q.tag) {
+	led := map[string]bool{}
+	for _, name := range sortBySequence(kids) {
+		tag := queueTag(name)
+		if tag == "" {
 			continue // not a participant (see queueOf)
 		}
 		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
@@ -423,7 +427,8 @@ func (q *queueRecipe) participants() ([]Participant, error) {
 			continue // not a participant: never leads
 		}
 		p := e.participant(name, data, stat)
-		p.IsLeader = len(out) == 0
+		p.IsLeader = !led[tag]
+		led[tag] = true
 		out = append(out, p)
 	}
 	return out, nil

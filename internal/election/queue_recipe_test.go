@@ -3,6 +3,7 @@ package election
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -396,5 +397,25 @@ func TestLeaveDisconnectedSaysWhatIsLeft(t *testing.T) {
 	err := u.e.leave(ctx)
 	if err == nil || !strings.Contains(err.Error(), u.e.loop.node) || !strings.Contains(err.Error(), "expires") {
 		t.Fatalf("leave = %v, want the node named and its fate", err)
+	}
+}
+
+// A selector on a latch path lists the latch nodes in their own order with
+// their own leader, not the first node by the selector's sort (issue 12).
+func TestQueueParticipantsOnAMisconfiguredPath(t *testing.T) {
+	u := newUnit(t, Config{Mode: ModeSelector})
+	u.f.put("/e/_c_"+newTestUUID(0x2000)+"-latch-", "web-1", 0x2000, zk.FlagEphemeralSequential)
+	u.f.put("/e/_c_"+newTestUUID(0x0001)+"-latch-", "web-2", 0x0001, zk.FlagEphemeralSequential)
+	u.f.put("/e/_c_"+newTestUUID(0x3000)+"-lock-", "sel-1", 0x3000, zk.FlagEphemeralSequential)
+	ps, err := u.e.r.participants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, fmt.Sprintf("%s:%v", p.ID, p.IsLeader))
+	}
+	if want := "web-1:true web-2:false sel-1:true"; strings.Join(got, " ") != want {
+		t.Fatalf("participants %v, want %s", got, want)
 	}
 }

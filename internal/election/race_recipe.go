@@ -167,6 +167,7 @@ func (r *raceRecipe) follow(absentOK bool) error {
 		return fmt.Errorf("watch leader: %w", err)
 	}
 	r.watching = true
+	e.wantLease(false) // any follower may win the next race: it renews then
 	e.watch(ch, evLeader, raceNode)
 	if stat.EphemeralOwner == 0 {
 		// No participant made it and none can ever take it: say so, and

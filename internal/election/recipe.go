@@ -70,6 +70,7 @@ const misconfigRetry = 2 * time.Second
 // leadership began (now, or earlier when it already held the node).
 func (e *Elector) takeLead(data []byte, stat *zk.Stat) time.Time {
 	l := &e.loop
+	e.ensureLease()
 	self := e.participant(l.node, data, stat)
 	self.IsLeader = true
 	now := e.clock.Now()

@@ -39,7 +39,15 @@ type Session struct {
 	authed    bool
 	leaseEnd  time.Time
 	leaseSID  int64
-	subs      map[chan struct{}]struct{}
+	// lastRenewal is the send time of the last renewal that succeeded on
+	// session leaseSID (activityGap); leaseDemand counts the electors that
+	// need the lease (needLease).
+	lastRenewal time.Time
+	leaseDemand int
+	// dialFailures counts failed dials since lastDialWarn (dialFailed).
+	dialFailures int
+	lastDialWarn time.Time
+	subs         map[chan struct{}]struct{}
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -173,7 +181,7 @@ func (s *Session) Close() {
 		s.mu.Lock()
 		s.state = StateClosed
 		s.sessionID = 0
-		s.leaseEnd = time.Time{}
+		s.leaseEnd, s.lastRenewal = time.Time{}, time.Time{}
 		s.mu.Unlock()
 		s.notify()
 		s.log.Info("zookeeper session closed")
@@ -220,6 +228,7 @@ func (s *Session) onEvent(ev zk.Event) {
 	switch ev.State {
 	case zk.StateHasSession:
 		s.state = StateConnected
+		s.dialFailures, s.lastDialWarn = 0, time.Time{}
 		s.sessionID = s.negotiatedID.Load()
 		if ms := s.negotiatedMs.Load(); ms > 0 {
 			s.timeout = time.Duration(ms) * time.Millisecond
@@ -228,7 +237,7 @@ func (s *Session) onEvent(ev zk.Event) {
 	case zk.StateExpired:
 		s.state = StateExpired
 		s.sessionID = 0
-		s.leaseEnd = time.Time{}
+		s.leaseEnd, s.lastRenewal = time.Time{}, time.Time{}
 	case zk.StateDisconnected, zk.StateConnecting, zk.StateConnected:
 		switch {
 		case s.state == StateExpired:

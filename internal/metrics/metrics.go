@@ -6,6 +6,8 @@
 package metrics
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
@@ -55,6 +57,7 @@ type Metrics struct {
 	duplicateIDs  prometheus.Counter
 	expirations   prometheus.Counter
 	reconnects    prometheus.Counter
+	renewals      prometheus.Histogram
 }
 
 var (
@@ -86,6 +89,13 @@ func New(reg prometheus.Registerer, path string, src StatusSource, info BuildInf
 		reconnects: f.NewCounter(opts("zk_reconnects_total",
 			"Reconnections to ZooKeeper within a live session.")),
 	}
+	m.renewals = f.NewHistogram(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "lease_renewal_seconds", ConstLabels: labels,
+		Help: "Round-trips of the sync requests that renew the lease (through the ZooKeeper leader); " +
+			"a lease lapses when they approach the session timeout.",
+		// 1 ms on loopback to seconds on a struggling ensemble.
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	})
 	for _, r := range lossReasons {
 		m.lost.WithLabelValues(string(r))
 	}
@@ -118,3 +128,6 @@ func (m *Metrics) SessionExpired() { m.expirations.Inc() }
 
 // Reconnected implements election.SessionRecorder.
 func (m *Metrics) Reconnected() { m.reconnects.Inc() }
+
+// LeaseRenewed implements election.SessionRecorder.
+func (m *Metrics) LeaseRenewed(rtt time.Duration) { m.renewals.Observe(rtt.Seconds()) }

@@ -224,3 +224,32 @@ func hasLabel(ls []*dto.LabelPair, name, value string) bool {
 	}
 	return false
 }
+
+func TestLeaseRenewalHistogram(t *testing.T) {
+	reg, _, m := setup(t)
+	var srec election.SessionRecorder = m
+	srec.LeaseRenewed(3 * time.Millisecond)
+	srec.LeaseRenewed(300 * time.Millisecond)
+	want := `
+# HELP electd_lease_renewal_seconds Round-trips of the sync requests that renew the lease (through the ZooKeeper leader); a lease lapses when they approach the session timeout.
+# TYPE electd_lease_renewal_seconds histogram
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.001"} 0
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.0025"} 0
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.005"} 1
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.01"} 1
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.025"} 1
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.05"} 1
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.1"} 1
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.25"} 1
+electd_lease_renewal_seconds_bucket{election="/services/web",le="0.5"} 2
+electd_lease_renewal_seconds_bucket{election="/services/web",le="1"} 2
+electd_lease_renewal_seconds_bucket{election="/services/web",le="2.5"} 2
+electd_lease_renewal_seconds_bucket{election="/services/web",le="5"} 2
+electd_lease_renewal_seconds_bucket{election="/services/web",le="+Inf"} 2
+electd_lease_renewal_seconds_sum{election="/services/web"} 0.303
+electd_lease_renewal_seconds_count{election="/services/web"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "electd_lease_renewal_seconds"); err != nil {
+		t.Fatal(err)
+	}
+}
