@@ -283,10 +283,17 @@ func (e *Elector) abandonPending() {
 	e.loop.pending = nil
 }
 
-// stale reports a watch event that no longer matters: set for an older view,
-// or the library saying the watch is gone (the session path handles that).
+// stale reports a watch event that no longer matters: set for an older view
+// (the own node's watch: for an older node), or the library saying the
+// watch is gone (the session path handles that).
 func (e *Elector) stale(ev event) bool {
-	return ev.gen != e.loop.gen || ev.zk.Type == zk.EventNotWatching
+	if ev.zk.Type == zk.EventNotWatching {
+		return true
+	}
+	if ev.kind == evOwn {
+		return ev.node != e.loop.node
+	}
+	return ev.gen != e.loop.gen
 }
 
 // watch forwards one watch firing to the loop.

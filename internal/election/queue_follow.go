@@ -50,6 +50,13 @@ func (q *queueRecipe) follow(sorted []string, idx int) error {
 		q.leaderIdx = 0
 		q.setLeader(pred, data, stat)
 	}
+	if q.leaderIdx == len(q.queue)-1 {
+		// Next in line: verify the own node now, so that taking over is
+		// the queue's re-check alone.
+		if _, err := e.armOwn(&q.own); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

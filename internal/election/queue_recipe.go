@@ -23,7 +23,7 @@ type queueRecipe struct {
 	queue     []string // sorted queue up to and including our predecessor
 	members   []string // sorted queue at the last re-check
 	leaderIdx int      // index in queue of the leader we watch
-	ownWatch  uint64   // gen whose watch on the own node is set (leader), 0 when none
+	own       ownNode  // the own node, read and watched (armOwn)
 	termDue   bool     // selector: the term ended; re-queue at the next step
 	termNode  string   // selector: the node the term timer was armed for
 
@@ -150,7 +150,7 @@ func (q *queueRecipe) forget() {
 	if q.uuid != "" {
 		q.e.loop.old[q.uuid] = true
 	}
-	q.uuid, q.queue, q.termDue = "", nil, false
+	q.uuid, q.queue, q.termDue, q.own = "", nil, false, ownNode{}
 }
 
 // join creates our protected EPHEMERAL_SEQUENTIAL node, unless the path
@@ -299,7 +299,7 @@ func (q *queueRecipe) recheck() error {
 }
 
 // claim takes leadership of the lowest node, once the live session is known
-// to own it (readOwn).
+// to own it (armOwn).
 //
 // The leader also watches the path's children. Followers watch only their
 // predecessor, so without it nobody would notice a node of another recipe
@@ -308,18 +308,15 @@ func (q *queueRecipe) recheck() error {
 // It also keeps the leader's participant count exact.
 func (q *queueRecipe) claim() error {
 	e, l := q.e, &q.e.loop
-	if q.ownWatch == l.gen && e.holding(l.node) {
-		return q.watchMembers() // re-check while leading: own node already checked and watched
-	}
-	data, stat, ch, ok, err := e.readOwn()
-	if !ok {
+	if ok, err := e.armOwn(&q.own); !ok {
 		return err
 	}
-	l.gen++
-	e.watch(ch, evOwn, l.node)
-	q.ownWatch = l.gen
+	if e.holding(l.node) {
+		return q.watchMembers() // a re-check while leading
+	}
+	l.gen++ // the follower's watches stop mattering
 	l.dirty, q.queue = false, nil
-	claimedAt := e.takeLead(data, stat)
+	claimedAt := e.takeLead(q.own.data, q.own.stat)
 	if e.cfg.Mode == ModeSelector && e.cfg.Term > 0 && q.termNode != l.node {
 		q.termNode = l.node
 		d := claimedAt.Add(e.cfg.ClaimDelay + e.cfg.Term).Sub(e.clock.Now())

@@ -22,7 +22,8 @@ const raceHoldOff = 500 * time.Millisecond
 // session's meta node.
 type raceRecipe struct {
 	e        *Elector
-	watching bool // following: a watch on the leader node is set
+	watching bool    // following: a watch on the leader node is set
+	own      ownNode // the leader node while it is ours (armOwn)
 }
 
 func (r *raceRecipe) leaderPath() string { return join(r.e.cfg.Path, raceNode) }
@@ -102,7 +103,7 @@ func (r *raceRecipe) released() {
 	r.e.loop.holdOff = r.e.clock.Now().Add(raceHoldOff)
 }
 
-func (r *raceRecipe) forget() { r.watching = false }
+func (r *raceRecipe) forget() { r.watching, r.own = false, ownNode{} }
 
 // resolvePending settles a create whose reply was lost: the node is ours if
 // the live session owns it.
@@ -127,14 +128,14 @@ func (r *raceRecipe) resolvePending() error {
 // it; its own watch says when it goes.
 func (r *raceRecipe) claim() error {
 	e, l := r.e, &r.e.loop
-	data, stat, ch, ok, err := e.readOwn()
-	if !ok {
+	if ok, err := e.armOwn(&r.own); !ok {
 		return err
 	}
-	l.gen++
-	e.watch(ch, evOwn, l.node)
 	l.dirty = false
-	e.takeLead(data, stat)
+	if !e.holding(l.node) {
+		l.gen++
+		e.takeLead(r.own.data, r.own.stat)
+	}
 	return nil
 }
 

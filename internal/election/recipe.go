@@ -88,28 +88,43 @@ func (e *Elector) takeLead(data []byte, stat *zk.Stat) time.Time {
 	return claimedAt
 }
 
-// readOwn reads the own node with a watch before leading on it. It returns
-// ok=false, having dropped the node, when the node is gone or belongs to
-// another session (CURATOR-696: a node created by an older session's
-// retried request must not make us leader).
-func (e *Elector) readOwn() (data []byte, stat *zk.Stat, ch <-chan zk.Event, ok bool, err error) {
+// ownNode is the own node as read and watched by armOwn.
+type ownNode struct {
+	name string // l.node it was read for; "" when not armed
+	data []byte
+	stat *zk.Stat
+}
+
+// armOwn reads the own node and sets a watch on it, once per node: the
+// watch then says when it goes (evOwn). It returns false, having dropped the
+// node, when the node is gone or belongs to another session (CURATOR-696: a
+// node created by an older session's retried request must not make us
+// leader). A node's owner never changes, so a node armed once needs no
+// second read: the queue's successor arms its node ahead of time, keeping
+// the read out of the handoff.
+func (e *Elector) armOwn(own *ownNode) (ok bool, err error) {
 	l := &e.loop
+	if own.name == l.node && l.node != "" {
+		return true, nil
+	}
 	e.nReads.Add(1)
-	data, stat, ch, err = e.zk.GetW(join(e.cfg.Path, l.node))
+	data, stat, ch, err := e.zk.GetW(join(e.cfg.Path, l.node))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		e.forgetNode(LossExpired)
-		return nil, nil, nil, false, nil
+		return false, nil
 	case err != nil:
-		return nil, nil, nil, false, fmt.Errorf("claim: %w", err)
+		return false, fmt.Errorf("read own node: %w", err)
 	case stat.EphemeralOwner != l.sid:
 		e.log.Warn("own node belongs to another session; deleting and rejoining",
 			"node", l.node, "owner", sessionHex(stat.EphemeralOwner), "session", sessionHex(l.sid))
 		e.deleteNode(l.node)
 		e.forgetNode(LossExpired)
-		return nil, nil, nil, false, nil
+		return false, nil
 	}
-	return data, stat, ch, true, nil
+	e.watch(ch, evOwn, l.node)
+	*own = ownNode{name: l.node, data: data, stat: stat}
+	return true, nil
 }
 
 // holding reports whether the view says we lead with node.
