@@ -153,9 +153,9 @@ func TestConfigValidate(t *testing.T) {
 		{"negative term", func(c *Config) { c.Mode, c.Term = ModeSelector, -time.Minute }, "Term"},
 		// Issue 14: 1 ns made 3 selectors take leadership 1,335 times in 10 s.
 		{"term 1ns", func(c *Config) { c.Mode, c.Term = ModeSelector, time.Nanosecond }, "Term"},
-		{"term below the minimum", func(c *Config) { c.Mode, c.Term = ModeSelector, MinTerm - 1 }, "Term"},
+		{"term below the minimum", func(c *Config) { c.Mode, c.Term = ModeSelector, MinTerm-1 }, "Term"},
 		{"term at the maximum", func(c *Config) { c.Mode, c.Term = ModeSelector, MaxTerm }, ""},
-		{"term past the maximum", func(c *Config) { c.Mode, c.Term = ModeSelector, MaxTerm + 1 }, "Term"},
+		{"term past the maximum", func(c *Config) { c.Mode, c.Term = ModeSelector, MaxTerm+1 }, "Term"},
 		{"unknown on_suspend", func(c *Config) { c.OnSuspend = "panic" }, "OnSuspend"},
 		{"negative claim delay", func(c *Config) { c.ClaimDelay = -1 }, "ClaimDelay"},
 		{"claim delay at the maximum", func(c *Config) { c.ClaimDelay = MaxClaimDelay }, ""},
