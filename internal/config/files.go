@@ -78,8 +78,11 @@ func kind(m fs.FileMode) string {
 }
 
 func size(n int64) string {
-	if n%(1<<20) == 0 {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return fmt.Sprintf("%d KiB", n>>10)
+	return fmt.Sprintf("%d bytes", n)
 }

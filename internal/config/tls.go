@@ -73,9 +73,12 @@ func (p *KeyPair) Certificate() (*tls.Certificate, error) {
 		stats[0].ModTime().Equal(p.stats[0].ModTime()) && stats[1].ModTime().Equal(p.stats[1].ModTime())) {
 		return p.cert, nil
 	}
+	// Read once per change: a broken pair is not read again on every
+	// handshake, only after the files change again.
 	if cert, err := p.read(); err == nil {
-		p.cert, p.stats = cert, stats
+		p.cert = cert
 	}
+	p.stats = stats
 	return p.cert, nil
 }
 
