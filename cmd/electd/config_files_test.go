@@ -93,7 +93,7 @@ func TestLocalFilesAreBounded(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	big := writeFile(t, "big", strings.Repeat("#", 1<<20+1))
+	big := writeFile(t, "big", strings.Repeat("#", 64<<10+1))
 	bigSecret := writeFile(t, "big-secret", "u:"+strings.Repeat("p", 64<<10))
 	for _, tc := range []struct {
 		args []string
@@ -103,7 +103,7 @@ func TestLocalFilesAreBounded(t *testing.T) {
 		{[]string{"--config", "/dev/zero"}, "config", "not a regular file"},
 		{[]string{"--config", fifo}, "config", "FIFO"},
 		{[]string{"--config", dir}, "config", "directory"},
-		{[]string{"--config", big}, "config", "at most 1 MiB"},
+		{[]string{"--config", big}, "config", "at most 64 KiB"},
 		{with("--zookeeper.auth_file", "/dev/zero"), "zookeeper.auth_file", "not a regular file"},
 		{with("--zookeeper.auth_file", fifo), "zookeeper.auth_file", "FIFO"},
 		{with("--zookeeper.auth_file", bigSecret), "zookeeper.auth_file", "at most 64 KiB"},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"slices"
@@ -72,22 +71,20 @@ func defaultID() string {
 }
 
 // readFile hands the YAML file to viper: a regular file of at most
-// config.MaxConfigFileBytes, so that --config /dev/zero or a FIFO fails at
-// once.
+// config.MaxConfigFileBytes (--config /dev/zero or a FIFO fails at once),
+// parsed once by config.ParseYAML, which bounds the document's shape
+// before decoding it (viper's own ReadConfig would hand any shape to
+// yaml.v3, whose duplicate-key check is quadratic).
 func readFile(v *viper.Viper, file string) error {
 	b, err := config.ReadFile("config", file, config.MaxConfigFileBytes)
 	if err != nil {
 		return err
 	}
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
-		var pe viper.ConfigParseError
-		if errors.As(err, &pe) {
-			err = pe.Unwrap()
-		}
-		return config.Errorf("config", "%s does not parse as YAML: %v", strconv.Quote(file), err)
+	m, err := config.ParseYAML(b)
+	if err != nil {
+		return err
 	}
-	return nil
+	return v.MergeConfigMap(m)
 }
 
 // checkKeys names, before decoding, what UnmarshalExact would only report
