@@ -97,9 +97,11 @@ func setFuzzEnv(t *testing.T, dir, env string) []string {
 	return secrets
 }
 
-// errKey is how an error starts: a key, a section, "config", a name from
-// the file as it is or quoted.
-var errKey = regexp.MustCompile(`^([a-z0-9_.-]+|"[^"]*"(\.\.\.")?|"[^"]*"\.\.\.): \S`)
+// errKey is how an error starts: a key, a section, "config", or a path
+// from the file whose segments are as they are or quoted (and cut).
+var errKey = regexp.MustCompile(`^` + keySeg + `(\.` + keySeg + `)*: \S`)
+
+const keySeg = `([a-z0-9_-]+|"([^"\\]|\\.)*"(\.\.\.)?)`
 
 func checkFuzzError(t *testing.T, err error, secrets []string) {
 	t.Helper()

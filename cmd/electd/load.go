@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -123,26 +122,13 @@ func checkPath(v *viper.Viper, name string) error {
 			return config.Errorf(p, "must be a single value, not a mapping")
 		}
 		if !config.IsSection(p) {
-			return config.Errorf(keyName(p), "unknown key in the configuration file")
+			return config.Errorf(config.ShowKey(p), "unknown key in the configuration file")
 		}
 	}
 	if v.Get(name) == nil {
 		return nil // "zookeeper:" with every key commented out
 	}
 	return config.Errorf(name, "must be a mapping of keys")
-}
-
-// keyName shows a key from the file in an error: as it is when it looks
-// like a key, else quoted and cut (YAML keys may hold anything).
-func keyName(name string) string {
-	if len(name) <= 64 && strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_.-") == "" {
-		return name
-	}
-	q := strconv.Quote(name)
-	if len(q) > 66 {
-		q = q[:64] + "...\""
-	}
-	return q
 }
 
 // decodeError turns mapstructure's error (errors.Join of a

@@ -81,13 +81,21 @@ func checkShape(n *yaml.Node, path string, depth int, nodes *int) error {
 }
 
 func keyPath(path, name string) string {
-	if len(name) > 64 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
-		name = quote(name)
-	}
+	name = ShowKey(name)
 	if path == "" {
 		return name
 	}
 	return path + "." + name
+}
+
+// ShowKey shows a key from a file in an error: as it is when it looks like
+// a key (or a dotted path of keys), else quoted and cut; YAML keys may hold
+// anything, newlines and a megabyte included.
+func ShowKey(name string) string {
+	if name != "" && len(name) <= 64 && strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_.-") == "" {
+		return name
+	}
+	return quote(name)
 }
 
 func orConfig(path string) string {
