@@ -22,6 +22,14 @@ test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator i
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 
+# The configuration fuzz targets, each briefly (their seed corpora in
+# testdata/fuzz run with every `go test`). For `make test`: add fuzz-config.
+FUZZTIME ?= 5s
+.PHONY: fuzz-config
+fuzz-config: ## fuzz config parsing briefly (FUZZTIME=5s each)
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./cmd/electd
+	$(GO) test -run '^$$' -fuzz '^FuzzParseYAML$$' -fuzztime $(FUZZTIME) ./internal/config
+
 .PHONY: build
 build: ## static binary in bin/electd, stamped with version and commit
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/electd

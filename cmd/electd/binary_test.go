@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/config"
 )
 
 // runBinary runs electd to completion with a deadline.
@@ -68,10 +70,9 @@ func TestBinaryExampleConfigValidates(t *testing.T) {
 	if status != 0 {
 		t.Fatalf("--validate of config.example.yaml: status %d: %s", status, stderr)
 	}
-	for _, k := range keys {
-		leaf := k.name[strings.LastIndexByte(k.name, '.')+1:]
-		if !strings.Contains(stdout, leaf+": ") {
-			t.Errorf("effective configuration lacks %s:\n%s", k.name, stdout)
+	for _, k := range config.Keys() {
+		if !strings.Contains(stdout, k.Leaf()+": ") {
+			t.Errorf("effective configuration lacks %s:\n%s", k.Name, stdout)
 		}
 	}
 }

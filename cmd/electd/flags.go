@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/electd/electd/internal/config"
 )
 
 // options are the flags that are not configuration keys.
@@ -18,15 +21,16 @@ type options struct {
 }
 
 // parseFlags defines one string flag per key (same name as the key; typed
-// parsing happens in load, the same way for every source) and parses args.
+// parsing happens in load, the same way for every source: --zookeeper.tls
+// takes a value, true or false, like ELECTD_ZOOKEEPER_TLS) and parses args.
 func parseFlags(args []string) (*pflag.FlagSet, options, error) {
 	var o options
 	fs := pflag.NewFlagSet("electd", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.SortFlags = false
-	for _, k := range keys {
-		fs.String(k.name, "", k.help)
+	for _, k := range config.Keys() {
+		fs.String(k.Name, "", k.Help)
 	}
 	fs.StringVar(&o.config, "config", "", "optional YAML configuration file")
 	fs.BoolVar(&o.validate, "validate", false, "check the configuration, print the effective values and exit")
@@ -36,7 +40,7 @@ func parseFlags(args []string) (*pflag.FlagSet, options, error) {
 		return nil, o, flagError(err)
 	}
 	if fs.NArg() > 0 {
-		return nil, o, errorf(fs.Arg(0), "unexpected argument; electd takes flags only (see --help)")
+		return nil, o, config.Errorf(fs.Arg(0), "unexpected argument; electd takes flags only (see --help)")
 	}
 	return fs, o, nil
 }
@@ -52,11 +56,11 @@ func flagError(err error) error {
 	}
 	switch {
 	case strings.HasPrefix(msg, "unknown"):
-		return errorf(name, "unknown flag (see --help)")
+		return config.Errorf(name, "unknown flag (see --help)")
 	case strings.HasPrefix(msg, "flag needs an argument"):
-		return errorf(name, "needs a value")
+		return config.Errorf(name, "needs a value")
 	}
-	return errorf(name, "%s", msg)
+	return config.Errorf(name, "%s", msg)
 }
 
 func printHelp(w io.Writer) {
@@ -69,21 +73,14 @@ Every key below can be set in the YAML file given by --config (nested as
 "zookeeper: {servers: [...]}"), by the environment variable shown, or by the
 flag of the same name; flags beat the environment, which beats the file.
 Lists are comma-separated in the environment and in flags. Durations need a
-unit: 10s, 500ms, 1m30s ("10" alone is an error).
+unit: 10s, 500ms, 1m30s ("10" alone is an error). Booleans are true or
+false. An empty value means the default; surrounding white space is
+trimmed (secrets too: a file from a Kubernetes Secret may end in a newline).
 
 Keys:
 `)
-	for _, k := range keys {
-		def := k.def
-		switch {
-		case k.name == "id":
-			def = "$POD_NAME, else the host name"
-		case k.name == "zookeeper.servers" || k.name == "election.path":
-			def = "none, required"
-		case def == "":
-			def = "empty"
-		}
-		fmt.Fprintf(w, "  --%s %s\n        %s\n        default: %s; env: %s\n", k.name, k.kind, k.help, def, envName(k.name))
+	for _, k := range config.Keys() {
+		fmt.Fprintf(w, "  --%s %s\n        %s\n        default: %s; env: %s\n", k.Name, k.Type, k.Help, k.DefaultText(), k.Env)
 	}
 	fmt.Fprint(w, `
 Other flags:
@@ -106,4 +103,22 @@ Exit status: 0 after a clean shutdown, 1 when running fails (e.g. http.addr
 cannot be bound, or shutdown_timeout ran out), 2 for a bad configuration.
 Unknown ELECTD_* environment variables only log a warning.
 `)
+}
+
+// unknownEnv lists ELECTD_* variables that name no key. They only warn:
+// Kubernetes injects ELECTD_PORT and friends for a Service named electd.
+func unknownEnv(environ []string) []string {
+	known := map[string]bool{}
+	for _, k := range config.Keys() {
+		known[k.Env] = true
+	}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "ELECTD_") && !known[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

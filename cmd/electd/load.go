@@ -1,33 +1,31 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
+	"errors"
 	"os"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
-	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"go.yaml.in/yaml/v3"
+
+	"github.com/electd/electd/internal/config"
 )
 
 // load builds the configuration from the optional file named by --config,
 // the ELECTD_* environment and the flags already parsed into fs, in that
-// order of precedence, then validates it. Nothing connects.
+// order of precedence (viper merges them), decodes it with viper's
+// UnmarshalExact and internal/config's decode hook, then checks it. Nothing
+// connects. Every error is a *config.KeyError.
 func load(fs *pflag.FlagSet, file string) (*Config, error) {
 	v := viper.New()
-	for _, k := range keys {
-		if k.def != "" {
-			v.SetDefault(k.name, k.def)
+	for _, k := range config.Keys() {
+		if err := v.BindEnv(k.Name, k.Env); err != nil {
+			return nil, config.Errorf(k.Name, "%v", err)
 		}
-		if err := v.BindEnv(k.name, envName(k.name)); err != nil {
-			return nil, errorf(k.name, "%v", err)
-		}
-		if err := v.BindPFlag(k.name, fs.Lookup(k.name)); err != nil {
-			return nil, errorf(k.name, "%v", err)
+		if err := v.BindFlagValue(k.Name, setFlag{fs.Lookup(k.Name)}); err != nil {
+			return nil, config.Errorf(k.Name, "%v", err)
 		}
 	}
 	if file != "" {
@@ -35,38 +33,32 @@ func load(fs *pflag.FlagSet, file string) (*Config, error) {
 			return nil, err
 		}
 	}
-	d := decoder{v: v}
-	c := &Config{}
-	c.ID = d.str("id")
-	c.Advertise = d.str("advertise")
-	c.ZooKeeper.Servers = d.list("zookeeper.servers")
-	c.ZooKeeper.Chroot = d.str("zookeeper.chroot")
-	c.ZooKeeper.SessionTimeout = d.duration("zookeeper.session_timeout")
-	c.ZooKeeper.Auth = d.str("zookeeper.auth")
-	c.ZooKeeper.AuthFile = d.str("zookeeper.auth_file")
-	c.Election.Path = d.str("election.path")
-	c.Election.Mode = d.str("election.mode")
-	c.Election.Term = d.duration("election.term")
-	c.Election.OnSuspend = d.str("election.on_suspend")
-	c.Election.ClaimDelay = d.duration("election.claim_delay")
-	c.Election.FencingOffset = d.int("election.fencing_offset")
-	c.HTTP.Addr = d.str("http.addr")
-	c.HTTP.AdminToken = d.str("http.admin_token")
-	c.Log.Level = d.str("log.level")
-	c.Log.Format = d.str("log.format")
-	c.ShutdownGrace = d.duration("shutdown_grace")
-	c.ShutdownTimeout = d.duration("shutdown_timeout")
-	if d.err != nil {
-		return nil, d.err
-	}
-	if c.ID == "" {
-		c.ID = defaultID()
-	}
-	if err := c.validate(); err != nil {
+	if err := checkKeys(v); err != nil {
 		return nil, err
 	}
+	c := &Config{Config: config.Defaults()}
+	c.ID = defaultID()
+	if err := v.UnmarshalExact(&c.Config, config.DecoderOptions); err != nil {
+		return nil, decodeError(err)
+	}
+	p, err := c.Prepare()
+	if err != nil {
+		return nil, err
+	}
+	c.prepared = p
 	return c, nil
 }
+
+// setFlag is a key's flag as viper sees it: set only when given a value
+// that is not empty, so that --id "" falls back to the environment, the
+// file and the default, like ELECTD_ID="" does (viper ignores empty
+// environment variables).
+type setFlag struct{ *pflag.Flag }
+
+func (f setFlag) HasChanged() bool    { return f.Changed && f.Value.String() != "" }
+func (f setFlag) Name() string        { return f.Flag.Name }
+func (f setFlag) ValueString() string { return f.Value.String() }
+func (f setFlag) ValueType() string   { return f.Value.Type() }
 
 // defaultID is $POD_NAME, else the host name, else "".
 func defaultID() string {
@@ -77,212 +69,75 @@ func defaultID() string {
 	return h
 }
 
-// readFile parses the YAML file, rejects keys electd does not know (viper
-// would silently ignore them) and hands it to v.
+// readFile hands the YAML file to viper: a regular file of at most
+// config.MaxConfigFileBytes (--config /dev/zero or a FIFO fails at once),
+// parsed once by config.ParseYAML, which bounds the document's shape
+// before decoding it (viper's own ReadConfig would hand any shape to
+// yaml.v3, whose duplicate-key check is quadratic).
 func readFile(v *viper.Viper, file string) error {
-	b, err := os.ReadFile(file)
+	b, err := config.ReadFile("config", file, config.MaxConfigFileBytes)
 	if err != nil {
-		return errorf("config", "cannot read: %v", err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return errorf("config", "%s does not parse as YAML: %v", file, err)
-	}
-	if err := checkKeys(doc, ""); err != nil {
 		return err
 	}
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
-		return errorf("config", "%s does not parse as YAML: %v", file, err)
+	m, err := config.ParseYAML(b)
+	if err != nil {
+		return err
 	}
-	return nil
+	return v.MergeConfigMap(m)
 }
 
-// checkKeys walks the file's mappings: every leaf must be a known key and
-// every section a mapping.
-func checkKeys(m map[string]any, prefix string) error {
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		full := prefix + strings.ToLower(name)
-		if isKey(full) {
+// checkKeys names, before decoding, what UnmarshalExact would only report
+// per section: a key of the file that electd does not know, a section
+// that is not a mapping, a key given a mapping; and a secret set to
+// whitespace alone (decoding would take it for unset).
+func checkKeys(v *viper.Viper) error {
+	all := v.AllKeys()
+	slices.Sort(all)
+	for _, name := range all {
+		if _, ok := config.Lookup(name); ok {
 			continue
 		}
-		if !isSection(full) {
-			return errorf(full, "unknown key in the configuration file")
-		}
-		sub, ok := m[name].(map[string]any)
-		if !ok && m[name] != nil {
-			return errorf(full, "must be a mapping of keys")
-		}
-		if err := checkKeys(sub, full+"."); err != nil {
+		if err := checkPath(v, name); err != nil {
 			return err
 		}
 	}
+	for _, k := range config.Keys() {
+		if k.Secret {
+			if err := config.CheckSecret(k, v.Get(k.Name)); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
-func isKey(name string) bool {
-	for _, k := range keys {
-		if k.name == name {
-			return true
+// checkPath explains why name, from the file, is not a key: walking down
+// its segments, the first that is neither a section nor a key is unknown,
+// and a key with segments below it was given a mapping.
+func checkPath(v *viper.Viper, name string) error {
+	segs := strings.Split(name, ".")
+	for i := range segs {
+		p := strings.Join(segs[:i+1], ".")
+		if _, ok := config.Lookup(p); ok {
+			return config.Errorf(p, "must be a single value, not a mapping")
+		}
+		if !config.IsSection(p) {
+			return config.Errorf(config.ShowKey(p), "unknown key in the configuration file")
 		}
 	}
-	return false
+	if v.Get(name) == nil {
+		return nil // "zookeeper:" with every key commented out
+	}
+	return config.Errorf(name, "must be a mapping of keys")
 }
 
-func isSection(name string) bool {
-	for _, k := range keys {
-		if strings.HasPrefix(k.name, name+".") {
-			return true
-		}
+// decodeError turns mapstructure's error (errors.Join of a
+// *mapstructure.DecodeError per bad value, named by its dotted key) into one
+// *config.KeyError: the first bad value's, in the table's order.
+func decodeError(err error) error {
+	var de *mapstructure.DecodeError
+	if errors.As(err, &de) && de.Name() != "" {
+		return &config.KeyError{Key: de.Name(), Err: de.Unwrap()}
 	}
-	return false
-}
-
-// unknownEnv lists ELECTD_* variables that name no key. They only warn:
-// Kubernetes injects ELECTD_PORT and friends for a Service named electd.
-func unknownEnv(environ []string) []string {
-	known := map[string]bool{}
-	for _, k := range keys {
-		known[envName(k.name)] = true
-	}
-	var out []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "ELECTD_") && !known[name] {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// decoder reads typed values from viper; the first bad value sticks in err.
-// Viper hands back strings from flags and the environment, and YAML types
-// from the file. An empty string means "not set": the default applies.
-type decoder struct {
-	v   *viper.Viper
-	err error
-}
-
-func (d *decoder) raw(k string) any {
-	r := d.v.Get(k)
-	if s, ok := r.(string); ok && strings.TrimSpace(s) == "" {
-		for _, kk := range keys {
-			if kk.name == k {
-				return kk.def
-			}
-		}
-	}
-	return r
-}
-
-func (d *decoder) fail(err error) {
-	if d.err == nil {
-		d.err = err
-	}
-}
-
-func (d *decoder) str(k string) string {
-	s, err := scalar(k, d.raw(k))
-	d.fail(err)
-	return s
-}
-
-func scalar(k string, r any) (string, error) {
-	switch r := r.(type) {
-	case nil:
-		return "", nil
-	case string:
-		return r, nil
-	case int, int64, uint64, float64, bool:
-		return fmt.Sprint(r), nil
-	}
-	return "", errorf(k, "must be a single value, not a list or mapping")
-}
-
-// list accepts a YAML list or a comma-separated string.
-func (d *decoder) list(k string) []string {
-	var parts []string
-	switch r := d.raw(k).(type) {
-	case []any:
-		for _, e := range r {
-			s, err := scalar(k, e)
-			if err != nil {
-				d.fail(err)
-				return nil
-			}
-			parts = append(parts, strings.Split(s, ",")...)
-		}
-	default:
-		s, err := scalar(k, r)
-		if err != nil {
-			d.fail(err)
-			return nil
-		}
-		parts = strings.Split(s, ",")
-	}
-	var out []string
-	for _, p := range parts {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// duration requires a unit: "10" is an error, not 10ns. A bare 0 is zero
-// in any unit, so it is accepted.
-func (d *decoder) duration(k string) time.Duration {
-	r := d.raw(k)
-	switch r.(type) {
-	case string, nil:
-	default:
-		if s, _ := scalar(k, r); s == "0" {
-			return 0
-		}
-		d.fail(errorf(k, "%v has no unit; quote a duration such as \"10s\" or \"500ms\"", r))
-		return 0
-	}
-	s, _ := r.(string)
-	s = strings.TrimSpace(s)
-	if s == "0" {
-		return 0
-	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		d.fail(errorf(k, "%q has no unit; write e.g. %ss or %sms", s, s, s))
-		return 0
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		d.fail(errorf(k, "%q is not a duration such as 10s, 500ms or 1m30s", s))
-		return 0
-	}
-	if v < 0 {
-		d.fail(errorf(k, "%q must not be negative", s))
-		return 0
-	}
-	return v
-}
-
-func (d *decoder) int(k string) int64 {
-	s, err := scalar(k, d.raw(k))
-	if err != nil {
-		d.fail(err)
-		return 0
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil {
-		d.fail(errorf(k, "%q is not a whole number", s))
-		return 0
-	}
-	if n < 0 {
-		d.fail(errorf(k, "%d must not be negative", n))
-		return 0
-	}
-	return n
+	return config.Errorf("config", "%v", err)
 }

@@ -3,65 +3,38 @@ package k8s
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/electd/electd/internal/config"
 )
 
-// designKeys are the configuration keys of DESIGN.md's table, in its order.
-// The manifests' ELECTD_* variables and config.example.yaml must agree with
-// this list; when DESIGN.md gains a key, add it here and in both.
-var designKeys = []string{
-	"id",
-	"advertise",
-	"zookeeper.servers",
-	"zookeeper.chroot",
-	"zookeeper.session_timeout",
-	"zookeeper.auth",
-	"zookeeper.auth_file",
-	"election.path",
-	"election.mode",
-	"election.term",
-	"election.on_suspend",
-	"election.claim_delay",
-	"election.fencing_offset",
-	"http.addr",
-	"http.admin_token",
-	"log.level",
-	"log.format",
-	"shutdown_grace",
-	"shutdown_timeout",
-}
+// designKeys are the configuration keys, read from internal/config's table
+// (docs/DESIGN.md, "Configuration"): the manifests' ELECTD_* variables must
+// name them.
+var designKeys = keyNames()
 
-// designDefaults are DESIGN.md's defaults, as config.example.yaml must spell
-// them (durations with a unit). id's default ($POD_NAME, else the host name)
-// cannot be written in a file, so the example leaves it commented out.
-var designDefaults = map[string]string{
-	"advertise":                 "",
-	"zookeeper.chroot":          "",
-	"zookeeper.session_timeout": "10s",
-	"zookeeper.auth":            "",
-	"zookeeper.auth_file":       "",
-	"election.mode":             "latch",
-	"election.term":             "0s",
-	"election.on_suspend":       "hold",
-	"election.claim_delay":      "0s",
-	"election.fencing_offset":   "0",
-	"http.addr":                 ":4040",
-	"http.admin_token":          "",
-	"log.level":                 "info",
-	"log.format":                "json",
-	"shutdown_grace":            "0s",
-	"shutdown_timeout":          "10s",
+func keyNames() []string {
+	var names []string
+	for _, k := range config.Keys() {
+		names = append(names, k.Name)
+	}
+	return names
 }
 
 // envName is the variable of a key: ELECTD_ + upper case, "." as "_".
-func envName(key string) string {
-	return "ELECTD_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+func envName(key string) string { return config.EnvName(key) }
+
+// manifests_test.go keeps its own set of duration keys; it must be the table's.
+func TestDurationKeysAreTheTables(t *testing.T) {
+	for _, k := range config.Keys() {
+		if got, want := durationKeys[k.Name], k.Type == "duration"; got != want {
+			t.Errorf("durationKeys[%s] = %v; the table says duration: %v", k.Name, got, want)
+		}
+	}
 }
 
 const exampleConfig = "../../config.example.yaml"
@@ -85,6 +58,9 @@ func flatten(prefix string, v any, out map[string]any) {
 // commented out, such as "# id: web-1".
 var commentedTopLevelKey = regexp.MustCompile(`(?m)^# ?([a-z][a-z_]*):(?:[ \t]|$)`)
 
+// The example file, read as a Kubernetes user's tools read YAML, has every
+// key of the table at its default (internal/config's own test checks that
+// it is generated; this one reads it independently of that generator).
 func TestConfigExampleHasEveryKey(t *testing.T) {
 	data, err := os.ReadFile(exampleConfig)
 	if err != nil {
@@ -92,54 +68,35 @@ func TestConfigExampleHasEveryKey(t *testing.T) {
 	}
 	var doc map[string]any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("%s: %v", filepath.Base(exampleConfig), err)
+		t.Fatalf("config.example.yaml: %v", err)
 	}
 	values := map[string]any{}
 	flatten("", doc, values)
-	keys := map[string]bool{}
+	present := map[string]bool{}
 	for k := range values {
-		keys[k] = true
+		present[k] = true
 	}
 	for _, m := range commentedTopLevelKey.FindAllStringSubmatch(string(data), -1) {
-		if keys[m[1]] {
+		if present[m[1]] {
 			t.Errorf("config.example.yaml: %s is both set and commented out", m[1])
 		}
-		keys[m[1]] = true
+		present[m[1]] = true
 	}
-
-	var got []string
-	for k := range keys {
-		got = append(got, k)
-	}
-	want := slices.Clone(designKeys)
-	slices.Sort(got)
-	slices.Sort(want)
-	for _, k := range want {
-		if !keys[k] {
-			t.Errorf("config.example.yaml lacks the key %s", k)
+	for _, k := range config.Keys() {
+		if !present[k.Name] {
+			t.Errorf("config.example.yaml lacks the key %s", k.Name)
+		}
+		delete(present, k.Name)
+		v, set := values[k.Name]
+		if !set || k.Required || k.Computed != "" {
+			continue
+		}
+		if got := fmt.Sprint(v); got != k.Default {
+			t.Errorf("config.example.yaml: %s: %q, want the default %q", k.Name, got, k.Default)
 		}
 	}
-	for _, k := range got {
-		if !slices.Contains(want, k) {
-			t.Errorf("config.example.yaml has %s, which is not a key of DESIGN.md", k)
-		}
-	}
-
-	for k, want := range designDefaults {
-		v, ok := values[k]
-		if !ok {
-			continue // reported above
-		}
-		if got := fmt.Sprint(v); got != want {
-			t.Errorf("config.example.yaml: %s: %q, want the default %q", k, got, want)
-		}
-	}
-	for k := range durationKeys {
-		if s, ok := values[k].(string); !ok {
-			t.Errorf("config.example.yaml: %s = %v, want a duration string with a unit", k, values[k])
-		} else if _, ok := duration(s); !ok {
-			t.Errorf("config.example.yaml: %s = %q is not a duration with a unit", k, s)
-		}
+	for k := range present {
+		t.Errorf("config.example.yaml has %s, which is no key of internal/config", k)
 	}
 	// The two required keys are set, so that `electd --validate` accepts the file.
 	if s, _ := values["zookeeper.servers"].([]any); len(s) == 0 {
@@ -148,6 +105,48 @@ func TestConfigExampleHasEveryKey(t *testing.T) {
 	if p, _ := values["election.path"].(string); !strings.HasPrefix(p, "/") {
 		t.Errorf("config.example.yaml: election.path %q is not absolute", values["election.path"])
 	}
+}
+
+// Every literal ELECTD_* value in the manifests decodes as electd decodes
+// it (units on durations, true/false, whole numbers), with the same hook.
+func TestManifestValuesDecode(t *testing.T) {
+	m := load(t)
+	checked := 0
+	for _, s := range sidecars(t, m) {
+		values := map[string]any{}
+		for name, e := range s.env {
+			key, ok := keyOfEnv(name)
+			if !ok || e.ValueFrom != nil || strings.Contains(e.Value, "$(") {
+				continue
+			}
+			checked++
+			sec, leaf, nested := strings.Cut(key, ".")
+			if !nested {
+				values[key] = e.Value
+				continue
+			}
+			if values[sec] == nil {
+				values[sec] = map[string]any{}
+			}
+			values[sec].(map[string]any)[leaf] = e.Value
+		}
+		c := config.Defaults()
+		if err := config.Decode(values, &c); err != nil {
+			t.Errorf("%s: %v", s.w.ref, err)
+		}
+	}
+	if checked == 0 {
+		t.Error("no literal ELECTD_* value in the manifests: this test checked nothing")
+	}
+}
+
+func keyOfEnv(name string) (string, bool) {
+	for _, k := range config.Keys() {
+		if k.Env == name {
+			return k.Name, true
+		}
+	}
+	return "", false
 }
 
 func TestEnvNames(t *testing.T) {
@@ -161,12 +160,5 @@ func TestEnvNames(t *testing.T) {
 		if got := envName(key); got != want {
 			t.Errorf("envName(%q) = %q, want %q", key, got, want)
 		}
-	}
-	seen := map[string]string{}
-	for _, k := range designKeys {
-		if prev, dup := seen[envName(k)]; dup {
-			t.Errorf("keys %s and %s share the variable %s", prev, k, envName(k))
-		}
-		seen[envName(k)] = k
 	}
 }

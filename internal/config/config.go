@@ -1,0 +1,80 @@
+// Package config is electd's configuration: every key's name, type,
+// default, environment variable, help text and example value, in one place
+// (the tagged Config struct below), and the checks that are not the
+// election engine's. Keys() reads the table from the struct; --help,
+// --validate, config.example.yaml (go generate) and the deploy/k8s tests are
+// all built from it. Loading (file < environment < flags) is cmd/electd's,
+// with viper; this package knows no viper. See docs/DESIGN.md,
+// "Configuration".
+package config
+
+//go:generate go run ./gen -o ../../config.example.yaml
+
+import "time"
+
+// Config is electd's configuration. Each leaf field is one key; its tags:
+//
+//	mapstructure  the key's last segment (sections nest: zookeeper.servers)
+//	default       the default as written in a file; absent for required or
+//	              computed keys
+//	help          one line for --help and config.example.yaml
+//	example       a value config.example.yaml shows instead of the default
+//	key           options: required; secret (masked, trimmed, never quoted);
+//	              file=KEY (a secret that KEY may name a file for)
+//	computed      the default's description when it is computed at start
+//	engine        the election.SessionConfig or election.Config field set
+//	              from the key; the engine validates it (*election.FieldError)
+type Config struct {
+	ID        string    `mapstructure:"id" computed:"$POD_NAME, else the host name" example:"web-1" engine:"ID" help:"this participant's id, written as its node's data: printable UTF-8, at most 1024 bytes"`
+	Advertise string    `mapstructure:"advertise" default:"" engine:"Advertise" help:"data published with the id, e.g. the app's address, so followers can find the leader (at most 4096 bytes)"`
+	ZooKeeper ZooKeeper `mapstructure:"zookeeper"`
+	Election  Election  `mapstructure:"election"`
+	HTTP      HTTP      `mapstructure:"http"`
+	Log       Log       `mapstructure:"log"`
+
+	ShutdownGrace   time.Duration `mapstructure:"shutdown_grace" default:"0s" help:"on SIGTERM, answer 503 this long before releasing leadership; shorter than shutdown_timeout"`
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout" default:"10s" help:"how long shutdown after SIGTERM may take in all, at most 10m"`
+}
+
+// ZooKeeper is the "zookeeper" section.
+type ZooKeeper struct {
+	Servers        []string      `mapstructure:"servers" key:"required" example:"127.0.0.1:2181" engine:"Servers" help:"host:port list, comma-separated in env and flags; names that do not resolve yet are retried, never fatal"`
+	Chroot         string        `mapstructure:"chroot" default:"" help:"path prefix for everything electd reads and writes, e.g. /prod"`
+	SessionTimeout time.Duration `mapstructure:"session_timeout" default:"10s" engine:"SessionTimeout" help:"requested session timeout, 1s to 10m; the negotiated one counts (electd_zk_session_timeout_seconds)"`
+	Auth           string        `mapstructure:"auth" default:"" key:"secret,file=auth_file" engine:"Auth" help:"digest credentials user:password; nodes then get ACLs that only these may change"`
+	AuthFile       string        `mapstructure:"auth_file" default:"" help:"file holding the user:password of zookeeper.auth (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`
+	FixACL         bool          `mapstructure:"fix_acl" default:"false" engine:"FixACL" help:"with zookeeper.auth set, when the election path's ACL lets others create or delete there, replace it with electd's ACL (needs ADMIN permission) instead of refusing to stand"`
+	TLS            bool          `mapstructure:"tls" default:"false" help:"connect to ZooKeeper over TLS (its secureClientPort)"`
+	TLSCAFile      string        `mapstructure:"tls_ca_file" default:"" help:"PEM CA certificates that sign the servers' certificates; empty: the system's (needs zookeeper.tls)"`
+	TLSCertFile    string        `mapstructure:"tls_cert_file" default:"" help:"PEM client certificate, with zookeeper.tls_key_file; reloaded when it changes (needs zookeeper.tls)"`
+	TLSKeyFile     string        `mapstructure:"tls_key_file" default:"" help:"PEM private key of zookeeper.tls_cert_file (needs zookeeper.tls)"`
+	TLSServerName  string        `mapstructure:"tls_server_name" default:"" help:"name the servers' certificates must carry; empty: each server's host name (needs zookeeper.tls)"`
+}
+
+// Election is the "election" section.
+type Election struct {
+	Path          string        `mapstructure:"path" key:"required" example:"/services/example" engine:"Path" help:"absolute znode path of the election; with zookeeper.chroot at most 1024 bytes"`
+	Mode          string        `mapstructure:"mode" default:"latch" engine:"Mode" help:"latch (lowest node leads until it lets go), selector (rotates each term) or race"`
+	Term          time.Duration `mapstructure:"term" default:"0s" engine:"Term" help:"selector mode only: length of one leadership term, 1s to 168h; 0s holds until released"`
+	OnSuspend     string        `mapstructure:"on_suspend" default:"hold" engine:"OnSuspend" help:"hold (lead through a disconnect while the lease lasts) or step-down (give up at once)"`
+	ClaimDelay    time.Duration `mapstructure:"claim_delay" default:"0s" engine:"ClaimDelay" help:"a new leader waits this long, at most 10m, before its first 200 on /healthz/leader"`
+	FencingOffset int64         `mapstructure:"fencing_offset" default:"0" engine:"FencingOffset" help:"added to every fencing token, 0 to 2^62, to keep tokens growing across an ensemble rebuild"`
+}
+
+// HTTP is the "http" section.
+type HTTP struct {
+	Addr           string `mapstructure:"addr" default:":4040" help:"listen address host:port of the HTTP API and /metrics (not 8080: the app shares the pod's network)"`
+	AdminToken     string `mapstructure:"admin_token" default:"" key:"secret,file=admin_token_file" help:"bearer token for POST /leader/release; empty disables mutating endpoints"`
+	AdminTokenFile string `mapstructure:"admin_token_file" default:"" help:"file holding http.admin_token (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`
+	TLSCertFile    string `mapstructure:"tls_cert_file" default:"" help:"PEM certificate to serve HTTPS with, with http.tls_key_file; reloaded when it changes"`
+	TLSKeyFile     string `mapstructure:"tls_key_file" default:"" help:"PEM private key of http.tls_cert_file"`
+	MaxConnections int    `mapstructure:"max_connections" default:"256" help:"most HTTP connections open at once, 1 to 16384"`
+	MaxStreams     int    `mapstructure:"max_streams" default:"64" help:"most /events clients at once, 1 to 4096; more get 503"`
+	MaxWaiters     int    `mapstructure:"max_waiters" default:"64" help:"most /healthz/leader?wait= long polls at once, 1 to 4096; more get 503"`
+}
+
+// Log is the "log" section.
+type Log struct {
+	Level  string `mapstructure:"level" default:"info" help:"slog level: debug, info, warn or error"`
+	Format string `mapstructure:"format" default:"json" help:"json or text"`
+}

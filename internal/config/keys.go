@@ -1,0 +1,167 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Key is one configuration key, as Config's tags declare it.
+type Key struct {
+	Name     string // dotted path: zookeeper.session_timeout
+	Env      string // ELECTD_ZOOKEEPER_SESSION_TIMEOUT
+	Type     string // string, list, duration, int or bool
+	Default  string // as written in a file ("" for none or empty)
+	Computed string // description of a default computed at start, or ""
+	Help     string
+	Example  string // value config.example.yaml shows; "" for the default
+	Required bool
+	Secret   bool   // masked in output, never quoted in errors
+	File     string // for a secret: the key that may name a file holding it
+	Engine   string // election.SessionConfig or election.Config field, or ""
+	index    []int
+}
+
+// DefaultText is the default as --help says it.
+func (k Key) DefaultText() string {
+	switch {
+	case k.Required:
+		return "none, required"
+	case k.Computed != "":
+		return k.Computed
+	case k.Default == "":
+		return "empty"
+	}
+	return k.Default
+}
+
+// Section is the key's section ("zookeeper"), or "" for a top-level key.
+func (k Key) Section() string {
+	sec, _, ok := strings.Cut(k.Name, ".")
+	if !ok {
+		return ""
+	}
+	return sec
+}
+
+// Leaf is the key's last segment.
+func (k Key) Leaf() string { return k.Name[strings.LastIndexByte(k.Name, '.')+1:] }
+
+// field is the key's field in c.
+func (k Key) field(c *Config) reflect.Value {
+	return reflect.ValueOf(c).Elem().FieldByIndex(k.index)
+}
+
+// EnvName is a key's environment variable: ELECTD_ + the key in upper case,
+// "." as "_".
+func EnvName(key string) string {
+	return "ELECTD_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// table is Config's keys, read once from its tags; never modified.
+var table = mustKeys()
+
+// Keys returns every key, in Config's field order.
+func Keys() []Key { return slices.Clone(table) }
+
+// Lookup returns the key named name.
+func Lookup(name string) (Key, bool) {
+	for _, k := range table {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// IsSection reports whether name is a section (a prefix of keys).
+func IsSection(name string) bool {
+	for _, k := range table {
+		if strings.HasPrefix(k.Name, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+func mustKeys() []Key {
+	keys, err := keysOf(reflect.TypeFor[Config](), "", nil)
+	if err != nil {
+		panic(err) // a tag typo: TestKeys shows it
+	}
+	return keys
+}
+
+func keysOf(t reflect.Type, prefix string, index []int) ([]Key, error) {
+	var keys []Key
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := prefix + f.Tag.Get("mapstructure")
+		idx := append(slices.Clip(index), i)
+		if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+			sub, err := keysOf(f.Type, name+".", idx)
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, sub...)
+			continue
+		}
+		k, err := keyOf(f, name, idx)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func keyOf(f reflect.StructField, name string, index []int) (Key, error) {
+	k := Key{
+		Name: name, Env: EnvName(name), Type: typeName(f.Type),
+		Computed: f.Tag.Get("computed"), Help: f.Tag.Get("help"),
+		Example: f.Tag.Get("example"), Engine: f.Tag.Get("engine"), index: index,
+	}
+	def, hasDefault := f.Tag.Lookup("default")
+	k.Default = def
+	for opt := range strings.SplitSeq(f.Tag.Get("key"), ",") {
+		switch {
+		case opt == "required":
+			k.Required = true
+		case opt == "secret":
+			k.Secret = true
+		case strings.HasPrefix(opt, "file="):
+			k.File = k.Name[:len(k.Name)-len(k.Leaf())] + strings.TrimPrefix(opt, "file=")
+		case opt != "":
+			return k, fmt.Errorf("config: %s: unknown key option %q", name, opt)
+		}
+	}
+	switch {
+	case k.Type == "":
+		return k, fmt.Errorf("config: %s: unsupported type %v", name, f.Type)
+	case k.Help == "":
+		return k, fmt.Errorf("config: %s: no help", name)
+	case hasDefault == (k.Required || k.Computed != ""):
+		return k, fmt.Errorf("config: %s: needs exactly one of default, required, computed", name)
+	}
+	return k, nil
+}
+
+func typeName(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return "duration"
+	case t.Kind() == reflect.String:
+		return "string"
+	case t.Kind() == reflect.Bool:
+		return "bool"
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
+		return "int"
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+		return "list"
+	}
+	return ""
+}

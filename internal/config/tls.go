@@ -1,0 +1,138 @@
+package config
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"sync"
+)
+
+// zooKeeperTLS is the TLS configuration of the zookeeper.tls_* keys, or nil
+// without zookeeper.tls. The CA file is read once; the client certificate
+// is reloaded when its files change.
+func (c *Config) zooKeeperTLS() (*tls.Config, error) {
+	z := c.ZooKeeper
+	if !z.TLS {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: z.TLSServerName}
+	if z.TLSCAFile != "" {
+		b, err := ReadFile("zookeeper.tls_ca_file", z.TLSCAFile, MaxCertFileBytes)
+		if err != nil {
+			return nil, err
+		}
+		t.RootCAs = x509.NewCertPool()
+		if !t.RootCAs.AppendCertsFromPEM(b) {
+			return nil, errorf("zookeeper.tls_ca_file", "%s holds no PEM certificate", quote(z.TLSCAFile))
+		}
+	}
+	if z.TLSCertFile != "" {
+		kp, err := LoadKeyPair("zookeeper.tls_cert_file", z.TLSCertFile, "zookeeper.tls_key_file", z.TLSKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		t.GetClientCertificate = kp.GetClientCertificate
+	}
+	return t, nil
+}
+
+// KeyPair is a certificate and its private key from two PEM files, read
+// again on the next handshake after either file changes (a mounted
+// Kubernetes Secret is rotated by swapping a symlink). A reload that fails,
+// e.g. between the writes of the two files, keeps the last good pair.
+type KeyPair struct {
+	certKey, certFile, keyKey, keyFile string
+
+	mu    sync.Mutex
+	cert  *tls.Certificate
+	stats [2]os.FileInfo // of certFile and keyFile when cert was read
+}
+
+// LoadKeyPair reads the pair once, so that a bad file fails at start with
+// an error naming its key (certKey or keyKey).
+func LoadKeyPair(certKey, certFile, keyKey, keyFile string) (*KeyPair, error) {
+	p := &KeyPair{certKey: certKey, certFile: certFile, keyKey: keyKey, keyFile: keyFile}
+	stats, err := p.stat()
+	if err != nil {
+		return nil, err
+	}
+	if p.cert, err = p.read(); err != nil {
+		return nil, err
+	}
+	p.stats = stats
+	return p, nil
+}
+
+// Certificate returns the current pair, reloading it if a file changed.
+func (p *KeyPair) Certificate() (*tls.Certificate, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	stats, err := p.stat()
+	if err != nil || (os.SameFile(stats[0], p.stats[0]) && os.SameFile(stats[1], p.stats[1]) &&
+		stats[0].ModTime().Equal(p.stats[0].ModTime()) && stats[1].ModTime().Equal(p.stats[1].ModTime())) {
+		return p.cert, nil
+	}
+	// Read once per change: a broken pair is not read again on every
+	// handshake, only after the files change again.
+	if cert, err := p.read(); err == nil {
+		p.cert = cert
+	}
+	p.stats = stats
+	return p.cert, nil
+}
+
+// GetCertificate is for tls.Config.GetCertificate (a server).
+func (p *KeyPair) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return p.Certificate()
+}
+
+// GetClientCertificate is for tls.Config.GetClientCertificate (a client).
+func (p *KeyPair) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	return p.Certificate()
+}
+
+func (p *KeyPair) stat() ([2]os.FileInfo, error) {
+	var out [2]os.FileInfo
+	for i, f := range []struct{ key, path string }{{p.certKey, p.certFile}, {p.keyKey, p.keyFile}} {
+		fi, err := os.Stat(f.path)
+		if err != nil {
+			return out, errorf(f.key, "cannot read %s: %v", quote(f.path), pathErr(err))
+		}
+		out[i] = fi
+	}
+	return out, nil
+}
+
+func (p *KeyPair) read() (*tls.Certificate, error) {
+	certPEM, err := ReadFile(p.certKey, p.certFile, MaxCertFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	if !hasCertificate(certPEM) {
+		return nil, errorf(p.certKey, "%s holds no PEM certificate", quote(p.certFile))
+	}
+	keyPEM, err := ReadFile(p.keyKey, p.keyFile, MaxSecretFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, errorf(p.keyKey, "%s: %v", quote(p.keyFile), err)
+	}
+	return &cert, nil
+}
+
+// hasCertificate reports whether b holds a PEM certificate that parses.
+func hasCertificate(b []byte) bool {
+	for {
+		var block *pem.Block
+		if block, b = pem.Decode(b); block == nil {
+			return false
+		}
+		if block.Type == "CERTIFICATE" {
+			_, err := x509.ParseCertificate(block.Bytes)
+			return err == nil
+		}
+	}
+}

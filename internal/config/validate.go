@@ -1,0 +1,176 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/electd/electd/internal/election"
+)
+
+// Limits of the keys that are the daemon's (the engine's are election's).
+const (
+	// MaxShutdownTimeout: shutdown resigns, drains and closes in well under
+	// a second when ZooKeeper answers; past ten minutes a typo keeps a pod
+	// Terminating (Kubernetes kills it at terminationGracePeriodSeconds).
+	// shutdown_grace is shorter than shutdown_timeout, so bounded too.
+	MaxShutdownTimeout = 10 * time.Minute
+	// MaxConnections bounds http.max_connections: each connection costs a
+	// file descriptor and a few KiB; 16384 is four times a default ulimit.
+	MaxConnections = 16384
+	// MaxStreams and MaxWaiters bound http.max_streams and http.max_waiters:
+	// a held stream costs ~40 KB, so 4096 already fill a 64 MiB pod's
+	// memory four times over and exist only for pods sized for them.
+	MaxStreams = 4096
+	MaxWaiters = 4096
+	// MaxAdminTokenBytes bounds http.admin_token; it is compared in
+	// constant time on every mutating request.
+	MaxAdminTokenBytes = 4096
+	// maxServerNameBytes is DNS's limit on a name.
+	maxServerNameBytes = 253
+)
+
+// validate checks the keys that are not the engine's; the error names the key.
+func (c *Config) validate() error {
+	for _, check := range []func() error{
+		c.validateChroot, c.validateZooKeeperTLS, c.validateFixACL,
+		c.validateHTTP, c.validateLog, c.validateShutdown,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateChroot uses the engine's path rule: chroot and election.path are
+// joined into the one path the engine validates (its limit counts both).
+func (c *Config) validateChroot() error {
+	if ch := c.ZooKeeper.Chroot; ch != "" && ch != "/" {
+		if err := election.ValidatePath(ch); err != nil {
+			return errorf("zookeeper.chroot", "%v", err)
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateZooKeeperTLS() error {
+	z := c.ZooKeeper
+	if !z.TLS {
+		for _, k := range []string{"zookeeper.tls_ca_file", "zookeeper.tls_cert_file", "zookeeper.tls_key_file", "zookeeper.tls_server_name"} {
+			if c.str(k) != "" {
+				return errorf(k, "only meaningful with zookeeper.tls: true")
+			}
+		}
+		return nil
+	}
+	if err := bothOrNeither("zookeeper.tls_cert_file", z.TLSCertFile, "zookeeper.tls_key_file", z.TLSKeyFile); err != nil {
+		return err
+	}
+	if n := z.TLSServerName; len(n) > maxServerNameBytes || !printable(n) || strings.ContainsRune(n, ' ') {
+		return errorf("zookeeper.tls_server_name", "%s is not a host name", quote(n))
+	}
+	return nil
+}
+
+func (c *Config) validateFixACL() error {
+	if c.ZooKeeper.FixACL && c.ZooKeeper.Auth == "" {
+		return errorf("zookeeper.fix_acl", "only meaningful with zookeeper.auth or zookeeper.auth_file: without credentials electd's nodes are open to all")
+	}
+	return nil
+}
+
+func (c *Config) validateHTTP() error {
+	h := c.HTTP
+	if err := checkListenAddr(h.Addr); err != nil {
+		return errorf("http.addr", "%v", err)
+	}
+	key := "http.admin_token"
+	if h.AdminTokenFile != "" {
+		key = "http.admin_token_file"
+	}
+	switch {
+	case len(h.AdminToken) > MaxAdminTokenBytes:
+		return errorf(key, "%d bytes; at most %d", len(h.AdminToken), MaxAdminTokenBytes)
+	case !printable(h.AdminToken):
+		return errorf(key, "has a control character or is not UTF-8; an Authorization header cannot carry it")
+	}
+	if err := bothOrNeither("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile); err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		key     string
+		n, max  int
+		purpose string
+	}{
+		{"http.max_connections", h.MaxConnections, MaxConnections, "connections"},
+		{"http.max_streams", h.MaxStreams, MaxStreams, "/events clients"},
+		{"http.max_waiters", h.MaxWaiters, MaxWaiters, "long polls"},
+	} {
+		if r.n < 1 || r.n > r.max {
+			return errorf(r.key, "%d is outside 1 to %d %s", r.n, r.max, r.purpose)
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateLog() error {
+	if err := oneOf("log.level", strings.ToLower(c.Log.Level), "debug", "info", "warn", "error"); err != nil {
+		return err
+	}
+	return oneOf("log.format", c.Log.Format, "json", "text")
+}
+
+func (c *Config) validateShutdown() error {
+	switch t := c.ShutdownTimeout; {
+	case t <= 0:
+		return errorf("shutdown_timeout", "must be positive")
+	case t > MaxShutdownTimeout:
+		return errorf("shutdown_timeout", "%v is more than %v", t, MaxShutdownTimeout)
+	}
+	if c.ShutdownGrace >= c.ShutdownTimeout {
+		return errorf("shutdown_grace", "%v must be shorter than shutdown_timeout (%v)", c.ShutdownGrace, c.ShutdownTimeout)
+	}
+	return nil
+}
+
+func bothOrNeither(k1, v1, k2, v2 string) error {
+	switch {
+	case v1 != "" && v2 == "":
+		return errorf(k2, "required with %s", k1)
+	case v1 == "" && v2 != "":
+		return errorf(k1, "required with %s", k2)
+	}
+	return nil
+}
+
+func oneOf(k, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return errorf(k, "%s is not %s", quote(v), strings.Join(allowed, ", "))
+}
+
+// checkListenAddr accepts host:port with a port 1-65535, as the engine's
+// server check does; the host may be empty (":4040": every address).
+func checkListenAddr(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%s is not host:port", quote(s))
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("%s has a bad port (want 1-65535)", quote(s))
+	}
+	return nil
+}
+
+// printable reports valid UTF-8 without control characters.
+func printable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}
