@@ -1,14 +1,17 @@
 package election
 
 import (
+	"crypto/tls"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"time"
 )
 
-// dial wraps the TCP connection to read the negotiated session timeout from
-// the ConnectResponse, which go-zookeeper does not expose, and to bound the
+// dial connects to one ZooKeeper server, over TLS when configured, and
+// wraps the connection to read the negotiated session timeout from the
+// ConnectResponse, which go-zookeeper does not expose, and to bound the
 // handshake (handshakeTimeout).
 func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn, error) {
 	c, err := net.DialTimeout(network, address, timeout)
@@ -18,7 +21,35 @@ func (s *Session) dial(network, address string, timeout time.Duration) (net.Conn
 	}
 	// Socket deadlines are wall-clock instants the kernel checks, not
 	// waits of ours: they come from package time, not the Clock.
-	return &sniffConn{Conn: c, s: s, handshakeBy: time.Now().Add(s.handshakeTimeout())}, nil
+	handshakeBy := time.Now().Add(s.handshakeTimeout())
+	if s.cfg.TLS != nil {
+		tc := tls.Client(c, s.tlsConfig(address))
+		_ = tc.SetDeadline(handshakeBy)
+		if err := tc.Handshake(); err != nil {
+			c.Close()
+			s.dialFailed(address, fmt.Errorf("tls: %w", err))
+			return nil, err
+		}
+		_ = tc.SetDeadline(time.Time{})
+		c = tc
+	}
+	return &sniffConn{Conn: c, s: s, handshakeBy: handshakeBy}, nil
+}
+
+// tlsConfig is the configured TLS for one server: the server's certificate
+// must name the host as configured (zookeeper.servers) unless
+// zookeeper.tls_server_name says otherwise. address is the resolved
+// ip:port the host provider handed out.
+func (s *Session) tlsConfig(address string) *tls.Config {
+	cfg := s.cfg.TLS.Clone()
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(s.hosts.hostOf(address))
+		if err != nil {
+			host, _, _ = net.SplitHostPort(address)
+		}
+		cfg.ServerName = host
+	}
+	return cfg
 }
 
 // dialWarnEvery paces the warnings about servers that cannot be reached.

@@ -17,8 +17,9 @@ type hostProvider struct {
 	lookup func(ctx context.Context, host string) ([]string, error)
 
 	mu      sync.Mutex
-	servers []string // as configured, host:port
-	addrs   []string // resolved ip:port
+	servers []string          // as configured, host:port
+	addrs   []string          // resolved ip:port
+	hostFor map[string]string // resolved ip:port -> configured host:port
 	curr    int
 	tried   int // dials since the last success or re-resolve
 }
@@ -75,9 +76,21 @@ func (hp *hostProvider) Connected() {
 	hp.mu.Unlock()
 }
 
+// hostOf returns the configured host:port an address was resolved from,
+// or address itself.
+func (hp *hostProvider) hostOf(address string) string {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	if h, ok := hp.hostFor[address]; ok {
+		return h
+	}
+	return address
+}
+
 func (hp *hostProvider) resolveLocked() {
 	var out []string
 	seen := map[string]bool{}
+	hostFor := map[string]string{}
 	for _, s := range hp.servers {
 		host, port, err := net.SplitHostPort(s)
 		if err != nil {
@@ -100,10 +113,11 @@ func (hp *hostProvider) resolveLocked() {
 			if !seen[a] {
 				seen[a] = true
 				out = append(out, a)
+				hostFor[a] = s
 			}
 		}
 	}
-	hp.addrs = out
+	hp.addrs, hp.hostFor = out, hostFor
 	if hp.curr >= len(out) {
 		hp.curr = -1
 	}

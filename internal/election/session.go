@@ -22,6 +22,7 @@ import (
 type Session struct {
 	cfg   SessionConfig
 	conn  zkConn // *zk.Conn but in unit tests
+	hosts *hostProvider
 	log   *slog.Logger
 	clock Clock
 	acl   []zk.ACL
@@ -80,8 +81,9 @@ func Connect(cfg SessionConfig) (*Session, error) {
 	for i, v := range cfg.Servers {
 		servers[i] = strings.TrimSpace(v)
 	}
+	s.hosts = newHostProvider(s.log)
 	conn, _, err := zk.Connect(servers, cfg.SessionTimeout,
-		zk.WithHostProvider(newHostProvider(s.log)),
+		zk.WithHostProvider(s.hosts),
 		zk.WithDialer(s.dial),
 		zk.WithEventCallback(s.onEvent),
 		zk.WithLogger(zkLogger{s.log}),

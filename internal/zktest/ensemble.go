@@ -20,6 +20,7 @@ type Options struct {
 	InitLimit   int           // default 10
 	SyncLimit   int           // default 5
 	PeerProxies bool          // route every server's quorum+election traffic to each peer through its own Proxy, so Isolate works
+	TLS         *TLS          // also serve clients over TLS on a secure port of each member (see tls.go)
 }
 
 // Timeouts used when starting.
@@ -149,6 +150,11 @@ func newEnsemble(opts Options, java, cp string) (_ *Ensemble, err error) {
 		if m.client, err = reservePort(); err != nil {
 			return nil, err
 		}
+		if opts.TLS != nil {
+			if m.secure, err = reservePort(); err != nil {
+				return nil, err
+			}
+		}
 		if opts.Servers > 1 {
 			if m.quorum, err = reservePort(); err != nil {
 				return nil, err
@@ -187,6 +193,9 @@ func (e *Ensemble) writeConfig(m *Member) error {
 	b.WriteString("4lw.commands.whitelist=*\n")
 	b.WriteString("maxClientCnxns=0\n") // tests open many connections from one address
 	b.WriteString("forceSync=no\n")     // no fsync per write: a killed JVM loses nothing, a crashed machine might
+	if e.opts.TLS != nil {
+		b.WriteString(e.opts.TLS.config(m.secure.port))
+	}
 	if len(e.members) > 1 {
 		for _, peer := range e.members {
 			q, el := peer.quorum.addr(), peer.election.addr()

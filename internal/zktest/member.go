@@ -24,6 +24,7 @@ type Member struct {
 	e        *Ensemble
 	id       int
 	client   *reservedPort
+	secure   *reservedPort // Options.TLS only
 	quorum   *reservedPort // nil for a standalone server
 	election *reservedPort // nil for a standalone server
 	dir      string
@@ -198,6 +199,9 @@ func signalGroup(p *process, sig syscall.Signal) error {
 
 func (m *Member) ports() []*reservedPort {
 	out := []*reservedPort{m.client}
+	if m.secure != nil {
+		out = append(out, m.secure)
+	}
 	if m.quorum != nil {
 		out = append(out, m.quorum, m.election)
 	}
