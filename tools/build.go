@@ -34,6 +34,9 @@ type Tool struct {
 	Package string
 	// Name is the binary's name.
 	Name string
+	// LDFlags are passed to the linker (-ldflags), e.g. the -X flags a
+	// project's own release build sets.
+	LDFlags string
 }
 
 // Build returns the path of the tool's binary, building it first unless a
@@ -46,7 +49,7 @@ func Build(root string, tool Tool, logf func(format string, args ...any)) (strin
 	if err != nil {
 		return "", err
 	}
-	key, err := moduleKey(modDir, goVersion)
+	key, err := moduleKey(modDir, goVersion+" "+tool.Package+" "+tool.LDFlags)
 	if err != nil {
 		return "", err
 	}
@@ -74,7 +77,7 @@ func Build(root string, tool Tool, logf func(format string, args ...any)) (strin
 	// Build to a temporary name and rename: a build killed half-way never
 	// leaves a binary that the next run would trust.
 	tmp := bin + ".tmp"
-	cmd := exec.Command("go", "build", "-trimpath", "-o", tmp, tool.Package)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", tool.LDFlags, "-o", tmp, tool.Package)
 	cmd.Dir = modDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly -buildvcs=false")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -102,8 +105,9 @@ func cacheDir() (string, error) {
 }
 
 // moduleKey hashes every file of the module (go.mod, go.sum, sources) with
-// the Go version and platform: any change to them makes a new build.
-func moduleKey(modDir, goVersion string) (string, error) {
+// the build's settings (Go version, package, flags) and platform: any
+// change to them makes a new build.
+func moduleKey(modDir, settings string) (string, error) {
 	var files []string
 	err := filepath.WalkDir(modDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -119,7 +123,7 @@ func moduleKey(modDir, goVersion string) (string, error) {
 	}
 	slices.Sort(files)
 	h := sha256.New()
-	fmt.Fprintf(h, "%s %s/%s\n", goVersion, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(h, "%s %s/%s\n", settings, runtime.GOOS, runtime.GOARCH)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
