@@ -52,6 +52,10 @@ lint: ## gofmt and go vet
 	if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+.PHONY: tools
+tools: ## build the programs tests run (Helm, promcheck) into ~/.cache/electd-tools once; minutes the first time
+	$(GO) test -count=1 -run '^(TestHelmVersion|TestPromcheckRejectsBadPromQL)$$' ./deploy/helm ./deploy/prometheus
+
 .PHONY: dist
 dist: ## release files in dist/: static binaries (linux/amd64, linux/arm64, darwin/arm64), licences, SHA256SUMS
 	rm -rf $(DIST)
