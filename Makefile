@@ -6,6 +6,10 @@ IMAGE   ?= electd:dev
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+DIST    ?= dist
+# The commit's time, for the image's org.opencontainers.image.created label
+# (the same for every build of one commit).
+CREATED ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 
 .DEFAULT_GOAL := help
 
@@ -56,9 +60,18 @@ lint: ## gofmt and go vet
 	if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+.PHONY: tools
+tools: ## build the programs tests run (Helm, promcheck) into ~/.cache/electd-tools once; minutes the first time
+	$(GO) test -count=1 -run '^(TestHelmVersion|TestPromcheckRejectsBadPromQL)$$' ./deploy/helm ./deploy/prometheus
+
+.PHONY: dist
+dist: ## release files in dist/: static binaries (linux/amd64, linux/arm64, darwin/arm64), licences, SHA256SUMS
+	rm -rf $(DIST)
+	$(GO) run ./tools/dist -version $(VERSION) -commit $(COMMIT) -out $(DIST)
+
 .PHONY: docker
 docker: ## container image, electd:dev unless IMAGE= is given (needs a Docker engine)
-	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg CREATED=$(CREATED) -t $(IMAGE) .
 
 .PHONY: clean
 clean: ## remove build output

@@ -33,6 +33,10 @@ func main() {
 
 // run returns the exit status: 0 clean, 1 runtime failure, 2 bad configuration.
 func run(args []string, stdout, stderr io.Writer) int {
+	// `electd status` and `electd release` talk to a running daemon (cli.go).
+	if code, ok := runCommand(args, stdout, stderr); ok {
+		return code
+	}
 	fs, opts, err := parseFlags(args)
 	if err != nil {
 		return fail(stderr, err)

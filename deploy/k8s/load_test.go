@@ -2,11 +2,9 @@ package k8s
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 )
 
 // manifests is every object of every manifest file in this directory.
@@ -90,71 +86,12 @@ func manifestFiles(t *testing.T) []string {
 	return files
 }
 
-var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
-
-// splitDocuments splits a multi-document YAML stream, dropping documents
-// that hold only comments or blank lines.
-func splitDocuments(data []byte) [][]byte {
-	var docs [][]byte
-	for _, d := range docSeparator.Split(string(data), -1) {
-		empty := true
-		for _, line := range strings.Split(d, "\n") {
-			if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
-				empty = false
-				break
-			}
-		}
-		if !empty {
-			docs = append(docs, []byte(d))
-		}
-	}
-	return docs
-}
-
-// unmarshalStrict decodes YAML the way the API server's strict field
-// validation does: field names match case-sensitively (encoding/json alone
-// would accept "restartpolicy"), and unknown or duplicate fields are errors.
-func unmarshalStrict(doc []byte, v any) error {
-	js, err := yaml.YAMLToJSONStrict(doc)
-	if err != nil {
-		return err
-	}
-	strictErrs, err := kjson.UnmarshalStrict(js, v)
-	if err != nil {
-		return err
-	}
-	return errors.Join(strictErrs...)
-}
-
-// decodeStrict decodes one document into the API type its apiVersion and
-// kind name, rejecting unknown and duplicate fields.
-func decodeStrict(doc []byte) (any, metav1.TypeMeta, error) {
-	var tm metav1.TypeMeta
-	if err := yaml.Unmarshal(doc, &tm); err != nil {
-		return nil, tm, err
-	}
-	var obj any
-	switch tm.APIVersion + " " + tm.Kind {
-	case "apps/v1 Deployment":
-		obj = &appsv1.Deployment{}
-	case "apps/v1 StatefulSet":
-		obj = &appsv1.StatefulSet{}
-	case "v1 Service":
-		obj = &corev1.Service{}
-	case "v1 ConfigMap":
-		obj = &corev1.ConfigMap{}
-	case "v1 Secret":
-		obj = &corev1.Secret{}
-	case "policy/v1 PodDisruptionBudget":
-		obj = &policyv1.PodDisruptionBudget{}
-	default:
-		return nil, tm, fmt.Errorf("unexpected apiVersion %q kind %q", tm.APIVersion, tm.Kind)
-	}
-	if err := unmarshalStrict(doc, obj); err != nil {
-		return nil, tm, err
-	}
-	return obj, tm, nil
-}
+// The decoding helpers live in decode.go, exported for the Helm chart's test.
+var (
+	splitDocuments  = SplitDocuments
+	unmarshalStrict = UnmarshalStrict
+	decodeStrict    = DecodeStrict
+)
 
 // load decodes every manifest; any error fails the test at once, since
 // every other check depends on it.

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// rowRE matches one participant row of `electd status`.
+var rowRE = regexp.MustCompile(`(?m)^\| +(\d+) \| (\S+)( \*)? +\| (\S*) +\| (Leader|Follower) +\| (\S+) +\| +(\S+) \| +(\S*) \|$`)
+
+// TestE2EStatusAndRelease runs the real binary's commands against three
+// real sidecars on a real ZooKeeper.
+func TestE2EStatusAndRelease(t *testing.T) {
+	zk := startZK(t)
+	ps := startThree(t, zk, "/e2e/cli", "latch")
+	leader := oneLeader(t, ps, 15*time.Second)
+	follower := others(ps, leader)[0]
+	waitFor(t, 10*time.Second, "the full queue", func() bool { return len(participantsOf(t, follower)) == 3 })
+
+	// status on a follower: the queue as /participants has it.
+	status, stdout, stderr := runBinary(t, nil, "status", "--addr", "http://"+follower.addr)
+	t.Logf("electd status on %s:\n%s", follower.id, stdout)
+	if status != exitOK {
+		t.Fatalf("status: %d, %s", status, stderr)
+	}
+	rows := rowRE.FindAllStringSubmatch(stdout, -1)
+	parts := participantsOf(t, follower)
+	if len(rows) != len(parts) {
+		t.Fatalf("%d rows, /participants has %d", len(rows), len(parts))
+	}
+	for i, r := range rows {
+		p := parts[i]
+		wantRole := map[bool]string{true: "Leader", false: "Follower"}[p.IsLeader]
+		if r[1] != fmt.Sprint(i+1) || r[2] != p.ID || r[4] != p.Advertise || r[5] != wantRole || r[7] != fmt.Sprint(*p.FencingToken) {
+			t.Errorf("row %d %q, want %s %s %s token %d", i+1, r[0], p.ID, p.Advertise, wantRole, *p.FencingToken)
+		}
+		if self := r[3] != ""; self != (p.ID == follower.id) {
+			t.Errorf("row %d: marked as asked: %v", i+1, self)
+		}
+	}
+	if rows[0][2] != leader.id || !strings.Contains(stdout, "* "+follower.id+" (asked): following "+leader.id) {
+		t.Errorf("the leader %s is not first, or the footer is wrong:\n%s", leader.id, stdout)
+	}
+
+	// status on the leader shows its lease.
+	_, stdout, _ = runBinary(t, nil, "status", "--addr", leader.addr)
+	if r := rowRE.FindStringSubmatch(stdout); r == nil || r[2] != leader.id || r[3] == "" || !strings.HasSuffix(r[8], "s") {
+		t.Errorf("status on the leader: no lease on its own row:\n%s", stdout)
+	}
+
+	// release on a follower: the daemon's 409, exit 1.
+	tokenEnv := []string{"ELECTD_HTTP_ADMIN_TOKEN=" + adminToken}
+	status, _, stderr = runBinary(t, tokenEnv, "release", "--addr", follower.addr)
+	if status != exitFailed || !strings.Contains(stderr, `409 Conflict: {"error":"not the leader"}`) {
+		t.Errorf("release on a follower: %d %q", status, stderr)
+	}
+	// A wrong token: 401, exit 1.
+	status, _, stderr = runBinary(t, []string{"ELECTD_HTTP_ADMIN_TOKEN=wrong"}, "release", "--addr", leader.addr)
+	if status != exitFailed || !strings.Contains(stderr, "401 Unauthorized") {
+		t.Errorf("release with a wrong token: %d %q", status, stderr)
+	}
+
+	// release on the leader: the next in line leads, and says so.
+	next := parts[1].ID
+	status, stdout, stderr = runBinary(t, tokenEnv, "release", "--addr", leader.addr)
+	t.Logf("electd release on %s:\n%s", leader.id, stdout)
+	if status != exitOK || !strings.HasPrefix(stdout, leader.id+" released leadership (fencing token ") ||
+		!strings.Contains(stdout, "\n"+next+" leads now (fencing token ") {
+		t.Errorf("release: %d, stdout %q, stderr %q; want %s to lead", status, stdout, stderr, next)
+	}
+	if l := oneLeader(t, ps, 10*time.Second); l.id != next {
+		t.Errorf("%s leads after the release, want %s", l.id, next)
+	}
+
+	// Nothing listens: exit 3.
+	if status, _, _ := runBinary(t, nil, "status", "--addr", freeAddr(t)); status != exitUnreachable {
+		t.Errorf("status of nothing: %d, want 3", status)
+	}
+}
+
+// `release --to` with an id nobody has exits 1 whatever the daemon does
+// with it: a daemon with switchover refuses, one without releases to the
+// next in line, who is not the one asked for.
+func TestE2EReleaseToNobodyFails(t *testing.T) {
+	zk := startZK(t)
+	ps := startThree(t, zk, "/e2e/cli-to", "latch")
+	leader := oneLeader(t, ps, 15*time.Second)
+	status, stdout, stderr := runBinary(t, []string{"ELECTD_HTTP_ADMIN_TOKEN=" + adminToken}, "release", "--addr", leader.addr, "--to", "nobody")
+	t.Logf("release --to nobody: %d\n%s%s", status, stdout, stderr)
+	if status != exitFailed || !strings.Contains(stderr, "nobody") {
+		t.Errorf("release --to nobody: status %d, stderr %q; want 1 naming nobody", status, stderr)
+	}
+	oneLeader(t, ps, 10*time.Second) // and the election still has one leader
+}
+
+// TestE2EStatusWatch follows a release through --watch, then interrupts it.
+func TestE2EStatusWatch(t *testing.T) {
+	zk := startZK(t)
+	ps := startThree(t, zk, "/e2e/cli-watch", "latch")
+	leader := oneLeader(t, ps, 15*time.Second)
+	follower := others(ps, leader)[0]
+
+	w := startWatch(t, follower.addr)
+	waitFor(t, 10*time.Second, "the first table", func() bool { return strings.Contains(w.output(), "following "+leader.id) })
+	if st, _ := leader.do("POST", "/leader/release", adminToken); st != 202 {
+		t.Fatalf("release: %d", st)
+	}
+	newLeader := oneLeader(t, ps, 10*time.Second)
+	waitFor(t, 10*time.Second, "a redraw naming "+newLeader.id, func() bool {
+		return strings.Contains(w.output(), "following "+newLeader.id) || strings.Contains(w.output(), "* "+follower.id+" (asked): leader")
+	})
+	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-w.done:
+		if status := exitStatus(err); status != exitOK {
+			t.Errorf("watch exited %d on SIGINT, want 0", status)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch did not exit on SIGINT")
+	}
+	t.Logf("electd status --watch on %s:\n%s", follower.id, w.output())
+}
+
+// watchProc is a running `electd status --watch`. Process handling stays
+// in this helper so that a shared test harness can replace it.
+type watchProc struct {
+	cmd  *exec.Cmd
+	done chan error
+	mu   sync.Mutex
+	out  strings.Builder
+}
+
+func startWatch(t *testing.T, addr string) *watchProc {
+	t.Helper()
+	w := &watchProc{done: make(chan error, 1)}
+	w.cmd = exec.Command(binary, "status", "--watch", "--addr", addr)
+	w.cmd.Env = cleanEnviron()
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := w.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cmd.Stderr = w.cmd.Stdout
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			w.mu.Lock()
+			w.out.WriteString(sc.Text() + "\n")
+			w.mu.Unlock()
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		w.done <- w.cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = w.cmd.Process.Kill() })
+	return w
+}
+
+func (w *watchProc) output() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.String()
+}
+
+type participantView struct {
+	ID           string `json:"id"`
+	Advertise    string `json:"advertise"`
+	FencingToken *int64 `json:"fencing_token"`
+	IsLeader     bool   `json:"is_leader"`
+}
+
+func participantsOf(t *testing.T, p *proc) []participantView {
+	t.Helper()
+	st, b := p.get("/participants")
+	if st != 200 {
+		return nil
+	}
+	var out []participantView
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+{{/* The app's name: its Deployment, Service and PodDisruptionBudget. */}}
+{{- define "electd.appName" -}}
+{{- default .Release.Name .Values.app.name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "electd.zkName" -}}
+{{- default (printf "%s-zookeeper" .Release.Name) .Values.zookeeper.name | trunc 52 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "electd.secretName" -}}
+{{- default (printf "%s-electd-admin" .Release.Name) .Values.electd.adminToken.secretName | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+Labels. The selector labels are the name and the release; the others
+say who manages the object.
+*/}}
+{{- define "electd.selectorLabels" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- end -}}
+
+{{- define "electd.labels" -}}
+{{ include "electd.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "electd.image" -}}
+{{- $img := .Values.electd.image -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The ZooKeeper servers electd connects to, comma-separated. */}}
+{{- define "electd.servers" -}}
+{{- if .Values.electd.servers -}}
+{{- join "," .Values.electd.servers -}}
+{{- else if .Values.zookeeper.enabled -}}
+{{- $zk := include "electd.zkName" . -}}
+{{- $servers := list -}}
+{{- range $i := until (int .Values.zookeeper.replicas) -}}
+{{- $servers = append $servers (printf "%s-%d.%s-headless:2181" $zk $i $zk) -}}
+{{- end -}}
+{{- join "," $servers -}}
+{{- else -}}
+{{- fail "electd.servers: list the ZooKeeper servers (host:port) when zookeeper.enabled is false" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The admin token: the existing Secret's, read back on upgrade so that it
+stays the same, else a new random one.
+*/}}
+{{- define "electd.adminToken" -}}
+{{- $key := .Values.electd.adminToken.key -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "electd.secretName" .) -}}
+{{- if and $existing $existing.data (hasKey $existing.data $key) -}}
+{{- index $existing.data $key | b64dec -}}
+{{- else -}}
+{{- randAlphaNum 48 -}}
+{{- end -}}
+{{- end -}}
