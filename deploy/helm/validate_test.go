@@ -97,12 +97,12 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 		{"defaults", nil, []string{
 			`id: "app-7d4b9-x2x"`, `advertise: "10.0.0.7:8080"`,
 			`servers: ["app-zookeeper-0.app-zookeeper-headless:2181", "app-zookeeper-1.app-zookeeper-headless:2181", "app-zookeeper-2.app-zookeeper-headless:2181"]`,
-			`path: "/services/app"`, `mode: latch`, `admin_token: "***"`, `addr: ":4040"`, `format: json`,
+			`path: "/services/app"`, `mode: "latch"`, `admin_token: "***"`, `addr: ":4040"`, `format: "json"`,
 			`shutdown_grace: 0s`, `shutdown_timeout: 10s`,
 		}},
 		{"custom values", []string{"-f", values}, []string{
 			`id: "web-app-7d4b9-x2x"`, `servers: ["zk-1.example:2181", "[2001:db8::1]:2181"]`,
-			`path: "/services/web"`, `mode: selector`, `session_timeout: 6s`,
+			`path: "/services/web"`, `mode: "selector"`, `session_timeout: 6s`,
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
