@@ -85,7 +85,6 @@ type daemon struct {
 	el             *election.Elector
 	srv            *http.Server
 	cancelRequests context.CancelFunc // ends long polls and /events streams
-	started        chan struct{}      // closed by gateHealthz
 }
 
 // newDaemon listens, starts the ZooKeeper session and builds the election
@@ -97,7 +96,7 @@ func newDaemon(cfg *Config, log *slog.Logger) (*daemon, error) {
 		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
 	}
 	// The elector adds path and id to its lines itself; the rest get them here.
-	d := &daemon{cfg: cfg, log: log.With("path", cfg.path(), "id", cfg.ID), ln: ln, started: make(chan struct{})}
+	d := &daemon{cfg: cfg, log: log.With("path", cfg.path(), "id", cfg.ID), ln: ln}
 	d.log.Info("starting electd", "version", version, "commit", commit, "mode", cfg.Election.Mode,
 		"servers", cfg.ZooKeeper.Servers, "auth", cfg.ZooKeeper.Auth != "", "http_addr", ln.Addr().String())
 
@@ -152,7 +151,6 @@ func serve(cfg *Config, log *slog.Logger) int {
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
-	go d.gateHealthz(gctx)
 	g.Go(func() error {
 		if err := d.srv.Serve(d.ln); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("http server: %w", err)
@@ -179,8 +177,9 @@ func serve(cfg *Config, log *slog.Logger) int {
 	return 0
 }
 
-// live is /healthz: the election loop runs and the session is not closed,
-// and the startup gate is open (gateHealthz).
+// live is /healthz: the election loop runs and the session is not closed.
+// Whether ZooKeeper answers or electd has a view of the election is not
+// liveness (a restart would not bring ZooKeeper back): that is /readyz.
 func (d *daemon) live() error {
 	select {
 	case <-d.el.Done():
@@ -190,10 +189,5 @@ func (d *daemon) live() error {
 	if d.sess.State() == election.StateClosed {
 		return errors.New("zookeeper session closed")
 	}
-	select {
-	case <-d.started:
-		return nil
-	default:
-		return errStarting
-	}
+	return nil
 }
