@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 )
 
@@ -14,26 +15,48 @@ import (
 // A plain limit (netutil.LimitListener) stops accepting at the cap, so the
 // kubelet's probes would queue behind whoever holds the connections. Here a
 // newcomer at the cap is always accepted and makes room: it evicts (closes)
-// the connection that has waited longest outside a handler (still sending
-// its request headers, or idle between requests), else the one whose
-// handler has run longest among those not held. Held requests (/events
-// streams, waiting long polls, /participants reads) are never evicted: they
-// are bounded by their own caps, which serverOptions.validate keeps below
-// max_connections. So a probe always gets in, and slowloris or idle
-// connections are what it pushes out.
+// one connection of the client address that holds the most evictable ones,
+// the one that has waited longest outside a handler (still sending its
+// request headers, or idle between requests), else the one whose handler
+// has run longest. Held requests (/events streams, waiting long polls,
+// /participants reads) are never evicted: they are bounded by their own
+// caps, which serverOptions.validate keeps below max_connections.
 //
-// Each connection is in one state: waiting (outside a handler), busy (in a
-// handler), or held. The waiting and busy ones sit in a list each, oldest
-// first, so the victim is found in constant time.
+// So a flood pays for itself: the kubelet probes from the node's address
+// with one connection at a time, Prometheus and the app from theirs, and
+// whoever opens hundreds of connections is the one whose connections go.
+// Even from one address, a newcomer pushes out the connection that waited
+// longest, so a probe, which sends its request at once, is lost only if
+// max_connections newer connections arrive before it is read.
 type connLimit struct {
 	net.Listener
 	max     int
 	evicted func() // counts an eviction (a metric)
 
-	mu      sync.Mutex
-	open    int
-	waiting list.List // of *trackedConn
-	busy    list.List // of *trackedConn
+	mu    sync.Mutex
+	open  int
+	seq   uint64 // orders state changes: lower is longer ago
+	peers map[netip.Addr]*peer
+}
+
+// peer is the open connections of one client address.
+type peer struct {
+	addr    netip.Addr
+	open    int       // held ones included
+	waiting list.List // of *trackedConn, longest waiting first
+	busy    list.List // of *trackedConn, longest busy first
+}
+
+func (p *peer) evictable() int { return p.waiting.Len() + p.busy.Len() }
+
+// oldest is p's next victim, or nil.
+func (p *peer) oldest() *trackedConn {
+	for _, q := range []*list.List{&p.waiting, &p.busy} {
+		if e := q.Front(); e != nil {
+			return e.Value.(*trackedConn)
+		}
+	}
+	return nil
 }
 
 type connState int8
@@ -48,13 +71,15 @@ const (
 type trackedConn struct {
 	net.Conn
 	l      *connLimit
+	peer   *peer
 	state  connState
-	elem   *list.Element // in l.waiting or l.busy; nil when held or closed
+	since  uint64        // l.seq when it entered state
+	elem   *list.Element // in peer.waiting or peer.busy; nil when held or closed
 	closed bool
 }
 
 func newConnLimit(ln net.Listener, max int, evicted func()) *connLimit {
-	return &connLimit{Listener: ln, max: max, evicted: evicted}
+	return &connLimit{Listener: ln, max: max, evicted: evicted, peers: map[netip.Addr]*peer{}}
 }
 
 // Accept accepts the next connection, evicting one first at the cap.
@@ -66,8 +91,10 @@ func (l *connLimit) Accept() (net.Conn, error) {
 	tc := &trackedConn{Conn: c, l: l}
 	l.mu.Lock()
 	victim := l.victimLocked()
-	tc.elem = l.waiting.PushBack(tc)
+	tc.peer = l.peerLocked(remoteAddr(c))
+	tc.peer.open++
 	l.open++
+	l.linkLocked(tc, stateWaiting)
 	l.mu.Unlock()
 	if victim != nil {
 		_ = victim.Conn.Close()
@@ -76,22 +103,46 @@ func (l *connLimit) Accept() (net.Conn, error) {
 	return tc, nil
 }
 
+// remoteAddr is the client's address; the zero Addr groups the unknown.
+func remoteAddr(c net.Conn) netip.Addr {
+	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+func (l *connLimit) peerLocked(a netip.Addr) *peer {
+	p := l.peers[a]
+	if p == nil {
+		p = &peer{addr: a}
+		l.peers[a] = p
+	}
+	return p
+}
+
 // victimLocked unlinks and returns the connection to evict, or nil below
-// the cap. With every open connection held (impossible while the caps of
-// held requests stay below max) it returns nil and the cap is exceeded by
-// the newcomer rather than a probe being turned away.
+// the cap: the oldest of the peer with the most evictable connections
+// (ties: the peer whose oldest is oldest). With every open connection
+// held (impossible while the caps of held requests stay below max) it
+// returns nil, and the newcomer exceeds the cap rather than a probe being
+// turned away.
 func (l *connLimit) victimLocked() *trackedConn {
 	if l.open < l.max {
 		return nil
 	}
-	for _, q := range []*list.List{&l.waiting, &l.busy} {
-		if e := q.Front(); e != nil {
-			v := e.Value.(*trackedConn)
-			l.forgetLocked(v)
-			return v
+	var victim *trackedConn
+	most := 0
+	for _, p := range l.peers {
+		n, c := p.evictable(), p.oldest()
+		if c != nil && (n > most || n == most && c.since < victim.since) {
+			victim, most = c, n
 		}
 	}
-	return nil
+	if victim != nil {
+		l.forgetLocked(victim)
+	}
+	return victim
 }
 
 // forgetLocked removes c from the count for good.
@@ -102,6 +153,9 @@ func (l *connLimit) forgetLocked(c *trackedConn) {
 	c.closed = true
 	l.open--
 	l.unlinkLocked(c)
+	if c.peer.open--; c.peer.open == 0 {
+		delete(l.peers, c.peer.addr)
+	}
 }
 
 func (l *connLimit) unlinkLocked(c *trackedConn) {
@@ -109,14 +163,26 @@ func (l *connLimit) unlinkLocked(c *trackedConn) {
 		return
 	}
 	if c.state == stateBusy {
-		l.busy.Remove(c.elem)
+		c.peer.busy.Remove(c.elem)
 	} else {
-		l.waiting.Remove(c.elem)
+		c.peer.waiting.Remove(c.elem)
 	}
 	c.elem = nil
 }
 
-// set moves c to state s, as the youngest of its list.
+// linkLocked puts c in state s, as the youngest of its list.
+func (l *connLimit) linkLocked(c *trackedConn, s connState) {
+	l.seq++
+	c.state, c.since = s, l.seq
+	switch s {
+	case stateWaiting:
+		c.elem = c.peer.waiting.PushBack(c)
+	case stateBusy:
+		c.elem = c.peer.busy.PushBack(c)
+	}
+}
+
+// set moves c to state s.
 func (l *connLimit) set(c *trackedConn, s connState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -124,13 +190,7 @@ func (l *connLimit) set(c *trackedConn, s connState) {
 		return
 	}
 	l.unlinkLocked(c)
-	c.state = s
-	switch s {
-	case stateWaiting:
-		c.elem = l.waiting.PushBack(c)
-	case stateBusy:
-		c.elem = l.busy.PushBack(c)
-	}
+	l.linkLocked(c, s)
 }
 
 // Open is the number of open connections.

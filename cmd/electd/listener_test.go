@@ -39,10 +39,14 @@ func newLimitPair(t *testing.T, max int) *limitPair {
 	return p
 }
 
-// dial connects a client named name and accepts it.
-func (p *limitPair) dial(name string) *trackedConn {
+// dial connects a client named name from 127.0.0.1 and accepts it.
+func (p *limitPair) dial(name string) *trackedConn { return p.dialFrom(name, "127.0.0.1") }
+
+// dialFrom connects a client named name from ip (any of 127/8 on Linux).
+func (p *limitPair) dialFrom(name, ip string) *trackedConn {
 	p.t.Helper()
-	c, err := net.Dial("tcp", p.l.Addr().String())
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	c, err := d.Dial("tcp", p.l.Addr().String())
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -105,6 +109,26 @@ func TestConnLimitEvictsTheLongestWaitingFirst(t *testing.T) {
 		t.Errorf("Open = %d, evicted %d; want 3 and 1", got, p.evicted)
 	}
 	_ = c
+}
+
+// The address that holds the most connections loses one, even when
+// another's connection has waited longer: the kubelet, probing from the
+// node's address, is not the one a flood from elsewhere pushes out.
+func TestConnLimitEvictsFromTheBusiestAddress(t *testing.T) {
+	p := newLimitPair(t, 4)
+	p.dialFrom("kubelet", "127.0.0.1") // waits longest
+	p.dialFrom("flood-1", "127.0.0.2")
+	p.dialFrom("flood-2", "127.0.0.2")
+	p.dialFrom("app", "127.0.0.3")
+	p.dialFrom("flood-3", "127.0.0.2")
+	p.expectClosed("flood-1")
+	p.dialFrom("flood-4", "127.0.0.2")
+	p.expectClosed("flood-1", "flood-2")
+	p.dialFrom("prometheus", "127.0.0.4") // 127.0.0.2 still holds two
+	p.expectClosed("flood-1", "flood-2", "flood-3")
+	// Now every address holds one: the longest waiting goes.
+	p.dialFrom("late", "127.0.0.5")
+	p.expectClosed("flood-1", "flood-2", "flood-3", "kubelet")
 }
 
 // requestOn is a request served on c, as connContext makes it.

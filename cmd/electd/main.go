@@ -1,6 +1,6 @@
 // Command electd is a leader-election sidecar on Apache ZooKeeper: it joins
 // one election and tells the application next to it, over HTTP and
-// Prometheus, whether it leads and who does. See DESIGN.md and --help.
+// Prometheus, whether it leads and who does. See docs/DESIGN.md and --help.
 package main
 
 import (

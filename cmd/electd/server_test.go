@@ -270,7 +270,11 @@ func (a *apiUnderTest) heldConns() int {
 	l := a.srv.limit
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.open - l.waiting.Len() - l.busy.Len()
+	n := l.open
+	for _, p := range l.peers {
+		n -= p.evictable()
+	}
+	return n
 }
 
 // evictions reads electd_http_connections_evicted_total.
