@@ -36,14 +36,14 @@ func survivePipes() {
 func printSignals(w io.Writer) {
 	fmt.Fprint(w, `
 Signals in full: SIGTERM, SIGINT and SIGHUP all shut down gracefully:
-/healthz/leader answers 503 at once, electd waits shutdown_grace, deletes its
-node so that a follower takes over within milliseconds, stops serving,
-closes its ZooKeeper session and exits 0, all within shutdown_timeout (1
-if that runs out). SIGHUP does not reload anything, and stays ignored when
-electd was started with it ignored (nohup). A second of these
-signals exits at once with status 1. SIGPIPE does not stop electd: when
-whoever reads its stderr goes away or stops reading, log lines are dropped
-and counted (electd_log_lines_dropped_total) and electd runs on; no log
-write ever holds up the shutdown.
+/healthz/leader answers 503 at once, electd waits shutdown_grace, deletes
+its node so that a follower takes over within milliseconds, stops serving,
+closes its ZooKeeper session and exits 0, all within shutdown_timeout (1 if
+that runs out). SIGHUP reloads nothing; it stays ignored when electd was
+started with it ignored (nohup). A second of these signals exits at once
+with status 1. SIGPIPE does not stop electd: when whoever reads its stderr
+goes away or stops reading, log lines are dropped and counted
+(electd_log_lines_dropped_total) and electd runs on; no log write ever
+holds up the shutdown.
 `)
 }
