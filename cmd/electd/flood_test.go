@@ -277,7 +277,7 @@ func TestFloods(t *testing.T) {
 	}
 	zk := startZK(t)
 	limit := memoryLimit(t)
-	maxConns := defaultServerOptions().MaxConnections
+	maxConns := defaultOptions.MaxConnections
 	var figures []floodFigures
 	t.Cleanup(func() {
 		t.Logf("GOMEMLIMIT=%d (app.yaml), max_connections %d", limit, maxConns)

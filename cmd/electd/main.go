@@ -6,6 +6,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/metrics"
 )
@@ -51,10 +54,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	sopts := serverOptionsFor(cfg)
-	if err := sopts.validate(); err != nil {
-		return fail(stderr, err)
-	}
 	if opts.validate {
 		warnUnknownEnv(newLogger(stderr, cfg.Log.Level, cfg.Log.Format))
 		printEffective(stdout, cfg)
@@ -67,25 +66,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logs := newAsyncWriter(stderr, droppedNotice(cfg.Log.Level, cfg.Log.Format))
 	defer logs.Flush(exitFlush)
 	log := newLogger(logs, cfg.Log.Level, cfg.Log.Format)
-	var certs *certReloader
-	if sopts.TLSCertFile != "" {
-		if certs, err = newCertReloader(sopts.TLSCertFile, sopts.TLSKeyFile, time.Now, log); err != nil {
-			return fail(stderr, err)
-		}
+	certs := cfg.httpCert()
+	if certs != nil {
+		certs.OnReload = logCertReload(log)
 	}
 	warnUnknownEnv(log)
-	return serve(cfg, sopts, certs, logs, log)
+	return serve(cfg, serverOptionsFor(cfg), certs, logs, log)
 }
 
-// serverOptionsFor takes the HTTP server's options from cfg.
-//
-// TODO(lead, at merge): the keys http.max_connections, http.max_streams,
-// http.max_waiters, http.tls_cert_file and http.tls_key_file arrive with
-// the configuration table; set the fields from them here. Until then the
-// defaults serve.
-func serverOptionsFor(cfg *Config) serverOptions {
-	_ = cfg
-	return defaultServerOptions()
+// logCertReload logs each change of the HTTP API's certificate files.
+func logCertReload(log *slog.Logger) func(*tls.Certificate, error) {
+	return func(cert *tls.Certificate, err error) {
+		if err != nil {
+			log.Warn("TLS files changed but do not load; serving the last good certificate", "err", err)
+			return
+		}
+		var attrs []any
+		if leaf, perr := x509.ParseCertificate(cert.Certificate[0]); perr == nil {
+			attrs = []any{"subject", leaf.Subject.String(), "not_after", leaf.NotAfter.UTC().Format(time.RFC3339)}
+		}
+		log.Info("TLS certificate reloaded", attrs...)
+	}
 }
 
 // exitFlush bounds how long the last log lines may hold the exit.
@@ -138,7 +139,7 @@ type daemon struct {
 // newDaemon listens, starts the ZooKeeper session and builds the election
 // and the HTTP server. Listening comes first: a taken port fails before
 // anything touches ZooKeeper.
-func newDaemon(cfg *Config, sopts serverOptions, certs *certReloader, logs *asyncWriter, log *slog.Logger) (*daemon, error) {
+func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncWriter, log *slog.Logger) (*daemon, error) {
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
@@ -178,7 +179,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *certReloader, logs *asyn
 
 // serve runs the election and the HTTP server until a signal or a failure,
 // then shuts down as docs/DESIGN.md's "Process" says.
-func serve(cfg *Config, sopts serverOptions, certs *certReloader, logs *asyncWriter, log *slog.Logger) int {
+func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncWriter, log *slog.Logger) int {
 	sigs := stopSignals()
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()

@@ -12,28 +12,27 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/metrics"
 )
 
-// serverOptions are the HTTP server's limits and TLS files: the config keys
-// http.max_connections, http.max_streams, http.max_waiters,
-// http.tls_cert_file and http.tls_key_file (docs/DESIGN.md, "HTTP API").
+// serverOptions are the HTTP server's caps: the config keys
+// http.max_connections, http.max_streams and http.max_waiters, validated
+// with the configuration (internal/config; docs/DESIGN.md, "HTTP API").
 type serverOptions struct {
-	// MaxConnections caps open connections (http.max_connections, default
-	// 256); a newcomer at the cap evicts an idle one (see connLimit).
+	// MaxConnections caps open connections; a newcomer at the cap evicts
+	// an idle one (see connLimit).
 	MaxConnections int
-	// MaxStreams caps /events clients (http.max_streams, default 64).
+	// MaxStreams caps /events clients.
 	MaxStreams int
-	// MaxWaiters caps waiting ?wait= long polls (http.max_waiters, default 64).
+	// MaxWaiters caps waiting ?wait= long polls.
 	MaxWaiters int
-	// TLSCertFile and TLSKeyFile, both set, serve HTTPS with that pair,
-	// re-read when the files change (http.tls_cert_file, http.tls_key_file).
-	TLSCertFile, TLSKeyFile string
 }
 
-func defaultServerOptions() serverOptions {
-	return serverOptions{MaxConnections: 256, MaxStreams: httpapi.DefaultMaxStreams, MaxWaiters: httpapi.DefaultMaxWaiters}
+// serverOptionsFor takes the HTTP server's options from cfg.
+func serverOptionsFor(cfg *Config) serverOptions {
+	return serverOptions{MaxConnections: cfg.HTTP.MaxConnections, MaxStreams: cfg.HTTP.MaxStreams, MaxWaiters: cfg.HTTP.MaxWaiters}
 }
 
 // Fixed limits of the HTTP server. A request is a few hundred bytes (the
@@ -43,30 +42,10 @@ const (
 	maxHeaderBytes    = 8 << 10
 	readHeaderTimeout = 5 * time.Second
 	idleTimeout       = time.Minute
-	// heldByOthers is the connections held by capped requests that are not
-	// streams or waiters (GET /participants), and room for the probes.
-	heldByOthers = 16
 	// httpDrain bounds how long shutdown waits for requests in flight
 	// before it closes the remaining connections.
 	httpDrain = 2 * time.Second
 )
-
-// validate checks the caps against each other: held requests are never
-// evicted, so they must leave room for the probes under max_connections.
-func (o serverOptions) validate() error {
-	switch {
-	case o.MaxStreams < 1:
-		return errorf("http.max_streams", "must be at least 1")
-	case o.MaxWaiters < 1:
-		return errorf("http.max_waiters", "must be at least 1")
-	case o.MaxConnections < o.MaxStreams+o.MaxWaiters+heldByOthers:
-		return errorf("http.max_connections", "%d must be at least http.max_streams + http.max_waiters + %d (%d), "+
-			"so the probes always get in", o.MaxConnections, heldByOthers, o.MaxStreams+o.MaxWaiters+heldByOthers)
-	case (o.TLSCertFile == "") != (o.TLSKeyFile == ""):
-		return errorf("http.tls_cert_file", "and http.tls_key_file must be set together")
-	}
-	return nil
-}
 
 // httpServer is the API's server: the http.Server, the connection limit it
 // serves through, and the TLS pair when there is one.
@@ -79,7 +58,7 @@ type httpServer struct {
 // newHTTPServer serves api (whose Options.Held is limit.held) through
 // limit, under TLS with certs unless certs is nil. Requests' contexts
 // derive from base, so cancelling it ends streams and long polls.
-func newHTTPServer(limit *connLimit, api http.Handler, certs *certReloader, base context.Context, log *slog.Logger) *httpServer {
+func newHTTPServer(limit *connLimit, api http.Handler, certs *config.KeyPair, base context.Context, log *slog.Logger) *httpServer {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true) // the connection tracking assumes one request at a time per connection
 	s := &httpServer{limit: limit, ln: limit}
@@ -99,7 +78,7 @@ func newHTTPServer(limit *connLimit, api http.Handler, certs *certReloader, base
 	if certs != nil {
 		s.ln = tls.NewListener(limit, &tls.Config{
 			MinVersion:     tls.VersionTLS12,
-			GetCertificate: certs.getCertificate,
+			GetCertificate: certs.GetCertificate,
 			NextProtos:     []string{"http/1.1"},
 		})
 	}
@@ -128,7 +107,7 @@ func (s *httpServer) stop(ctx context.Context) {
 // apiConfig is what the HTTP API is built from, apart from the election.
 type apiConfig struct {
 	opts         serverOptions
-	certs        *certReloader // nil: plain HTTP
+	certs        *config.KeyPair // nil: plain HTTP
 	adminToken   string
 	live         func() error
 	reg          *prometheus.Registry // served on /metrics, gets the server's metrics

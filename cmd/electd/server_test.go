@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/electd/electd/internal/config"
 	"io"
 	"log/slog"
 	"net"
@@ -55,6 +56,9 @@ func (s *stubElection) Participants(context.Context) ([]election.Participant, er
 	return nil, nil
 }
 
+// defaultOptions are the caps' defaults (internal/config).
+var defaultOptions = serverOptions{MaxConnections: 256, MaxStreams: 64, MaxWaiters: 64}
+
 // apiUnderTest is the daemon's HTTP server, wired as newDaemon wires it,
 // on a stub election.
 type apiUnderTest struct {
@@ -63,11 +67,8 @@ type apiUnderTest struct {
 	reg  *prometheus.Registry
 }
 
-func startAPI(t *testing.T, opts serverOptions, certs *certReloader) *apiUnderTest {
+func startAPI(t *testing.T, opts serverOptions, certs *config.KeyPair) *apiUnderTest {
 	t.Helper()
-	if err := opts.validate(); err != nil {
-		t.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +220,7 @@ func TestAPIServerKeepsProbesAndHeldRequestsThroughAFlood(t *testing.T) {
 // TestAPIServerHeaderLimit: a request with more header bytes than the
 // limit is answered 431 and closed, whatever it would have sent.
 func TestAPIServerHeaderLimit(t *testing.T) {
-	a := startAPI(t, defaultServerOptions(), nil)
+	a := startAPI(t, defaultOptions, nil)
 	c, err := net.Dial("tcp", a.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -233,35 +234,6 @@ func TestAPIServerHeaderLimit(t *testing.T) {
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("1 MiB of headers: %v %v, want 431", resp, err)
-	}
-}
-
-func TestServerOptionsValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		opts serverOptions
-		key  string
-	}{
-		{name: "defaults", opts: defaultServerOptions()},
-		{name: "no room for probes", opts: serverOptions{MaxConnections: 100, MaxStreams: 64, MaxWaiters: 64}, key: "http.max_connections"},
-		{name: "no streams", opts: serverOptions{MaxConnections: 256, MaxWaiters: 64}, key: "http.max_streams"},
-		{name: "no waiters", opts: serverOptions{MaxConnections: 256, MaxStreams: 64}, key: "http.max_waiters"},
-		{name: "cert without key", opts: serverOptions{MaxConnections: 256, MaxStreams: 1, MaxWaiters: 1, TLSCertFile: "c"}, key: "http.tls_cert_file"},
-		{name: "key without cert", opts: serverOptions{MaxConnections: 256, MaxStreams: 1, MaxWaiters: 1, TLSKeyFile: "k"}, key: "http.tls_cert_file"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.opts.validate()
-			if tt.key == "" {
-				if err != nil {
-					t.Fatalf("validate: %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.HasPrefix(err.Error(), tt.key+": ") {
-				t.Fatalf("validate = %v, want an error naming %s", err, tt.key)
-			}
-		})
 	}
 }
 
