@@ -29,7 +29,7 @@ type fakeAPI struct {
 	pods   map[string]map[string]string // name -> labels
 	lease  map[string]any               // the one Lease's JSON, nil if none
 	rv     int
-	calls  []string                     // "PATCH pod/a {labels}" etc.
+	calls  []string                      // "PATCH pod/a {labels}" etc.
 	fail   func(method, path string) int // non-zero: answer this code
 	block  chan struct{}                 // non-nil: pod PATCHes wait for it
 	events int
