@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/kube"
 )
 
 // Config is electd's effective configuration: DESIGN.md's table, parsed.
@@ -41,6 +42,15 @@ type Config struct {
 	}
 	ShutdownGrace   time.Duration
 	ShutdownTimeout time.Duration
+	Kubernetes      struct {
+		LeaderLabel     string
+		LeaseName       string
+		PodName         string // default $POD_NAME
+		Namespace       string // default $POD_NAMESPACE, else the service account's namespace file
+		TokenFile       string
+		CAFile          string
+		RecheckInterval time.Duration
+	}
 }
 
 // key is one configuration key: its name is also its flag, and envName(name)
@@ -75,6 +85,13 @@ var keys = []key{
 	{"log.format", "string", "json", "json or text", false},
 	{"shutdown_grace", "duration", "0s", "on SIGTERM, answer 503 this long before releasing leadership", false},
 	{"shutdown_timeout", "duration", "10s", "how long shutdown after SIGTERM may take in all", false},
+	{"kubernetes.leader_label", "string", "", "label key set to \"true\" on the leader's own pod, e.g. electd.io/leader; empty: no label", false},
+	{"kubernetes.lease_name", "string", "", "coordination.k8s.io/v1 Lease that mirrors the leader; empty: none", false},
+	{"kubernetes.pod_name", "string", "", "this pod's name (default: $POD_NAME)", false},
+	{"kubernetes.namespace", "string", "", "this pod's namespace (default: $POD_NAMESPACE, else the service account's namespace file)", false},
+	{"kubernetes.token_file", "string", kube.DefaultTokenFile, "service account token, read again for every call (the kubelet rotates it)", false},
+	{"kubernetes.ca_file", "string", kube.DefaultCAFile, "CA bundle that verifies the API server", false},
+	{"kubernetes.recheck_interval", "duration", "10s", "how often the leader re-checks the label and renews the Lease", false},
 }
 
 // envName is the environment variable of a key: ELECTD_ZOOKEEPER_SERVERS.
@@ -101,6 +118,23 @@ func (c *Config) sessionConfig() election.SessionConfig {
 		Servers:        c.ZooKeeper.Servers,
 		SessionTimeout: c.ZooKeeper.SessionTimeout,
 		Auth:           c.ZooKeeper.Auth,
+	}
+}
+
+// kubeConfig is the label and Lease configuration; the API server is the
+// in-cluster one ($KUBERNETES_SERVICE_HOST and _PORT).
+func (c *Config) kubeConfig() kube.Config {
+	k := &c.Kubernetes
+	return kube.Config{
+		LeaderLabel:     k.LeaderLabel,
+		LeaseName:       k.LeaseName,
+		Identity:        c.ID,
+		PodName:         k.PodName,
+		Namespace:       k.Namespace,
+		Server:          kube.InClusterServer(os.Getenv),
+		TokenFile:       k.TokenFile,
+		CAFile:          k.CAFile,
+		RecheckInterval: k.RecheckInterval,
 	}
 }
 
@@ -168,6 +202,12 @@ func (c *Config) validate() error {
 	}
 	if c.ShutdownGrace >= c.ShutdownTimeout {
 		return errorf("shutdown_grace", "%v must be shorter than shutdown_timeout (%v)", c.ShutdownGrace, c.ShutdownTimeout)
+	}
+	if c.Kubernetes.RecheckInterval < time.Second {
+		return errorf("kubernetes.recheck_interval", "%v is below 1s", c.Kubernetes.RecheckInterval)
+	}
+	if err := c.kubeConfig().Validate(); err != nil {
+		return err // names the key
 	}
 	// The engine's own checks, last: their messages name the key too.
 	if err := c.sessionConfig().Validate(); err != nil {

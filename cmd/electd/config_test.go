@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/kube"
 )
 
 // cleanEnv hides the caller's ELECTD_* variables and POD_NAME: viper treats
@@ -207,6 +209,8 @@ func checkEveryKey(t *testing.T, c *Config, authFile string) {
 	want.Log.Level, want.Log.Format = "debug", "text"
 	want.ShutdownGrace = 2 * time.Second
 	want.ShutdownTimeout = 20 * time.Second
+	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
+	want.Kubernetes.RecheckInterval = 10 * time.Second
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("\n got %+v\nwant %+v", c, want)
 	}

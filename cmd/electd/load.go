@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/electd/electd/internal/kube"
 )
 
 // load builds the configuration from the optional file named by --config,
@@ -56,11 +58,25 @@ func load(fs *pflag.FlagSet, file string) (*Config, error) {
 	c.Log.Format = d.str("log.format")
 	c.ShutdownGrace = d.duration("shutdown_grace")
 	c.ShutdownTimeout = d.duration("shutdown_timeout")
+	c.Kubernetes.LeaderLabel = d.str("kubernetes.leader_label")
+	c.Kubernetes.LeaseName = d.str("kubernetes.lease_name")
+	c.Kubernetes.PodName = d.str("kubernetes.pod_name")
+	c.Kubernetes.Namespace = d.str("kubernetes.namespace")
+	c.Kubernetes.TokenFile = d.str("kubernetes.token_file")
+	c.Kubernetes.CAFile = d.str("kubernetes.ca_file")
+	c.Kubernetes.RecheckInterval = d.duration("kubernetes.recheck_interval")
 	if d.err != nil {
 		return nil, d.err
 	}
 	if c.ID == "" {
 		c.ID = defaultID()
+	}
+	if c.Kubernetes.PodName == "" {
+		c.Kubernetes.PodName = os.Getenv("POD_NAME")
+	}
+	// The namespace file is read only when something uses the namespace.
+	if c.Kubernetes.Namespace == "" && c.kubeConfig().Enabled() {
+		c.Kubernetes.Namespace = kube.DefaultNamespace(os.Getenv, kube.DefaultNamespaceFile)
 	}
 	if err := c.validate(); err != nil {
 		return nil, err

@@ -157,7 +157,7 @@ func TestElectdIsANativeSidecarWithRealProbes(t *testing.T) {
 
 var durationKeys = map[string]bool{
 	"zookeeper.session_timeout": true, "election.term": true, "election.claim_delay": true,
-	"shutdown_grace": true, "shutdown_timeout": true,
+	"shutdown_grace": true, "shutdown_timeout": true, "kubernetes.recheck_interval": true,
 }
 
 // duration parses a configuration duration the way DESIGN.md demands:

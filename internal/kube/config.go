@@ -154,8 +154,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("kubernetes.namespace: %q is not a DNS label", c.Namespace)
 	}
 	if c.Server == "" {
-		return errors.New("kubernetes: $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT are not set: " +
-			"the label and Lease need electd to run in a pod (or those variables to name the API server)")
+		key := "kubernetes.leader_label"
+		if c.LeaderLabel == "" {
+			key = "kubernetes.lease_name"
+		}
+		return errors.New(key + ": set, but $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT are not: " +
+			"electd must run in a pod (or those variables must name the API server)")
 	}
 	if c.RecheckInterval < 0 || c.RecheckInterval > 0 && c.RecheckInterval < time.Second {
 		return fmt.Errorf("kubernetes.recheck_interval: %v is below 1s", c.RecheckInterval)
