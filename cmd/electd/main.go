@@ -24,6 +24,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/httpapi"
+	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/metrics"
 )
 
@@ -83,6 +84,7 @@ type daemon struct {
 	ln             net.Listener
 	sess           *election.Session
 	el             *election.Elector
+	kube           *kube.Labeler // nil unless a leader label or Lease is configured
 	srv            *http.Server
 	cancelRequests context.CancelFunc // ends long polls and /events streams
 	started        chan struct{}      // closed by gateHealthz
@@ -115,6 +117,11 @@ func newDaemon(cfg *Config, log *slog.Logger) (*daemon, error) {
 	ec := cfg.electionConfig()
 	ec.Logger, ec.Recorder = log, m
 	if d.el, err = election.New(d.sess, ec); err != nil {
+		ln.Close()
+		d.sess.Close()
+		return nil, err
+	}
+	if d.kube, err = newKube(cfg, d.el, d.log); err != nil {
 		ln.Close()
 		d.sess.Close()
 		return nil, err
@@ -153,6 +160,7 @@ func serve(cfg *Config, log *slog.Logger) int {
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
 	go d.gateHealthz(gctx)
+	d.runKube(runCtx)
 	g.Go(func() error {
 		if err := d.srv.Serve(d.ln); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("http server: %w", err)
