@@ -129,10 +129,11 @@ func (c *Cluster) Token(ns, serviceAccount string, ttl time.Duration) (string, e
 }
 
 // ApplyPath is the path of a server-side apply PATCH of the named object
-// (as `kubectl apply --server-side`), with ?dryRun=All when dryRun:
-// validated and admitted by the API server, then not stored.
+// (as `kubectl apply --server-side`), with strict field validation (an
+// unknown or duplicate field is an error, as kubectl asks by default) and,
+// when dryRun, ?dryRun=All: validated and admitted, then not stored.
 func ApplyPath(apiPath, name string, dryRun bool) string {
-	q := url.Values{"fieldManager": {"electd-test"}, "force": {"true"}}
+	q := url.Values{"fieldManager": {"electd-test"}, "force": {"true"}, "fieldValidation": {"Strict"}}
 	if dryRun {
 		q.Set("dryRun", "All")
 	}
