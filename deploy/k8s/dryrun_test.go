@@ -15,14 +15,14 @@ import (
 // resources maps apiVersion and kind to the collection's path in a
 // namespace, for every kind the manifests hold.
 var resources = map[string]string{
-	"apps/v1 Deployment":                        "/apis/apps/v1/namespaces/%s/deployments",
-	"apps/v1 StatefulSet":                       "/apis/apps/v1/namespaces/%s/statefulsets",
-	"v1 Service":                                "/api/v1/namespaces/%s/services",
-	"v1 ConfigMap":                              "/api/v1/namespaces/%s/configmaps",
-	"v1 Secret":                                 "/api/v1/namespaces/%s/secrets",
-	"v1 ServiceAccount":                         "/api/v1/namespaces/%s/serviceaccounts",
-	"policy/v1 PodDisruptionBudget":             "/apis/policy/v1/namespaces/%s/poddisruptionbudgets",
-	"rbac.authorization.k8s.io/v1 Role":         "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles",
+	"apps/v1 Deployment":                       "/apis/apps/v1/namespaces/%s/deployments",
+	"apps/v1 StatefulSet":                      "/apis/apps/v1/namespaces/%s/statefulsets",
+	"v1 Service":                               "/api/v1/namespaces/%s/services",
+	"v1 ConfigMap":                             "/api/v1/namespaces/%s/configmaps",
+	"v1 Secret":                                "/api/v1/namespaces/%s/secrets",
+	"v1 ServiceAccount":                        "/api/v1/namespaces/%s/serviceaccounts",
+	"policy/v1 PodDisruptionBudget":            "/apis/policy/v1/namespaces/%s/poddisruptionbudgets",
+	"rbac.authorization.k8s.io/v1 Role":        "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles",
 	"rbac.authorization.k8s.io/v1 RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings",
 }
 
