@@ -24,15 +24,14 @@ type fakeAPI struct {
 	t   *testing.T
 	srv *httptest.Server
 
-	mu     sync.Mutex
-	token  string
-	pods   map[string]map[string]string // name -> labels
-	lease  map[string]any               // the one Lease's JSON, nil if none
-	rv     int
-	calls  []string                      // "PATCH pod/a {labels}" etc.
-	fail   func(method, path string) int // non-zero: answer this code
-	block  chan struct{}                 // non-nil: pod PATCHes wait for it
-	events int
+	mu    sync.Mutex
+	token string
+	pods  map[string]map[string]string // name -> labels
+	lease map[string]any               // the one Lease's JSON, nil if none
+	rv    int
+	calls []string                      // "PATCH pod/a {labels}" etc.
+	fail  func(method, path string) int // non-zero: answer this code
+	block chan struct{}                 // non-nil: pod PATCHes wait for it
 }
 
 func newFakeAPI(t *testing.T, pods ...string) *fakeAPI {
