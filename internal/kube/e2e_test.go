@@ -95,9 +95,10 @@ func TestE2ELabelFollowsLeadership(t *testing.T) {
 			return err == nil && slices.Equal(names, []string{leader.id})
 		})
 		t.Logf("a label written on %s was removed by %s %v later (recheck interval %v)", f.id, leader.id, took.Round(time.Millisecond), recheck)
-		if !leader.logHas("other_pod=" + f.id) {
-			t.Errorf("%s did not log removing the label from %s", leader.id, f.id)
-		}
+		// The line follows the call that removed the label.
+		waitFor(t, labelTimeout, leader.id+"'s log line for removing the label from "+f.id, func() bool {
+			return leader.logHas("other_pod=" + f.id)
+		})
 	})
 
 	t.Run("SIGTERM", func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -73,10 +74,35 @@ func goTool() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
-// cacheKey hashes what the binary depends on: the module's files and the
-// Go toolchain that builds it.
+// k8sVersionRE finds the Kubernetes version the module requires.
+var k8sVersionRE = regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes (v1\.(\d+)\.\d+)\s*$`)
+
+// ldflags strips the binary and stamps the version the module requires, as
+// Kubernetes' own build does, so that /version and `kubectl version` name
+// it (unstamped, it says v0.0.0-master).
+func ldflags(src string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(src, "go.mod"))
+	if err != nil {
+		return "", fmt.Errorf("kubetest: %w", err)
+	}
+	m := k8sVersionRE.FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("kubetest: %s/go.mod requires no k8s.io/kubernetes v1.x.y", src)
+	}
+	const v = "k8s.io/component-base/version"
+	return fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean",
+		v, m[1], v, v, m[2], v), nil
+}
+
+// cacheKey hashes what the binary depends on: the module's files, the
+// link flags and the Go toolchain that builds it.
 func cacheKey(src, goBin string) (string, error) {
 	h := sha256.New()
+	flags, err := ldflags(src)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintln(h, flags)
 	for _, name := range []string{"go.mod", "go.sum", "main.go"} {
 		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
@@ -131,7 +157,11 @@ func buildCached(progress io.Writer) (string, error) {
 
 	fmt.Fprintf(progress, "kubetest: building kube-apiserver from %s into %s (minutes the first time)\n", src, bin)
 	start := time.Now()
-	cmd := exec.Command(goBin, "build", "-ldflags=-s -w", "-o", filepath.Join(tmp, "kube-apiserver"), ".")
+	flags, err := ldflags(src)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(goBin, "build", "-ldflags="+flags, "-o", filepath.Join(tmp, "kube-apiserver"), ".")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var out bytes.Buffer
@@ -172,11 +202,18 @@ func lockFile(path string, progress io.Writer) (unlock func(), err error) {
 }
 
 // removeStaleBuilds deletes build- directories that a killed build left
-// behind. Called with the build lock held, so none is in use.
+// behind (called with the build lock held, so none is in use), and
+// binaries of other keys not rebuilt for a week: each is 100 MB.
 func removeStaleBuilds(root string) {
 	dirs, _ := filepath.Glob(filepath.Join(root, "build-*"))
 	for _, d := range dirs {
 		os.RemoveAll(d)
+	}
+	keys, _ := filepath.Glob(filepath.Join(root, "????????????????"))
+	for _, d := range keys {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && time.Since(fi.ModTime()) > 7*24*time.Hour {
+			os.RemoveAll(d)
+		}
 	}
 }
 

@@ -14,6 +14,25 @@ import (
 // grants.
 func TestClusterAuthenticatesAndAuthorizes(t *testing.T) {
 	c := Start(t)
+	src, err := sourceDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile(filepath.Join(src, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	if err := c.Admin(http.MethodGet, "/version", "", nil, &version); err != nil {
+		t.Fatal(err)
+	}
+	if want := k8sVersionRE.FindSubmatch(gomod); want == nil || version.GitVersion != string(want[1]) {
+		t.Errorf("/version says %q, want the version apiserver/go.mod requires", version.GitVersion)
+	}
+	t.Logf("kube-apiserver %s", version.GitVersion)
+
 	const ns = "kubetest"
 	if err := c.CreateNamespace(ns); err != nil {
 		t.Fatal(err)
