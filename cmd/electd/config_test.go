@@ -158,6 +158,8 @@ func TestDefaults(t *testing.T) {
 	want.HTTP.Addr = ":4040"
 	want.Log.Level, want.Log.Format = "info", "json"
 	want.ShutdownTimeout = 10 * time.Second
+	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
+	want.Kubernetes.RecheckInterval = 10 * time.Second
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
 	}
