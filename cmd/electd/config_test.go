@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/config"
+	"github.com/electd/electd/internal/kube"
 )
 
 // cleanEnv hides the caller's ELECTD_* variables and POD_NAME: viper treats
@@ -94,6 +95,8 @@ func TestDefaults(t *testing.T) {
 	want.HTTP.MaxConnections, want.HTTP.MaxStreams, want.HTTP.MaxWaiters = 256, 64, 64
 	want.Log.Level, want.Log.Format = "info", "json"
 	want.ShutdownTimeout = 10 * time.Second
+	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
+	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c.Config, want)
 	}

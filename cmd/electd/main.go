@@ -24,6 +24,7 @@ import (
 
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/metrics"
 )
 
@@ -133,6 +134,7 @@ type daemon struct {
 	sess           *election.Session
 	el             *election.Elector
 	http           *httpServer
+	kube           *kube.Labeler      // nil unless a leader label or Lease is configured
 	cancelRequests context.CancelFunc // ends long polls and /events streams
 }
 
@@ -168,12 +170,22 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 		d.sess.Close()
 		return nil, err
 	}
+	if d.kube, err = newKube(cfg, d.el, m, d.log); err != nil {
+		ln.Close()
+		d.sess.Close()
+		return nil, err
+	}
+
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel
-	d.http = newAPIServer(ln, d.el, apiConfig{
+	api := apiConfig{
 		opts: sopts, certs: certs, adminToken: cfg.HTTP.AdminToken, live: d.live,
 		reg: reg, path: cfg.path(), droppedLines: logs.Dropped, log: d.log,
-	}, reqCtx)
+	}
+	if d.kube != nil {
+		api.kube = func() any { return d.kube.Status() }
+	}
+	d.http = newAPIServer(ln, d.el, api, reqCtx)
 	return d, nil
 }
 
@@ -194,6 +206,7 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
+	d.runKube(runCtx)
 	g.Go(d.http.serve)
 	g.Go(func() error {
 		err := d.el.Run(runCtx)

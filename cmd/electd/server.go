@@ -113,6 +113,7 @@ type apiConfig struct {
 	reg          *prometheus.Registry // served on /metrics, gets the server's metrics
 	path         string               // the election label of the metrics
 	droppedLines func() uint64
+	kube         func() any // the label mirror's state for /leader, or nil
 	log          *slog.Logger
 }
 
@@ -134,6 +135,7 @@ func newAPIServer(ln net.Listener, el httpapi.Election, c apiConfig, base contex
 		MaxWaiters: c.opts.MaxWaiters,
 		Held:       limit.held,
 		Refused:    sm.RequestRefused,
+		Kubernetes: c.kube,
 	})
 	return newHTTPServer(limit, api, c.certs, base, errLog)
 }

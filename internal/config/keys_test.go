@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/electd/electd/internal/kube"
 	"reflect"
 	"strconv"
 	"strings"
@@ -54,6 +55,8 @@ func TestDefaults(t *testing.T) {
 	want.HTTP.MaxConnections, want.HTTP.MaxStreams, want.HTTP.MaxWaiters = 256, 64, 64
 	want.Log.Level, want.Log.Format = "info", "json"
 	want.ShutdownTimeout = 10 * time.Second
+	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
+	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	if got := Defaults(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Defaults() =\n %+v\nwant %+v", got, want)
 	}

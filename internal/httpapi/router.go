@@ -69,6 +69,9 @@ type Options struct {
 	// Refused, if set, is called with the cap's name ("streams",
 	// "waiters" or "participants") each time a request is refused at it.
 	Refused func(reason string)
+	// Kubernetes, when set, is the leader label and Lease mirror's state,
+	// shown under "kubernetes" on GET /leader.
+	Kubernetes func() any
 }
 
 // Defaults of Options.
@@ -128,7 +131,7 @@ func NewRouter(el Election, opts Options) http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
-		get(r, "/leader", leader(el, opts.Now))
+		get(r, "/leader", leader(el, opts.Now, opts.Kubernetes))
 		get(r, "/healthz", healthz(opts.Live))
 		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait, limit(opts.MaxWaiters, "waiters", "waiters on /healthz/leader")))
 		get(r, "/readyz", readyz(el))

@@ -96,12 +96,12 @@ electd_misconfigured{election="/services/web"} 0
 
 func TestCounters(t *testing.T) {
 	reg, _, m := setup(t)
-	for _, r := range []string{"released", "term", "suspended", "expired", "shutdown"} {
+	for _, r := range []string{"released", "term", "suspended", "expired", "shutdown", "withdrawn", "app_unhealthy"} {
 		if got := testutil.ToFloat64(m.lost.WithLabelValues(r)); got != 0 {
 			t.Errorf("lost{reason=%q} starts at %v", r, got)
 		}
 	}
-	if got, want := testutil.CollectAndCount(m.lost), 5; got != want {
+	if got, want := testutil.CollectAndCount(m.lost), 7; got != want {
 		t.Errorf("electd_leadership_lost_total has %d series before any loss, want %d", got, want)
 	}
 
