@@ -1,0 +1,5 @@
+//go:build race
+
+package electdtest
+
+func init() { raceEnabled = true }
