@@ -6,7 +6,8 @@
 // protocol on its stdin and stdout (see that file). The JVM takes about a second to start and
 // join: Start returns once the participant is listed among its own election's participants.
 //
-// A missing java, javac or jar is a test failure naming the apt package to install, never a skip.
+// A missing java, javac or jar is a test failure naming the apt package to install, never a
+// skip; -short mode, which runs the unit tests alone, skips (zktest.Require).
 package curatortest
 
 import (
@@ -63,6 +64,7 @@ var compiled struct {
 // classpath and the javac binary, so javac runs once per change, not once per test.
 func Compile(t testing.TB) (classDir string) {
 	t.Helper()
+	zktest.Require(t)
 	_, cached := compile()
 	if err := compiled.err; err != nil {
 		t.Fatal(err)

@@ -5,7 +5,8 @@
 // /usr/share/java, run by the `java` in PATH). Nothing is mocked: every test talks to a
 // real server, so sessions, ephemerals, watches, expiry and elections behave as in
 // production. A missing java or jar fails the test with the apt package to install; it is
-// never a skip.
+// never a skip. In -short mode, which runs the unit tests alone, Start skips the test
+// instead (Require: the one place that decides).
 //
 // # Ensembles
 //

@@ -73,10 +73,11 @@ type Ensemble struct {
 // Start starts an ensemble on free loopback ports with fresh data dirs, waits until it
 // serves (standalone: srvr says standalone; ensemble: one leader and all others follower),
 // and registers t.Cleanup to kill everything and remove the dirs (logging the tail of each
-// server's log first if the test failed). A missing java or jar is a t.Fatal naming what is
-// missing and the apt package that installs it.
+// server's log first if the test failed). It goes through Require first: skipped in -short
+// mode, a failure naming the apt package when java or a jar is missing.
 func Start(t testing.TB, opts Options) *Ensemble {
 	t.Helper()
+	Require(t)
 	e, err := StartEnsemble(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,20 @@ func Start(t testing.TB, opts Options) *Ensemble {
 		e.Close()
 	})
 	return e
+}
+
+// Require is the gate of every test that needs real ZooKeeper or Java (Start and
+// curatortest call it): in -short mode, which runs the unit tests alone, it skips t;
+// otherwise a missing java or jar fails t with the apt package that installs it. It is
+// never a skip in a full run.
+func Require(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("zktest: needs a real ZooKeeper (Java); skipped in -short mode")
+	}
+	if _, err := Classpath(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // StartEnsemble is Start for callers without a testing.TB (a chaos command, a demo): the
