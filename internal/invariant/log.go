@@ -51,6 +51,15 @@ func (l *Log) Samples() []Sample {
 	return slices.Clone(l.samples)
 }
 
+// SamplesFrom returns a copy of the samples recorded from the i-th on (in the order
+// recorded) and the index to read from next, for readers that follow the log as it grows.
+func (l *Log) SamplesFrom(i int) ([]Sample, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i = min(max(i, 0), len(l.samples))
+	return slices.Clone(l.samples[i:]), len(l.samples)
+}
+
 // WaitFor blocks until pred accepts a sample, or ctx ends. It scans every sample once, in
 // the order recorded, and then only new ones.
 func (l *Log) WaitFor(ctx context.Context, pred func(Sample) bool) (Sample, error) {
