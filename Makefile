@@ -22,17 +22,23 @@ test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator i
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 
+.PHONY: unit
+unit: ## the unit tests alone, in seconds: no ZooKeeper, Java or electd process (go test -short)
+	$(GO) test -short -count=1 ./...
+
 .PHONY: build
 build: ## static binary in bin/electd, stamped with version and commit
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/electd
 
 .PHONY: demo
 demo: build ## local ZooKeeper + three sidecars: election, handoff, release (interactive)
-	DEMO_BIN=$(BIN) bash scripts/demo.sh
+	@bash scripts/install-deps.sh zookeeper
+	$(GO) run ./internal/demo/cmd --bin $(BIN)
 
 .PHONY: demo-ci
 demo-ci: build ## the demo without pauses; fails if a step fails
-	DEMO_BIN=$(BIN) bash scripts/demo.sh --ci
+	@bash scripts/install-deps.sh zookeeper
+	$(GO) run ./internal/demo/cmd --bin $(BIN) --ci
 
 .PHONY: chaos
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper
