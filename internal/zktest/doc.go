@@ -51,7 +51,8 @@
 // own; Heal delivers what was held), Reset closes every connection with an RST, Refuse
 // keeps new connections out until Heal, and DropAfterCreate lets the next ZooKeeper create
 // request reach the server and then cuts the connection so that the client never sees the
-// reply: the "connection lost during create" case of protected, sequential nodes.
+// reply: the "connection lost during create" case of protected, sequential nodes (with
+// Options.RunStaleRequests, so that the server does not drop the create as stale).
 //
 // # Hygiene
 //

@@ -20,6 +20,12 @@ type Options struct {
 	InitLimit   int           // default 10
 	SyncLimit   int           // default 5
 	PeerProxies bool          // route every server's quorum+election traffic to each peer through its own Proxy, so Isolate works
+	// RunStaleRequests makes the servers execute a request whose client connection
+	// closed after it arrived. ZooKeeper drops such requests by default when they are
+	// still queued (zookeeper.request_stale_connection_check): a race a loaded machine
+	// loses, which makes Proxy.DropAfterCreate's "applied, reply lost" a coin toss. Set
+	// it where a test needs the create applied.
+	RunStaleRequests bool
 }
 
 // Timeouts used when starting.
@@ -225,7 +231,11 @@ func portOf(addr string) string {
 }
 
 func (e *Ensemble) jvmArgs(cfg string) []string {
-	return []string{
+	var stale []string
+	if e.opts.RunStaleRequests {
+		stale = []string{"-Dzookeeper.request_stale_connection_check=false"}
+	}
+	return append(stale,
 		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dzookeeper.admin.enableServer=false",
@@ -235,7 +245,7 @@ func (e *Ensemble) jvmArgs(cfg string) []string {
 		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NIOServerCnxn=warn",
 		"-cp", e.cp,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg,
-	}
+	)
 }
 
 func (e *Ensemble) startAndWait() error {
