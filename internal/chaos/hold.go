@@ -17,10 +17,10 @@ import (
 // 8 s session on a loaded machine), so the check measures it and applies the promise
 // that fits.
 
-// noChangeGap bounds how long the observer may miss the leader in a "no change" window:
-// every answer there must be a claim with the old token (a 503 is a change, however
-// short), so a gap can only come from questions unanswered or not asked (the observer
-// descheduled). It bounds what went unseen, far inside the lease.
+// noChangeGap bounds how long the observer may miss the leader in a "no change" window
+// while it sees the others: every answer there must be a claim with the old token (a 503
+// is a change, however short), so a gap can only come from the leader's questions going
+// unanswered. Stretches in which nobody was seen (the observer stalled) do not count.
 const noChangeGap = time.Second
 
 // renewSlack is what the leader may need after its session is back to renew its lease:
@@ -66,7 +66,7 @@ func judgeHold(samples []invariant.Sample, who string, token int64, from, to tim
 	v := holdVerdict{leaseEnd: invariant.Interval{From: last.Send + last.Lease, To: last.Recv + last.Lease}}
 	v.short = o.back+renewSlack < v.leaseEnd.From
 	if v.short {
-		for _, p := range invariant.NoChange(samples, from, to, who, token, noChangeGap) {
+		for _, p := range invariant.NoChange(samples, from, to, who, token, noChangeGap, invariant.Blind(samples, from, to, stall)) {
 			v.problems = append(v.problems, "leadership changed in an outage shorter than the lease: "+p)
 		}
 		return v

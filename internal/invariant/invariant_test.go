@@ -195,6 +195,15 @@ func TestNoChange(t *testing.T) {
 			x.Token = 8
 			return append(s, x)
 		}, wantN: 1},
+		{name: "everybody unseen: the observer stalled, not a change", mutate: func(s []Sample) []Sample {
+			var out []Sample
+			for _, x := range s {
+				if x.Send < 20*msec || x.Send > 70*msec {
+					out = append(out, x)
+				}
+			}
+			return out
+		}, wantN: 0},
 		{name: "long silence", mutate: func(s []Sample) []Sample {
 			var out []Sample
 			for _, x := range s {
@@ -207,7 +216,8 @@ func TestNoChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := NoChange(tt.mutate(steady()), 0, 99*msec, "a", 7, 10*msec)
+			samples := tt.mutate(steady())
+			got := NoChange(samples, 0, 99*msec, "a", 7, 10*msec, Blind(samples, 0, 99*msec, 5*msec))
 			if len(got) != tt.wantN {
 				t.Errorf("NoChange: %d problems %q, want %d", len(got), got, tt.wantN)
 			}
@@ -343,7 +353,7 @@ func TestNoMoveAllowsALapse(t *testing.T) {
 	if p := NoMove(samples, 0, 30*msec, "a", 7); len(p) != 0 {
 		t.Errorf("NoMove over a lapse: %q", p)
 	}
-	if p := NoChange(samples, 0, 30*msec, "a", 7, 100*msec); len(p) != 1 {
+	if p := NoChange(samples, 0, 30*msec, "a", 7, 100*msec, nil); len(p) != 1 {
 		t.Errorf("NoChange over a lapse: %q, want one problem", p)
 	}
 	moved := append(samples, s200("b", 15, 16))
@@ -391,5 +401,19 @@ func TestLogWait(t *testing.T) {
 	}
 	if n := len(l.Samples()); n != 4 {
 		t.Errorf("%d samples, want 4", n)
+	}
+}
+
+func TestBlindAndSeen(t *testing.T) {
+	samples := []Sample{s200("a", 0, 1), s503("b", 2, 3), sNone("a", 4, 300), s200("a", 310, 311), s503("b", 312, 313)}
+	blind := Blind(samples, 0, 400*msec, 50*msec)
+	if len(blind) != 2 || blind[0] != (Interval{3 * msec, 310 * msec}) || blind[1] != (Interval{313 * msec, 400 * msec}) {
+		t.Fatalf("Blind = %v", blind)
+	}
+	if got := SeenWithout(Interval{0, 400 * msec}, blind); got != 6*msec {
+		t.Errorf("SeenWithout = %v, want 6ms", got)
+	}
+	if got := Blind(samples, 0, 400*msec, time.Second); len(got) != 0 {
+		t.Errorf("Blind with a long stall threshold = %v, want none", got)
 	}
 }

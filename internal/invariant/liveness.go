@@ -3,6 +3,7 @@ package invariant
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -20,27 +21,68 @@ func LivenessBound(sessionTimeout, tickTime time.Duration) time.Duration {
 // claim at all is leaderless throughout.
 func LongestLeaderless(samples []Sample, from, to time.Duration) Interval {
 	best := Interval{From: from, To: from}
-	if to <= from {
-		return best
-	}
-	cur := from // everything before cur is covered or already measured
-	for _, s := range claimsSorted(samples) {
-		if s.Recv < from || s.Send > to {
-			continue
-		}
-		if s.Send > cur {
-			if g := (Interval{From: cur, To: s.Send}); g.Len() > best.Len() {
-				best = g
-			}
-		}
-		cur = max(cur, s.Recv)
-	}
-	if cur < to {
-		if g := (Interval{From: cur, To: to}); g.Len() > best.Len() {
+	for _, g := range uncovered(claimsSorted(samples), from, to) {
+		if g.Len() > best.Len() {
 			best = g
 		}
 	}
 	return best
+}
+
+// Blind returns the parts of [from, to] longer than stall in which nobody was seen
+// answering anything: the observer, or the whole machine, stalled (a loaded machine does
+// that for seconds). stall should be well above the observer's polling period. What
+// happened there is unknown, so the checks that measure what was seen leave them out
+// (NoChange, SeenWithout).
+func Blind(samples []Sample, from, to, stall time.Duration) []Interval {
+	var answered []Sample
+	for _, s := range samples {
+		if s.Answered {
+			answered = append(answered, s)
+		}
+	}
+	sort.SliceStable(answered, func(i, j int) bool { return answered[i].Send < answered[j].Send })
+	var out []Interval
+	for _, g := range uncovered(answered, from, to) {
+		if g.Len() > stall {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// SeenWithout is how much of w lies outside the blind intervals.
+func SeenWithout(w Interval, blind []Interval) time.Duration {
+	seen := w.Len()
+	for _, b := range blind {
+		if lo, hi := max(b.From, w.From), min(b.To, w.To); hi > lo {
+			seen -= hi - lo
+		}
+	}
+	return seen
+}
+
+// uncovered returns the parts of [from, to] that no sample's [Send, Recv] covers; the
+// samples are sorted by Send.
+func uncovered(sorted []Sample, from, to time.Duration) []Interval {
+	var out []Interval
+	if to <= from {
+		return nil
+	}
+	cur := from // everything before cur is covered or already measured
+	for _, s := range sorted {
+		if s.Recv < from || s.Send > to {
+			continue
+		}
+		if s.Send > cur {
+			out = append(out, Interval{From: cur, To: s.Send})
+		}
+		cur = max(cur, s.Recv)
+	}
+	if cur < to {
+		out = append(out, Interval{From: cur, To: to})
+	}
+	return out
 }
 
 // FirstLeader returns the earliest-sent claim sent at or after t by a participant not in
@@ -132,9 +174,10 @@ func noMove(samples []Sample, from, to time.Duration, leader string, token int64
 
 // NoChange checks that leadership did not even blink in [from, to]: NoMove, and every
 // answer from leader was a claim (an unanswered question is the observer's loss, not a
-// change), and leader's claims left no uncovered gap longer than maxGap. It returns one
-// line per problem (at most 20), none when leadership held.
-func NoChange(samples []Sample, from, to time.Duration, leader string, token int64, maxGap time.Duration) []string {
+// change), and leader's claims left no gap longer than maxGap outside the blind
+// intervals (see Blind: nobody seen there, the leader no more than the others). It
+// returns one line per problem (at most 20), none when leadership held.
+func NoChange(samples []Sample, from, to time.Duration, leader string, token int64, maxGap time.Duration, blind []Interval) []string {
 	problems := noMove(samples, from, to, leader, token)
 	var mine []Sample
 	for _, s := range within(samples, from, to) {
@@ -145,6 +188,9 @@ func NoChange(samples []Sample, from, to time.Duration, leader string, token int
 		case s.Answered:
 			problems = append(problems, fmt.Sprintf("leader stopped claiming: %v", s))
 		}
+	}
+	for _, b := range blind {
+		mine = append(mine, Sample{Who: leader, Answered: true, Leader: true, Send: b.From, Recv: b.To})
 	}
 	if g := LongestLeaderless(mine, from, to); g.Len() > maxGap {
 		problems = append(problems, fmt.Sprintf("leader %s unseen as leader for %s, over %s", leader, g, Ms(maxGap)))
