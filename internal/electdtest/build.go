@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/electd/electd/internal/buildcache"
 )
@@ -31,9 +32,11 @@ const (
 var raceEnabled bool
 
 var built struct {
-	once sync.Once
-	path string
-	err  error
+	once   sync.Once
+	path   string
+	err    error
+	how    string // what Build did, for the first test's log
+	logged sync.Once
 }
 
 // Binary returns the electd binary for this run of the tests, building it if needed. In
@@ -47,6 +50,7 @@ func Binary(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	built.logged.Do(func() { t.Logf("electdtest: %s: %s", bin, built.how) })
 	return bin
 }
 
@@ -80,7 +84,10 @@ func build() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	start := time.Now()
+	var took time.Duration
 	dir, err := buildcache.Dir("bin", key, func(dir string) error {
+		defer func() { took = time.Since(start) }()
 		cmd := exec.Command("go", append(args, "-o", filepath.Join(dir, "electd"), "./cmd/electd")...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -90,6 +97,14 @@ func build() (string, error) {
 	})
 	if err != nil {
 		return "", err
+	}
+	switch waited := time.Since(start); {
+	case took > 0:
+		built.how = fmt.Sprintf("built by this test binary in %v", took.Round(time.Millisecond))
+	case waited > time.Second:
+		built.how = fmt.Sprintf("built by another test binary; waited %v for it", waited.Round(time.Millisecond))
+	default:
+		built.how = "built before, in the cache"
 	}
 	return filepath.Join(dir, "electd"), nil
 }
