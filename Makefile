@@ -33,6 +33,9 @@ FUZZTIME ?= 5s
 fuzz-config: ## fuzz config parsing briefly (FUZZTIME=5s each)
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./cmd/electd
 	$(GO) test -run '^$$' -fuzz '^FuzzParseYAML$$' -fuzztime $(FUZZTIME) ./internal/config
+.PHONY: unit
+unit: ## the unit tests alone, in seconds: no ZooKeeper, Java or electd process (go test -short)
+	$(GO) test -short -count=1 ./...
 
 .PHONY: build
 build: ## static binary in bin/electd, stamped with version and commit
@@ -40,11 +43,13 @@ build: ## static binary in bin/electd, stamped with version and commit
 
 .PHONY: demo
 demo: build ## local ZooKeeper + three sidecars: election, handoff, release (interactive)
-	DEMO_BIN=$(BIN) bash scripts/demo.sh
+	@bash scripts/install-deps.sh zookeeper
+	$(GO) run ./internal/demo/cmd --bin $(BIN)
 
 .PHONY: demo-ci
 demo-ci: build ## the demo without pauses; fails if a step fails
-	DEMO_BIN=$(BIN) bash scripts/demo.sh --ci
+	@bash scripts/install-deps.sh zookeeper
+	$(GO) run ./internal/demo/cmd --bin $(BIN) --ci
 
 .PHONY: chaos
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/electdtest"
 )
 
 // rowRE matches one participant row of `electd status`.
@@ -144,7 +146,7 @@ type watchProc struct {
 func startWatch(t *testing.T, addr string) *watchProc {
 	t.Helper()
 	w := &watchProc{done: make(chan error, 1)}
-	w.cmd = exec.Command(binary, "status", "--watch", "--addr", addr)
+	w.cmd = exec.Command(electdtest.Binary(t), "status", "--watch", "--addr", addr)
 	w.cmd.Env = cleanEnviron()
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := w.cmd.StdoutPipe()

@@ -7,49 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptrace"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/electd/electd/internal/zktest"
 )
-
-// raceEnabled is set by race_test.go when the tests run with -race.
-var raceEnabled bool
-
-// TestMain builds electd once, stamped like a release and with the race
-// detector when the tests have it, for the tests that run the binary.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "electd-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "electd")
-	args := []string{"build", "-ldflags", "-X main.version=v0.0.0-e2e -X main.commit=e2e1234", "-o", binary}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func startZK(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts ZooKeeper and electd processes; skipped with -short")
-	}
-	return zktest.Start(t, zktest.Options{Servers: 1, TickTime: 500 * time.Millisecond}).ConnectString()
-}
 
 // startThree starts three participants on one path and waits until they serve.
 func startThree(t *testing.T, zk, path, mode string, extra ...string) []*proc {
@@ -100,7 +62,7 @@ func TestE2EModes(t *testing.T) {
 func checkAgreement(t *testing.T, ps []*proc, leader *proc) {
 	t.Helper()
 	var views []leaderView
-	waitFor(t, 5*time.Second, "/leader to agree on "+leader.id, func() bool {
+	waitFor(t, 10*time.Second, "/leader to agree on "+leader.id, func() bool {
 		views = views[:0]
 		for _, p := range ps {
 			v, err := p.leader()
@@ -159,13 +121,14 @@ func TestE2EWaitAndRelease(t *testing.T) {
 	leader := oneLeader(t, ps, 15*time.Second)
 	next := successor(t, ps, leader)
 
-	// A wait that ends without leadership: 503 when it ends.
+	// A wait that ends without leadership: 503 when it ends, not before. (How much
+	// later depends on the machine: not asserted.)
 	start := time.Now()
 	if st, b := next.get("/healthz/leader?wait=300ms"); st != http.StatusServiceUnavailable {
 		t.Errorf("?wait=300ms on a follower: %d %s, want 503", st, b)
 	}
-	if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
-		t.Errorf("?wait=300ms answered after %v", d)
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("?wait=300ms answered after %v, before the wait ended", d)
 	}
 
 	// Bad queries and the admin token.
@@ -319,11 +282,21 @@ func TestE2EShutdownGrace(t *testing.T) {
 	zk := startZK(t)
 	ps := startThree(t, zk, "/e2e/grace", "latch", "--shutdown_grace", "1s")
 	leader := oneLeader(t, ps, 15*time.Second)
+	rest := others(ps, leader)
 	start := time.Now()
 	leader.signal(syscall.SIGTERM)
-	waitFor(t, time.Second, "the leader to answer 503 after SIGTERM", func() bool { return !leader.leads() })
+	// The leader answers 503 at once, before anybody else leads (how soon "at once" is
+	// depends on the machine: the deadline only stops a hang).
+	waitFor(t, 10*time.Second, "the leader to answer 503 after SIGTERM", func() bool {
+		for _, p := range rest {
+			if p.leads() {
+				t.Fatalf("%s leads while %s, sent SIGTERM, has not answered 503 yet", p.id, leader.id)
+			}
+		}
+		return !leader.leads()
+	})
 	draining := time.Since(start)
-	next := oneLeader(t, others(ps, leader), 10*time.Second)
+	next := oneLeader(t, rest, 10*time.Second)
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("%s led %v after SIGTERM, before shutdown_grace (1s) ended", next.id, d)
 	}

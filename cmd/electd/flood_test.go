@@ -39,7 +39,11 @@ var floodRounds = flag.Int("flood.rounds", 25, "probe rounds each flood of TestF
 // plainBinary is electd built without the race detector: memory figures
 // of a -race build say nothing about the real one.
 var plainBinary = sync.OnceValues(func() (string, error) {
-	out := filepath.Join(filepath.Dir(binary), "electd-plain")
+	dir, err := os.MkdirTemp("", "electd-plain-")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "electd")
 	cmd := exec.Command("go", "build", "-ldflags", "-X main.version=v0.0.0-e2e -X main.commit=e2e1234", "-o", out, ".")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, b)
@@ -138,7 +142,7 @@ func (pr *prober) run() {
 			}
 			pr.record(pb.path, pb.code, code, err, time.Since(start))
 		}
-		pid := pr.p.cmd.Process.Pid
+		pid := pr.p.Pid()
 		fds, rss := openFDs(pid), procStat(pid, "VmRSS")
 		pr.mu.Lock()
 		pr.rounds++
@@ -331,7 +335,7 @@ func TestFloods(t *testing.T) {
 			if fl.follower {
 				target = others(ps, leader)[0]
 			}
-			pid := target.cmd.Process.Pid
+			pid := target.Pid()
 			fig := floodFigures{name: fl.name, fdsBefore: openFDs(pid), rssBefore: procStat(pid, "VmRSS")}
 			leaderProbe := startProber(leader, true)
 			pr := leaderProbe

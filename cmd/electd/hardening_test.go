@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,6 +16,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"golang.org/x/sys/unix"
+
+	"github.com/electd/electd/internal/electdtest"
 )
 
 // memberArgs are the flags of one participant, as startMember passes them.
@@ -33,23 +34,17 @@ func memberArgs(zk, path, id, mode, addr string, extra ...string) []string {
 // print when the test fails, or is empty.
 func startBin(t *testing.T, bin, id, addr, log string, out *os.File, args, env []string) *proc {
 	t.Helper()
-	p := &proc{t: t, id: id, addr: addr, log: log, exited: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(cleanEnviron(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
+	ep, err := electdtest.Launch(bin, electdtest.Spec{Name: id, Addr: addr, Args: args, Env: env, Dir: t.TempDir(), Output: out})
+	if err != nil {
 		t.Fatal(err)
 	}
+	p := &proc{Proc: ep, t: t, id: id, addr: addr, exited: make(chan struct{})}
 	go func() {
-		p.err = p.cmd.Wait()
+		p.err = ep.ExitErr()
 		close(p.exited)
 	}()
 	t.Cleanup(func() {
-		if p.alive() {
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
+		ep.Kill()
 		if t.Failed() && log != "" {
 			b, _ := os.ReadFile(log)
 			t.Logf("log of %s (%s):\n%s", id, addr, b)
@@ -191,7 +186,7 @@ func TestHardeningClosedLogPipe(t *testing.T) {
 	zk := startZK(t)
 	r, w := pipe(t)
 	addr := freeAddr(t)
-	p := startBin(t, binary, "p0", addr, "", w, memberArgs(zk, "/hard/pipe", "p0", "latch", addr, "--log.level", "debug"), nil)
+	p := startBin(t, electdtest.Binary(t), "p0", addr, "", w, memberArgs(zk, "/hard/pipe", "p0", "latch", addr, "--log.level", "debug"), nil)
 	w.Close() // electd holds the only write end
 	br := bufio.NewReader(r)
 	for i := range 3 {
@@ -258,7 +253,7 @@ func TestHardeningStalledLogPipe(t *testing.T) {
 				grace = "60s"
 			}
 			path := fmt.Sprintf("/hard/stall/%v", second)
-			p := startBin(t, binary, "p0", addr, "", w,
+			p := startBin(t, electdtest.Binary(t), "p0", addr, "", w,
 				memberArgs(zk, path, "p0", "latch", addr, "--shutdown_grace", grace, "--shutdown_timeout", "90s"), nil)
 			oneLeader(t, []*proc{p}, 15*time.Second)
 

@@ -1,73 +1,49 @@
 package main
 
+// The helpers the end-to-end tests of this package share, over internal/electdtest
+// (which builds electd once per run, skips in -short mode and prints a process's log
+// when its test fails).
+
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net"
+	"context"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// binary is the electd built once by TestMain.
-var binary string
+	"github.com/electd/electd/internal/electdtest"
+	"github.com/electd/electd/internal/zktest"
+)
 
 const adminToken = "e2e-token"
 
+// requestTimeout bounds one request of the helpers below.
+const requestTimeout = 5 * time.Second
+
 // proc is one running electd process.
 type proc struct {
+	*electdtest.Proc
 	t      *testing.T
 	id     string
 	addr   string // 127.0.0.1:port of its HTTP API
-	log    string
-	cmd    *exec.Cmd
 	exited chan struct{}
-	err    error // of Wait, once exited
+	err    error // the exit error, set before exited is closed
 }
 
-var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
+// leaderView is the part of GET /leader the tests read.
+type leaderView = electdtest.LeaderView
 
-// startElectd runs the binary with args and env (on top of the test's
-// environment without ELECTD_* and POD_NAME). Its output goes to a log file
-// that is printed if the test fails; it is killed at the end of the test.
+// startElectd runs electd with args and env (on top of the test's environment without
+// ELECTD_* and POD_NAME); addr is where it serves HTTP (args say so). Its output goes to
+// a log file that is printed if the test fails; it is killed at the end of the test.
 func startElectd(t *testing.T, id, addr string, args, env []string) *proc {
 	t.Helper()
-	p := &proc{t: t, id: id, addr: addr, log: filepath.Join(t.TempDir(), id+".log"), exited: make(chan struct{})}
-	f, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Env = append(cleanEnviron(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	ep := electdtest.Start(t, electdtest.Spec{Name: id, Addr: addr, Args: args, Env: env})
+	p := &proc{Proc: ep, t: t, id: id, addr: addr, exited: make(chan struct{})}
 	go func() {
-		p.err = p.cmd.Wait()
-		f.Close()
+		p.err = ep.ExitErr()
 		close(p.exited)
 	}()
-	t.Cleanup(func() {
-		if p.alive() {
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(p.log)
-			t.Logf("log of %s (%s):\n%s", p.id, p.addr, b)
-		}
-	})
 	return p
 }
 
@@ -83,25 +59,31 @@ func startMember(t *testing.T, zk, path, id, mode string, extra ...string) *proc
 	return startElectd(t, id, addr, append(args, extra...), nil)
 }
 
-func cleanEnviron() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ELECTD_") && !strings.HasPrefix(kv, "POD_NAME=") {
-			out = append(out, kv)
-		}
-	}
-	return out
+// startZK starts a standalone ZooKeeper for the test (skipped in -short mode).
+func startZK(t *testing.T) string {
+	t.Helper()
+	return zktest.Start(t, zktest.Options{Servers: 1, TickTime: 500 * time.Millisecond}).ConnectString()
 }
+
+// runBinary runs electd to completion.
+func runBinary(t *testing.T, env []string, args ...string) (status int, stdout, stderr string) {
+	t.Helper()
+	r := electdtest.Run(t, env, args...)
+	return r.Status, r.Stdout, r.Stderr
+}
+
+func cleanEnviron() []string { return electdtest.CleanEnviron() }
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := electdtest.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
+
+func exitStatus(err error) int { return electdtest.ExitStatus(err) }
 
 func (p *proc) alive() bool {
 	select {
@@ -115,13 +97,13 @@ func (p *proc) alive() bool {
 // signal sends sig to the process.
 func (p *proc) signal(sig syscall.Signal) {
 	p.t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := p.Signal(sig); err != nil {
 		p.t.Fatalf("%s: signal %v: %v", p.id, sig, err)
 	}
 }
 
-// wait returns the exit error once the process has exited (nil for status
-// 0), failing the test if it does not exit within timeout.
+// wait returns the exit error once the process has exited (nil for status 0), failing
+// the test if it does not exit within timeout.
 func (p *proc) wait(timeout time.Duration) error {
 	p.t.Helper()
 	select {
@@ -135,20 +117,13 @@ func (p *proc) wait(timeout time.Duration) error {
 
 // do sends one request; status 0 means no answer.
 func (p *proc) do(method, path, token string) (int, []byte) {
-	req, err := http.NewRequest(method, "http://"+p.addr+path, nil)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	st, b, err := p.Do(ctx, method, path, token)
 	if err != nil {
 		return 0, nil
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return st, b
 }
 
 func (p *proc) get(path string) (int, []byte) { return p.do(http.MethodGet, path, "") }
@@ -158,50 +133,20 @@ func (p *proc) leads() bool {
 	return st == http.StatusOK
 }
 
-// leaderView is the part of GET /leader the tests read.
-type leaderView struct {
-	Leader *struct {
-		ID           string `json:"id"`
-		Node         string `json:"node"`
-		Session      string `json:"session"`
-		FencingToken int64  `json:"fencing_token"`
-	} `json:"leader"`
-	Self struct {
-		ID       string `json:"id"`
-		IsLeader bool   `json:"is_leader"`
-	} `json:"self"`
-}
-
 func (p *proc) leader() (leaderView, error) {
-	var v leaderView
-	st, b := p.get("/leader")
-	if st != http.StatusOK {
-		return v, fmt.Errorf("%s: GET /leader: %d %s", p.id, st, b)
-	}
-	return v, json.Unmarshal(b, &v)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	return p.View(ctx)
 }
 
-// metric returns the value of the first series of name on /metrics.
+// metric returns the value of name on /metrics (parsed by expfmt).
 func (p *proc) metric(name string) (float64, error) {
-	st, b := p.get("/metrics")
-	if st != http.StatusOK {
-		return 0, fmt.Errorf("%s: GET /metrics: %d", p.id, st)
-	}
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
-			return strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		}
-	}
-	return 0, fmt.Errorf("%s: no %s on /metrics", p.id, name)
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	return p.Metric(ctx, name)
 }
 
-// logHas reports whether the process's log holds s.
-func (p *proc) logHas(s string) bool {
-	b, _ := os.ReadFile(p.log)
-	return strings.Contains(string(b), s)
-}
+func (p *proc) logHas(s string) bool { return p.LogHas(s) }
 
 // waitFor polls cond every 10ms until it holds, failing the test after timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
@@ -215,31 +160,38 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// oneLeader waits until exactly one of ps answers 200 on /healthz/leader
-// and returns it; two at once fails the test.
+// oneLeader waits until exactly one of ps answers 200 on /healthz/leader and every live
+// one names it on /leader, and returns it. Two leaders at once fail the test: one that
+// answered 200 and, asked again after another did, still answers 200 with the same
+// fencing token (what two questions one after the other can prove).
 func oneLeader(t *testing.T, ps []*proc, timeout time.Duration) *proc {
 	t.Helper()
 	var leader *proc
 	waitFor(t, timeout, "exactly one leader", func() bool {
 		var ls []*proc
+		var tokens []int64
 		for _, p := range ps {
-			if p.alive() && p.leads() {
+			if h, ok := p.health(); ok && h.IsLeader {
 				ls = append(ls, p)
+				tokens = append(tokens, h.FencingToken)
 			}
 		}
 		if len(ls) > 1 {
-			t.Fatalf("%s and %s both answer 200 on /healthz/leader", ls[0].id, ls[1].id)
+			if h, ok := ls[0].health(); ok && h.IsLeader && h.FencingToken == tokens[0] {
+				t.Fatalf("%s (token %d) and %s (token %d) lead at once", ls[0].id, tokens[0], ls[1].id, tokens[1])
+			}
+			return false
 		}
 		if len(ls) != 1 {
 			return false
 		}
-		// Settled: every live participant names it, so what a test does
-		// next starts from one agreed view.
+		// Settled: every live participant names it, so what a test does next starts
+		// from one agreed view.
 		for _, p := range ps {
 			if !p.alive() {
 				continue
 			}
-			if v, err := p.leader(); err != nil || v.Leader == nil || v.Leader.ID != ls[0].id {
+			if v, err := p.leader(); err != nil || v.LeaderID() != ls[0].id {
 				return false
 			}
 		}
@@ -249,10 +201,22 @@ func oneLeader(t *testing.T, ps []*proc, timeout time.Duration) *proc {
 	return leader
 }
 
+// health asks /healthz/leader of a live process once; ok is false without an answer.
+func (p *proc) health() (electdtest.Health, bool) {
+	if !p.alive() {
+		return electdtest.Health{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	h, err := p.LeaderHealth(ctx)
+	return h, err == nil
+}
+
+// waitHealthy waits until each of ps answers 200 on /healthz.
 func waitHealthy(t *testing.T, ps ...*proc) {
 	t.Helper()
 	for _, p := range ps {
-		waitFor(t, 15*time.Second, p.id+" /healthz", func() bool {
+		waitFor(t, 30*time.Second, p.id+" /healthz", func() bool {
 			if !p.alive() {
 				t.Fatalf("%s exited: %v", p.id, p.err)
 			}
@@ -260,15 +224,4 @@ func waitHealthy(t *testing.T, ps ...*proc) {
 			return st == http.StatusOK
 		})
 	}
-}
-
-func exitStatus(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/electd/electd/internal/config"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
 )
 

@@ -11,19 +11,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/electd/electd/internal/electdtest"
 )
 
-// buildElectd builds the daemon. All process handling of this package is
-// here and in helm, so that a shared harness can replace it.
+// buildElectd is the daemon of this test run (built once for all packages).
 func buildElectd(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "electd")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/electd")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/electd: %v\n%s", err, out)
-	}
-	return bin
+	return electdtest.Binary(t)
 }
 
 var refRE = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)

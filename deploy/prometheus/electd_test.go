@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/electdtest"
 	"github.com/electd/electd/internal/zktest"
 )
 
-// scrapeLeader builds electd, runs it as the one participant of an election
+// scrapeLeader runs electd as the one participant of an election
 // on a real ZooKeeper, waits until it leads (so that every gauge has its
 // leader's value and a lease has been renewed) and returns its /metrics.
 // All process handling of this package is here, so that a shared harness
@@ -23,12 +24,7 @@ import (
 func scrapeLeader(t *testing.T) []byte {
 	t.Helper()
 	zk := zktest.Start(t, zktest.Options{Servers: 1})
-	bin := filepath.Join(t.TempDir(), "electd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/electd")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/electd: %v\n%s", err, out)
-	}
+	bin := electdtest.Binary(t) // the one build of this test run
 
 	addr := freeAddr(t)
 	logPath := filepath.Join(t.TempDir(), "electd.log")

@@ -8,13 +8,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/electdtest"
 )
 
 var (
 	flagLong    = flag.Bool("chaos.long", false, "run every fault in every applicable mode -chaos.runs times and print the summary table")
 	flagRuns    = flag.Int("chaos.runs", 3, "with -chaos.long: runs of each fault and mode")
 	flagSeed    = flag.Int64("chaos.seed", 0, "seed of every churn run, to repeat one (0: a fresh seed per run, logged)")
-	flagBin     = flag.String("chaos.bin", "", "a prebuilt electd binary (default: go build ./cmd/electd)")
+	flagBin     = flag.String("chaos.bin", "", "a prebuilt electd binary (default: electdtest's build of ./cmd/electd)")
 	flagPoll    = flag.Duration("chaos.poll", 3*time.Millisecond, "observer polling period per participant")
 	flagKeep    = flag.Bool("chaos.keep", false, "keep the electd logs even when every test passed")
 	flagSummary = flag.String("chaos.summary", filepath.Join(os.TempDir(), "electd-chaos-summary.txt"),
@@ -32,44 +34,39 @@ const (
 	longT = 8 * time.Second
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	binPath   string
-	buildErr  error
-)
+// logs is the directory of every run's electd logs, kept when a test failed.
+var logs struct {
+	once sync.Once
+	dir  string
+	err  error
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
-	if buildDir != "" {
+	if logs.dir != "" {
 		if code == 0 && !*flagKeep {
-			os.RemoveAll(buildDir)
+			os.RemoveAll(logs.dir)
 		} else {
-			fmt.Fprintf(os.Stderr, "chaos: electd logs kept in %s\n", buildDir)
+			fmt.Fprintf(os.Stderr, "chaos: electd logs kept in %s\n", logs.dir)
 		}
 	}
 	os.Exit(code)
 }
 
-// electd builds the daemon once per test binary.
+// electd returns the binary (electdtest's build, skipped in -short mode, unless
+// -chaos.bin names one) and the directory for the processes' logs.
 func electd(t *testing.T) (bin, dir string) {
 	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "electd-chaos-")
-		if buildErr != nil {
-			return
-		}
-		if *flagBin != "" {
-			binPath = *flagBin
-			return
-		}
-		binPath, buildErr = BuildElectd(buildDir)
-	})
-	if buildErr != nil {
-		t.Fatalf("electd binary: %v", buildErr)
+	bin = *flagBin
+	if bin == "" {
+		bin = electdtest.Binary(t)
 	}
-	return binPath, buildDir
+	logs.once.Do(func() { logs.dir, logs.err = os.MkdirTemp("", "electd-chaos-") })
+	if logs.err != nil {
+		t.Fatalf("logs directory: %v", logs.err)
+	}
+	return bin, logs.dir
 }
 
 // group says which ZooKeeper a case runs against.
@@ -145,8 +142,9 @@ func matrix() []chaosCase {
 	}
 	for _, mode := range modes {
 		for _, pol := range []string{"hold", "step-down"} {
-			add(standalone, "7 standalone zk restart < T", "zk-restart", mode, pol, longT, 0, faultRestart)
+			add(standalone, "7 standalone zk restart", "zk-restart", mode, pol, longT, 0, faultRestart(false))
 		}
+		add(standalone, "7b standalone zk down past the lease", "zk-restart-slow", mode, "hold", longT, 0, faultRestart(true))
 	}
 	for _, mode := range modes {
 		add(standalone, "8 random cuts + join/leave/crash", "churn", mode, "hold", sessionT, selectorTerm(mode, 2*time.Second), faultChurn(churnLong))
@@ -170,6 +168,7 @@ func shortPlan() []chaosCase {
 		{"sigstop", "selector", "hold"},
 		{"kill9", "race", "hold"},
 		{"zk-restart", "latch", "hold"},
+		{"zk-restart-slow", "race", "hold"},
 		{"churn", "selector", "hold"},
 		{"serverkill-follower", "latch", "hold"},
 		{"serverkill-zkleader", "race", "step-down"},
@@ -209,9 +208,6 @@ func longPlan(runs int) []chaosCase {
 // TestChaos runs real electd processes against real ZooKeeper, injects
 // faults and checks safety, liveness and orphans; see the package comment.
 func TestChaos(t *testing.T) {
-	if testing.Short() {
-		t.Skip("chaos suite skipped in -short mode")
-	}
 	plan := shortPlan()
 	if *flagLong {
 		plan = longPlan(*flagRuns)

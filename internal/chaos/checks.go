@@ -6,18 +6,28 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/internal/electdtest"
+	"github.com/electd/electd/internal/invariant"
 )
 
+// stall is how long nobody must be seen answering for the observer to count
+// itself blind (invariant.Blind): far above its polling period. A loaded
+// machine stalls it, and everything else, for a second or more; time the
+// observer did not see is not held against the bound.
+const stall = 100 * time.Millisecond
+
 // expectLeader checks liveness: a participant not in exclude is seen leading
-// within the bound after from. It returns that first 200.
-func (r *run) expectLeader(label string, from time.Duration, exclude ...*Proc) (Sample, bool) {
+// within the bound after from (time the observer was blind left out). It
+// returns that first 200.
+func (r *run) expectLeader(label string, from time.Duration, exclude ...*electdtest.Proc) (invariant.Sample, bool) {
 	r.t.Helper()
 	var ex []string
 	for _, p := range exclude {
-		ex = append(ex, p.ID())
+		ex = append(ex, p.Name)
 	}
 	bound := r.bound()
-	wait := from + bound + 500*time.Millisecond - r.now()
+	wait := from + bound + 5*time.Second - r.now()
 	ctx, cancel := r.ctx(max(wait, 0))
 	defer cancel()
 	s, err := r.obs.WaitLeader(ctx, from, ex...)
@@ -25,23 +35,24 @@ func (r *run) expectLeader(label string, from time.Duration, exclude ...*Proc) (
 	r.res.Bound = max(r.res.Bound, bound)
 	r.mu.Unlock()
 	if err != nil {
-		r.errorf(Interval{from - time.Second, r.now()}, "liveness (%s): no leader (excluding %v) within %s of %s", label, ex, bound, ms(from))
+		r.errorf(window(from-time.Second, r.now()), "liveness (%s): no leader (excluding %v) within %s of %s", label, ex, bound, invariant.Ms(from))
 		return s, false
 	}
-	elapsed := s.Recv - from
+	elapsed := invariant.SeenWithout(window(from, s.Recv), invariant.Blind(r.obs.Samples(), from, s.Recv, stall))
 	r.mu.Lock()
 	r.res.TimeToLeader = max(r.res.TimeToLeader, elapsed)
 	r.mu.Unlock()
-	r.event("liveness (%s): %s leads %s after %s (bound %s)", label, s.Who, ms(elapsed), ms(from), ms(bound))
+	r.event("liveness (%s): %s leads %s after %s (%s seen; bound %s)", label, s.Who, invariant.Ms(s.Recv-from), invariant.Ms(from), invariant.Ms(elapsed), invariant.Ms(bound))
 	if elapsed > bound {
-		r.errorf(Interval{from - time.Second, s.Recv + time.Second}, "liveness (%s): first leader %s after %s, over the bound %s", label, s.Who, ms(elapsed), ms(bound))
+		r.errorf(window(from-time.Second, s.Recv+time.Second), "liveness (%s): first leader %s after %s, over the bound %s", label, s.Who, invariant.Ms(elapsed), invariant.Ms(bound))
 		return s, false
 	}
 	return s, true
 }
 
 // expectNoLongGap checks liveness over a window: no part of [from, to]
-// longer than the bound went without a leader.
+// longer than the bound went without a leader seen (where the observer was
+// blind, nothing was seen either way).
 func (r *run) expectNoLongGap(label string, from, to time.Duration) {
 	r.t.Helper()
 	ctx, cancel := r.ctx(5 * time.Second)
@@ -49,22 +60,26 @@ func (r *run) expectNoLongGap(label string, from, to time.Duration) {
 	var ids []string
 	for _, p := range r.live() {
 		if !p.Paused() {
-			ids = append(ids, p.ID())
+			ids = append(ids, p.Name)
 		}
 	}
 	if err := r.obs.WaitCovered(ctx, to, ids...); err != nil {
-		r.errorf(Interval{from, to}, "liveness (%s): answers after %s missing: %v", label, ms(to), err)
+		r.errorf(window(from, to), "liveness (%s): answers after %s missing: %v", label, invariant.Ms(to), err)
 		return
 	}
-	g := LongestLeaderless(r.obs.Samples(), from, to)
+	samples := r.obs.Samples()
+	for _, b := range invariant.Blind(samples, from, to, stall) {
+		samples = append(samples, invariant.Sample{Who: "(blind)", Answered: true, Leader: true, Send: b.From, Recv: b.To})
+	}
+	g := invariant.LongestLeaderless(samples, from, to)
 	bound := r.bound()
 	r.mu.Lock()
 	r.res.Bound = max(r.res.Bound, bound)
 	r.res.TimeToLeader = max(r.res.TimeToLeader, g.Len())
 	r.mu.Unlock()
-	r.event("liveness (%s): longest leaderless interval in [%s, %s] is %s (bound %s)", label, ms(from), ms(to), g, ms(bound))
+	r.event("liveness (%s): longest leaderless interval in [%s, %s] is %s (bound %s)", label, invariant.Ms(from), invariant.Ms(to), g, invariant.Ms(bound))
 	if g.Len() > bound {
-		r.errorf(Interval{g.From - time.Second, g.To + time.Second}, "liveness (%s): no leader for %s, over the bound %s", label, g, ms(bound))
+		r.errorf(window(g.From-time.Second, g.To+time.Second), "liveness (%s): no leader for %s, over the bound %s", label, g, invariant.Ms(bound))
 	}
 }
 
@@ -74,7 +89,7 @@ func (r *run) expectNoLongGap(label string, from, to time.Duration) {
 func (r *run) finish() {
 	r.t.Helper()
 	l := r.waitSingleLeader(r.bound())
-	r.event("final leader %s", l.ID())
+	r.event("final leader %s", l.Name)
 	r.checkOrphans(r.bound() + 2*time.Second)
 }
 
@@ -84,19 +99,19 @@ func (r *run) finish() {
 func (r *run) checkOrphans(d time.Duration) {
 	r.t.Helper()
 	deadline := time.Now().Add(d)
-	var nodes []Node
-	var orphans []Node
+	var nodes []invariant.Node
+	var orphans []invariant.Node
 	var missing []string
 	var err error
 	var ids []string
 	for {
 		ids = ids[:0]
 		for _, p := range r.live() {
-			ids = append(ids, p.ID())
+			ids = append(ids, p.Name)
 		}
 		nodes, err = readNodes(r.env.servers(), r.path, 10*time.Second)
 		if err == nil {
-			orphans, missing = Orphans(r.spec.Mode, nodes, ids)
+			orphans, missing = invariant.Orphans(r.spec.Mode, nodes, ids)
 			if len(orphans) == 0 && len(missing) == 0 && r.raceOwnerOK(nodes) {
 				r.event("nodes under %s: %s", r.path, nodesString(nodes))
 				return
@@ -110,31 +125,31 @@ func (r *run) checkOrphans(d time.Duration) {
 	r.mu.Lock()
 	r.res.Orphans, r.res.Missing = len(orphans), len(missing)
 	r.mu.Unlock()
-	r.errorf(Interval{r.now() - d, r.now()}, "orphans: %v; after %s, nodes under %s: %s; live participants %v; orphans %s; missing %v",
+	r.errorf(window(r.now()-d, r.now()), "orphans: %v; after %s, nodes under %s: %s; live participants %v; orphans %s; missing %v",
 		err, d, r.path, nodesString(nodes), ids, nodesString(orphans), missing)
 }
 
 // raceOwnerOK checks, in race mode, that the leader node's owner is the
 // session its participant reports in /leader.
-func (r *run) raceOwnerOK(nodes []Node) bool {
+func (r *run) raceOwnerOK(nodes []invariant.Node) bool {
 	if r.spec.Mode != "race" {
 		return true
 	}
 	for _, n := range nodes {
 		for _, p := range r.live() {
-			if n.ID != p.ID() {
+			if n.ID != p.Name {
 				continue
 			}
 			ctx, cancel := r.ctx(2 * time.Second)
 			v, err := p.View(ctx)
 			cancel()
-			return err == nil && v.Leader != nil && SessionID(v.Leader.Session) == n.Owner
+			return err == nil && v.Leader != nil && electdtest.SessionID(v.Leader.Session) == n.Owner
 		}
 	}
 	return false
 }
 
-func nodesString(nodes []Node) string {
+func nodesString(nodes []invariant.Node) string {
 	var parts []string
 	for _, n := range nodes {
 		parts = append(parts, fmt.Sprintf("%s(id=%s owner=0x%x)", n.Name, n.ID, n.Owner))
@@ -150,31 +165,31 @@ func (r *run) teardown(sum *Summary) {
 	r.obs.Stop()
 	for _, p := range r.procs {
 		if p.Unexpected() {
-			r.errorf(Interval{end - 2*time.Second, end}, "electd %s exited on its own: %v; log tail:\n%s", p.ID(), p.ExitErr(), p.LogTail(30))
+			r.errorf(window(end-2*time.Second, end), "electd %s exited on its own: %v; log tail:\n%s", p.Name, p.ExitErr(), p.LogTail(30))
 		}
 	}
 	samples := r.obs.Samples()
-	overlaps := Overlaps(samples)
+	overlaps := invariant.Overlaps(samples)
 	r.res.Overlaps = len(overlaps)
 	for i, o := range overlaps {
 		if i == 10 {
 			r.t.Errorf("... and %d more overlapping pairs", len(overlaps)-10)
 			break
 		}
-		r.errorf(Interval{o.A.Send - 500*time.Millisecond, o.B.Recv + 500*time.Millisecond}, "SAFETY: two leaders at once: %v", o)
+		r.errorf(window(o.A.Send-500*time.Millisecond, o.B.Recv+500*time.Millisecond), "SAFETY: two leaders at once: %v", o)
 	}
-	inferred := InferredOverlaps(samples)
+	inferred := invariant.InferredOverlaps(samples)
 	r.res.Inferred = len(inferred)
 	for i, o := range inferred {
 		if i == 10 {
 			r.t.Errorf("... and %d more overlapping leadership spans", len(inferred)-10)
 			break
 		}
-		r.errorf(Interval{o.B.From - 500*time.Millisecond, o.B.From + 500*time.Millisecond},
+		r.errorf(window(o.B.From-500*time.Millisecond, o.B.From+500*time.Millisecond),
 			"SAFETY (inferred): two participants seen leading at once: %v; answers %v / %v ... %v / %v", o, o.A.First, o.A.Last, o.B.First, o.B.Last)
 	}
-	if first, ok := FirstLeader(samples, 0); ok {
-		g := LongestLeaderless(samples, first.Send, end)
+	if first, ok := invariant.FirstLeader(samples, 0); ok {
+		g := invariant.LongestLeaderless(samples, first.Send, end)
 		r.res.Leaderless = g.Len()
 		r.t.Logf("longest leaderless interval %s; %d samples, %d overlapping pairs, %d overlapping leadership spans", g, len(samples), len(overlaps), len(inferred))
 	}
@@ -204,29 +219,29 @@ func (r *run) teardown(sum *Summary) {
 
 // report prints what happened: the events, the observed answers around each
 // problem, and the electd processes' own log lines.
-func (r *run) report(samples []Sample) {
+func (r *run) report(samples []invariant.Sample) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "REPORT %s (election path %s, mode %s, negotiated timeout %s, tick %s)\n"+
 		"observer time 0 = %s (the electd logs' clock)\nevents:\n",
 		r.t.Name(), r.path, r.spec.modeLabel(), r.timeout, r.env.tick, r.obs.Epoch().UTC().Format(time.RFC3339Nano))
 	for _, e := range r.events {
-		fmt.Fprintf(&b, "  %10s  %s\n", ms(e.at), e.what)
+		fmt.Fprintf(&b, "  %10s  %s\n", invariant.Ms(e.at), e.what)
 	}
 	windows := slices.Clone(r.windows)
 	if len(windows) == 0 {
-		if first, ok := FirstLeader(samples, 0); ok {
-			g := LongestLeaderless(samples, first.Send, r.now())
-			windows = append(windows, Interval{g.From - time.Second, g.To + time.Second})
+		if first, ok := invariant.FirstLeader(samples, 0); ok {
+			g := invariant.LongestLeaderless(samples, first.Send, r.now())
+			windows = append(windows, window(g.From-time.Second, g.To+time.Second))
 		}
 	}
 	if len(windows) > 5 {
 		windows = windows[:5]
 	}
 	for _, w := range windows {
-		fmt.Fprintf(&b, "answers in %s (status(token)xcount[first send..last receive]):\n%s", w, Timeline(samples, w.From, w.To))
+		fmt.Fprintf(&b, "answers in %s (status(token)xcount[first send..last receive]):\n%s", w, invariant.Timeline(samples, w))
 	}
 	for _, p := range r.procs {
-		fmt.Fprintf(&b, "log of %s (%s), non-debug lines, last 60:\n", p.ID(), p.LogPath)
+		fmt.Fprintf(&b, "log of %s (%s), non-debug lines, last 60:\n", p.Name, p.LogPath)
 		var lines []string
 		for _, l := range strings.Split(p.LogTail(100000), "\n") {
 			if !strings.Contains(l, `"level":"DEBUG"`) {

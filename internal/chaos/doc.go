@@ -2,10 +2,10 @@
 // processes against a real ZooKeeper (standalone and a 3-server ensemble),
 // injects faults, and checks three invariants from outside.
 //
-// The observer (observer.go) polls every participant's /healthz/leader every
-// few milliseconds, one goroutine and one keep-alive connection per
+// The observer (electdtest.Observer) polls every participant's /healthz/leader
+// every few milliseconds, one goroutine and one keep-alive connection per
 // participant, and records each answer with its request's send and receive
-// times on one monotonic clock. The checks (invariants.go) are pure
+// times on one monotonic clock. The checks (internal/invariant) are pure
 // functions of those samples:
 //
 //   - Safety: no two participants answered 200 in overlapping intervals; a
@@ -29,19 +29,25 @@
 // to pin a session to a server (faults 4 and 5) the other proxies also
 // refuse connections until the participant has joined.
 //
-// "No leadership change" (faults 4 and 7 with on_suspend hold) means, over a
-// window from before the fault until after the session has reconnected (and
-// the server is back): every answer the leader gave was a 200 carrying the
-// fencing token it had before (one 503 is a change, however short); no other
-// participant answered 200; the leader's 200s leave no gap longer than
-// noChangeGap (only requests that went unanswered can make one); and
-// afterwards /leader shows the same session id and token.
+// With on_suspend hold, faults 4 and 7 cut the leader's session off for as
+// long as the machine takes (hold.go measures it). If the session is back a
+// renewal's round-trip before the lease the leader last reported runs out,
+// "no leadership change" means, over a window from before the fault until
+// after the session has reconnected (and the server is back): every answer the
+// leader gave was a 200 carrying the fencing token it had before (one 503 is a
+// change, however short); no other participant answered 200; the leader's 200s
+// leave no gap longer than noChangeGap (only questions unanswered or not asked
+// can make one). Otherwise the lease may rightly lapse: no other participant
+// answers 200, the leader's 200s keep the old token and stop when its lease
+// runs out while no server can renew it, and it leads again once back. Either
+// way /leader shows the same session id and token afterwards.
 //
-// The faults (faults.go) are numbered as in the issue: 1 leader cut off
-// (blackhole or refuse, 0.5 or 2 x the session timeout), 2 SIGSTOP/SIGCONT,
-// 3 kill -9, 4 kill of the leader's ZooKeeper server, 5 that server isolated
-// from its peers, 6 the whole ensemble down, 7 a standalone server restart,
-// 8 random cuts while participants join, leave and crash.
+// The faults (faults.go, faults_zk.go) are numbered as in the issue: 1 leader
+// cut off (blackhole or refuse, 0.5 or 2 x the session timeout), 2
+// SIGSTOP/SIGCONT, 3 kill -9, 4 kill of the leader's ZooKeeper server, 5 that
+// server isolated from its peers, 6 the whole ensemble down, 7 a standalone
+// server restart (7b: kept down until the leader's lease has run out), 8
+// random cuts while participants join, leave and crash.
 //
 // go test -race ./internal/chaos/ runs a short subset; -args -chaos.long
 // runs the whole matrix -chaos.runs times and prints the summary table.

@@ -3,9 +3,11 @@ package chaos
 import (
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/internal/electdtest"
+	"github.com/electd/electd/internal/invariant"
 )
 
 // faultCut (fault 1) cuts the leader off from ZooKeeper for frac x the
@@ -24,16 +26,16 @@ func faultCut(kind string, frac float64) func(*run) {
 				px.Refuse()
 			}
 		}
-		r.event("cut leader %s off from ZooKeeper (%s) for %s = %.1f x session timeout", l.ID(), kind, d, frac)
+		r.event("cut leader %s off from ZooKeeper (%s) for %s = %.1f x session timeout", l.Name, kind, d, frac)
 		if d > r.timeout {
-			r.expectLeader("another leader while "+l.ID()+" is cut off", t0, l)
+			r.expectLeader("another leader while "+l.Name+" is cut off", t0, l)
 		}
 		r.holdUntil(t0 + d)
 		th := r.now()
 		for _, px := range pxs {
 			px.Heal()
 		}
-		r.event("healed %s's connection", l.ID())
+		r.event("healed %s's connection", l.Name)
 		if d > r.timeout {
 			r.noClaims(l, t0+r.timeout, th, "its session had certainly expired")
 		}
@@ -43,17 +45,15 @@ func faultCut(kind string, frac float64) func(*run) {
 }
 
 // noClaims fails the run if who answered 200 to a request sent in [from, to).
-func (r *run) noClaims(who *Proc, from, to time.Duration, why string) {
+func (r *run) noClaims(who *electdtest.Proc, from, to time.Duration, why string) {
 	r.t.Helper()
-	var bad []Sample
-	for _, s := range NoClaimsAfter(r.obs.Samples(), from, to) {
-		if who == nil || s.Who == who.ID() {
-			bad = append(bad, s)
-		}
+	name := ""
+	if who != nil {
+		name = who.Name
 	}
-	if len(bad) > 0 {
-		r.errorf(Interval{from - time.Second, to}, "%d answers of 200 in [%s, %s], when %s; first %v, last %v",
-			len(bad), ms(from), ms(to), why, bad[0], bad[len(bad)-1])
+	if bad := invariant.Claims(r.obs.Samples(), name, from, to); len(bad) > 0 {
+		r.errorf(window(from-time.Second, to), "%d answers of 200 in [%s, %s], when %s; first %v, last %v",
+			len(bad), invariant.Ms(from), invariant.Ms(to), why, bad[0], bad[len(bad)-1])
 	}
 }
 
@@ -65,27 +65,27 @@ func faultPause(r *run) {
 	l := r.setup(3, nil)
 	t0 := r.now()
 	if err := l.Pause(); err != nil {
-		r.fatalf("SIGSTOP %s: %v", l.ID(), err)
+		r.fatalf("SIGSTOP %s: %v", l.Name, err)
 	}
-	r.event("SIGSTOP leader %s", l.ID())
-	r.expectLeader("another leader while "+l.ID()+" is stopped", t0, l)
+	r.event("SIGSTOP leader %s", l.Name)
+	r.expectLeader("another leader while "+l.Name+" is stopped", t0, l)
 	r.holdUntil(t0 + r.timeout*3/2 + r.env.tick)
 	conn, err := net.DialTimeout("tcp", l.Addr, 2*time.Second)
 	if err != nil {
-		r.fatalf("connect to stopped %s: %v", l.ID(), err)
+		r.fatalf("connect to stopped %s: %v", l.Name, err)
 	}
 	defer conn.Close()
 	tc := r.now()
 	if err := l.Resume(); err != nil {
-		r.fatalf("SIGCONT %s: %v", l.ID(), err)
+		r.fatalf("SIGCONT %s: %v", l.Name, err)
 	}
-	s := ProbeOn(conn, r.now)
-	s.Who = l.ID()
+	s := electdtest.ProbeOn(conn, r.now)
+	s.Who = l.Name
 	r.obs.Record(s)
-	r.event("SIGCONT %s after %s stopped; first answer: %v (sent %s after SIGCONT)", l.ID(), ms(tc-t0), s, ms(s.Send-tc))
-	if s.Status != http.StatusServiceUnavailable {
-		r.errorf(Interval{tc - time.Second, s.Recv + time.Second},
-			"first answer of %s after SIGCONT is %d, want 503: a paused leader must not claim leadership on resuming (%v)", l.ID(), s.Status, s)
+	r.event("SIGCONT %s after %s stopped; first answer: %v (sent %s after SIGCONT)", l.Name, invariant.Ms(tc-t0), s, invariant.Ms(s.Send-tc))
+	if !s.Answered || s.State != "503" {
+		r.errorf(window(tc-time.Second, s.Recv+time.Second),
+			"first answer of %s after SIGCONT is %v, want a 503: a paused leader must not claim leadership on resuming", l.Name, s)
 	}
 	r.expectLeader("leader after resume", tc)
 	r.finish()
@@ -96,8 +96,8 @@ func faultKill(r *run) {
 	l := r.setup(3, nil)
 	t0 := r.now()
 	r.kill(l)
-	r.event("kill -9 leader %s", l.ID())
-	r.expectLeader("another leader after kill -9 of "+l.ID(), t0, l)
+	r.event("kill -9 leader %s", l.Name)
+	r.expectLeader("another leader after kill -9 of "+l.Name, t0, l)
 	r.finish()
 }
 
@@ -126,11 +126,11 @@ func faultChurn(dur time.Duration) func(*run) {
 				for _, px := range r.proxiesOf(p) {
 					px.Reset()
 				}
-				r.event("churn: reset %s's connections", p.ID())
+				r.event("churn: reset %s's connections", p.Name)
 			case x < 50:
 				mu.Lock()
-				busy := refused[p.ID()]
-				refused[p.ID()] = true
+				busy := refused[p.Name]
+				refused[p.Name] = true
 				mu.Unlock()
 				if busy {
 					continue
@@ -139,7 +139,7 @@ func faultChurn(dur time.Duration) func(*run) {
 				for _, px := range r.proxiesOf(p) {
 					px.Refuse()
 				}
-				r.event("churn: refuse %s's connections for %s", p.ID(), d)
+				r.event("churn: refuse %s's connections for %s", p.Name, d)
 				heals.Add(1)
 				r.bg.Add(1)
 				time.AfterFunc(d, func() {
@@ -149,9 +149,9 @@ func faultChurn(dur time.Duration) func(*run) {
 						px.Heal()
 					}
 					mu.Lock()
-					delete(refused, p.ID())
+					delete(refused, p.Name)
 					mu.Unlock()
-					r.event("churn: healed %s", p.ID())
+					r.event("churn: healed %s", p.Name)
 				})
 			case x < 70:
 				if len(live) < 5 {
@@ -159,13 +159,13 @@ func faultChurn(dur time.Duration) func(*run) {
 				}
 			case x < 90:
 				if len(live) > 2 {
-					r.event("churn: SIGTERM %s", p.ID())
+					r.event("churn: SIGTERM %s", p.Name)
 					r.stopAsync(p, &stops)
 				}
 			default:
 				if len(live) > 2 {
 					r.kill(p)
-					r.event("churn: kill -9 %s", p.ID())
+					r.event("churn: kill -9 %s", p.Name)
 				}
 			}
 		}

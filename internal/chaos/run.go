@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/electdtest"
+	"github.com/electd/electd/internal/invariant"
 	"github.com/electd/electd/internal/zktest"
 )
 
@@ -30,6 +32,9 @@ type spec struct {
 
 func (s spec) modeLabel() string { return s.Mode + "/" + s.OnSuspend }
 
+// adminToken is every participant's http.admin_token.
+const adminToken = "chaos-admin-token"
+
 // run is one fault injected into one group of electd participants, watched
 // by one observer. Its methods fail the test with a precise account.
 type run struct {
@@ -38,18 +43,18 @@ type run struct {
 	env  *env
 	bin  string
 	dir  string
-	obs  *Observer
+	obs  *electdtest.Observer
 	path string
 
 	bg sync.WaitGroup // goroutines that log: teardown waits for them
 
 	mu      sync.Mutex
-	procs   []*Proc                    // every process started, in order
+	procs   []*electdtest.Proc         // every process started, in order
 	proxies map[string][]*zktest.Proxy // by participant id, in members() order
 	leaving map[string]bool            // asked to stop, maybe not yet exited
 	nextID  int
 	events  []event
-	windows []Interval // windows worth showing in a failure report
+	windows []invariant.Interval // windows worth showing in a failure report
 
 	timeout      time.Duration // negotiated session timeout
 	alwaysReport bool          // report even when the run passed
@@ -72,7 +77,7 @@ func newRun(t *testing.T, e *env, bin, baseDir string, sp spec, sum *Summary, po
 		env:     e,
 		bin:     bin,
 		dir:     filepath.Join(baseDir, name),
-		obs:     NewObserver(poll, 250*time.Millisecond),
+		obs:     electdtest.NewObserver(poll, 250*time.Millisecond),
 		path:    fmt.Sprintf("/chaos/%s-%d", strings.ToLower(name), time.Now().UnixNano()%1e9),
 		proxies: map[string][]*zktest.Proxy{},
 		leaving: map[string]bool{},
@@ -86,7 +91,7 @@ func newRun(t *testing.T, e *env, bin, baseDir string, sp spec, sum *Summary, po
 }
 
 // bound is the liveness bound: negotiated session timeout + 1.5 x tickTime + 1 s.
-func (r *run) bound() time.Duration { return r.timeout + 3*r.env.tick/2 + time.Second }
+func (r *run) bound() time.Duration { return invariant.LivenessBound(r.timeout, r.env.tick) }
 
 func (r *run) now() time.Duration { return r.obs.Now() }
 
@@ -95,17 +100,17 @@ func (r *run) event(format string, args ...any) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()
-	r.t.Logf("%10s  %s", ms(e.at), e.what)
+	r.t.Logf("%10s  %s", invariant.Ms(e.at), e.what)
 }
 
 // errorf fails the run, keeping [from, to] for the report.
-func (r *run) errorf(w Interval, format string, args ...any) {
+func (r *run) errorf(w invariant.Interval, format string, args ...any) {
 	r.t.Helper()
 	r.mu.Lock()
 	r.res.Failed = true
 	r.windows = append(r.windows, w)
 	r.mu.Unlock()
-	r.t.Errorf("%s: "+format, append([]any{ms(r.now())}, args...)...)
+	r.t.Errorf("%s: "+format, append([]any{invariant.Ms(r.now())}, args...)...)
 }
 
 // fatalf fails the run and stops it.
@@ -114,7 +119,7 @@ func (r *run) fatalf(format string, args ...any) {
 	r.mu.Lock()
 	r.res.Failed = true
 	r.mu.Unlock()
-	r.t.Fatalf("%s: "+format, append([]any{ms(r.now())}, args...)...)
+	r.t.Fatalf("%s: "+format, append([]any{invariant.Ms(r.now())}, args...)...)
 }
 
 func (r *run) ctx(d time.Duration) (context.Context, context.CancelFunc) {
@@ -135,7 +140,7 @@ func (r *run) holdUntil(at time.Duration) {
 // the pinned server's first; while it joins, its proxies to every other
 // server refuse, so its session lives on the pinned server. pin < 0 rotates
 // the first server by participant number and pins nothing.
-func (r *run) start(pin int) *Proc {
+func (r *run) start(pin int) *electdtest.Proc {
 	r.t.Helper()
 	r.mu.Lock()
 	r.nextID++
@@ -165,16 +170,25 @@ func (r *run) start(pin int) *Proc {
 	r.mu.Lock()
 	r.proxies[id] = proxies
 	r.mu.Unlock()
-	p, err := StartProc(r.bin, filepath.Join(r.dir, id), ProcOptions{
-		ID:             id,
-		Path:           r.path,
-		Mode:           r.spec.Mode,
-		OnSuspend:      r.spec.OnSuspend,
-		SessionTimeout: r.spec.Session,
-		Term:           r.spec.Term,
-		ShutdownGrace:  r.spec.Grace,
-		Servers:        servers,
-	})
+	addr, err := electdtest.FreeAddr()
+	if err != nil {
+		r.fatalf("%v", err)
+	}
+	p, err := electdtest.Launch(r.bin, electdtest.Spec{Dir: filepath.Join(r.dir, id), Addr: addr, Config: &electdtest.Config{
+		ID:              id,
+		Advertise:       addr,
+		Servers:         servers,
+		SessionTimeout:  r.spec.Session,
+		Path:            r.path,
+		Mode:            r.spec.Mode,
+		OnSuspend:       r.spec.OnSuspend,
+		Term:            r.spec.Term,
+		AdminToken:      adminToken,
+		LogLevel:        "debug",
+		LogFormat:       "json",
+		ShutdownGrace:   r.spec.Grace,
+		ShutdownTimeout: 10 * time.Second,
+	}})
 	if err != nil {
 		r.fatalf("%v", err)
 	}
@@ -203,7 +217,7 @@ func (r *run) start(pin int) *Proc {
 
 // setup starts the first participant, waits for it to lead, then starts
 // n-1 more. pin gives the server index for participant i (0-based), or -1.
-func (r *run) setup(n int, pin func(i int) int) *Proc {
+func (r *run) setup(n int, pin func(i int) int) *electdtest.Proc {
 	r.t.Helper()
 	if pin == nil {
 		pin = func(int) int { return -1 }
@@ -214,38 +228,40 @@ func (r *run) setup(n int, pin func(i int) int) *Proc {
 	if err := first.WaitHTTP(ctx, "/healthz/leader", 200); err != nil {
 		r.fatalf("first participant never led: %v", err)
 	}
-	r.timeout = first.SessionTimeout(ctx)
+	if negotiated := first.SessionTimeout(ctx); negotiated > 0 {
+		r.timeout = negotiated
+	}
 	for i := 1; i < n; i++ {
 		r.start(pin(i))
 	}
 	l := r.waitSingleLeader(r.bound())
 	r.event("setup done: %d participants, leader %s, negotiated session timeout %s, liveness bound %s",
-		n, l.ID(), r.timeout, r.bound())
+		n, l.Name, r.timeout, r.bound())
 	return l
 }
 
 // live returns the participants that run and are not leaving.
-func (r *run) live() []*Proc {
+func (r *run) live() []*electdtest.Proc {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []*Proc
+	var out []*electdtest.Proc
 	for _, p := range r.procs {
-		if p.Alive() && !r.leaving[p.ID()] {
+		if p.Alive() && !r.leaving[p.Name] {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-func (r *run) proxiesOf(p *Proc) []*zktest.Proxy {
+func (r *run) proxiesOf(p *electdtest.Proc) []*zktest.Proxy {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.proxies[p.ID()]
+	return r.proxies[p.Name]
 }
 
 // leaders asks every live, running participant once.
-func (r *run) leaders(ctx context.Context) []*Proc {
-	var out []*Proc
+func (r *run) leaders(ctx context.Context) []*electdtest.Proc {
+	var out []*electdtest.Proc
 	for _, p := range r.live() {
 		if !p.Paused() && p.IsLeader(ctx) {
 			out = append(out, p)
@@ -256,12 +272,12 @@ func (r *run) leaders(ctx context.Context) []*Proc {
 
 // waitSingleLeader waits until exactly one live participant answers 200,
 // twice in a row, and returns it.
-func (r *run) waitSingleLeader(d time.Duration) *Proc {
+func (r *run) waitSingleLeader(d time.Duration) *electdtest.Proc {
 	r.t.Helper()
 	ctx, cancel := r.ctx(d)
 	defer cancel()
-	var prev *Proc
-	var last []*Proc
+	var prev *electdtest.Proc
+	var last []*electdtest.Proc
 	for {
 		last = r.leaders(ctx)
 		if len(last) == 1 && last[0] == prev {
@@ -275,7 +291,7 @@ func (r *run) waitSingleLeader(d time.Duration) *Proc {
 		case <-ctx.Done():
 			var ids []string
 			for _, p := range last {
-				ids = append(ids, p.ID())
+				ids = append(ids, p.Name)
 			}
 			r.fatalf("no single leader within %s: leaders %v", d, ids)
 		case <-time.After(10 * time.Millisecond):
@@ -284,9 +300,9 @@ func (r *run) waitSingleLeader(d time.Duration) *Proc {
 }
 
 // stopAsync sends SIGTERM to p and stops observing it once it has exited.
-func (r *run) stopAsync(p *Proc, wg *sync.WaitGroup) {
+func (r *run) stopAsync(p *electdtest.Proc, wg *sync.WaitGroup) {
 	r.mu.Lock()
-	r.leaving[p.ID()] = true
+	r.leaving[p.Name] = true
 	r.mu.Unlock()
 	wg.Add(1)
 	r.bg.Add(1)
@@ -294,17 +310,20 @@ func (r *run) stopAsync(p *Proc, wg *sync.WaitGroup) {
 		defer r.bg.Done()
 		defer wg.Done()
 		if err := p.Stop(15 * time.Second); err != nil {
-			r.event("%s: SIGTERM exit: %v", p.ID(), err)
+			r.event("%s: SIGTERM exit: %v", p.Name, err)
 		}
-		r.obs.Remove(p.ID())
+		r.obs.Remove(p.Name)
 	}()
 }
 
 // kill sends SIGKILL to p and stops observing it.
-func (r *run) kill(p *Proc) {
+func (r *run) kill(p *electdtest.Proc) {
 	r.mu.Lock()
-	r.leaving[p.ID()] = true
+	r.leaving[p.Name] = true
 	r.mu.Unlock()
 	p.Kill()
-	r.obs.Remove(p.ID())
+	r.obs.Remove(p.Name)
 }
+
+// window is a span of the observer's clock worth showing in a report.
+func window(from, to time.Duration) invariant.Interval { return invariant.Interval{From: from, To: to} }

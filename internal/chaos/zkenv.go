@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
+	"github.com/electd/electd/internal/invariant"
 	"github.com/electd/electd/internal/zktest"
 )
 
@@ -62,11 +65,34 @@ func (e *env) index(m *zktest.Member) int {
 // memberOf is the index of the server holding session sid's connection, -1
 // when none does.
 func (e *env) memberOf(sid int64) int {
-	m := e.ens.ServerOfSession(sid)
-	if m == nil {
-		return -1
+	i, _ := e.connection(sid)
+	return i
+}
+
+// consConn matches one connection of a server's `cons` answer: its session id
+// and when the connection was established (ms since the epoch, server clock).
+var consConn = regexp.MustCompile(`sid=0x([0-9a-fA-F]+)[^)]*?\best=(\d+)`)
+
+// connection finds the server holding session sid's connection (-1 when none
+// does) and when that connection was established.
+func (e *env) connection(sid int64) (int, time.Time) {
+	for i, m := range e.members() {
+		if !m.Running() {
+			continue
+		}
+		out, err := m.FourLetter("cons")
+		if err != nil {
+			continue
+		}
+		for _, c := range consConn.FindAllStringSubmatch(out, -1) {
+			id, err1 := strconv.ParseUint(c[1], 16, 64)
+			est, err2 := strconv.ParseInt(c[2], 10, 64)
+			if err1 == nil && err2 == nil && int64(id) == sid {
+				return i, time.UnixMilli(est)
+			}
+		}
 	}
-	return e.index(m)
+	return -1, time.Time{}
 }
 
 // zkLeader is the index of the ZooKeeper leader (or the standalone server).
@@ -90,13 +116,13 @@ func (quietLogger) Printf(string, ...any) {}
 
 // readNodes reads the children of path with their data (the participant id)
 // and ephemeral owners, straight from the ensemble.
-func readNodes(servers []string, path string, timeout time.Duration) ([]Node, error) {
+func readNodes(servers []string, path string, timeout time.Duration) ([]invariant.Node, error) {
 	conn, _, err := zk.Connect(servers, 10*time.Second, zk.WithLogger(quietLogger{}))
 	if err != nil {
 		return nil, err
 	}
 	type result struct {
-		nodes []Node
+		nodes []invariant.Node
 		err   error
 	}
 	done := make(chan result, 1)
@@ -110,7 +136,7 @@ func readNodes(servers []string, path string, timeout time.Duration) ([]Node, er
 			done <- result{err: fmt.Errorf("children of %s: %w", path, err)}
 			return
 		}
-		var nodes []Node
+		var nodes []invariant.Node
 		for _, n := range names {
 			data, stat, err := conn.Get(path + "/" + n)
 			if errors.Is(err, zk.ErrNoNode) {
@@ -120,7 +146,7 @@ func readNodes(servers []string, path string, timeout time.Duration) ([]Node, er
 				done <- result{err: fmt.Errorf("get %s/%s: %w", path, n, err)}
 				return
 			}
-			nodes = append(nodes, Node{Name: n, ID: string(data), Owner: stat.EphemeralOwner})
+			nodes = append(nodes, invariant.Node{Name: n, ID: string(data), Owner: stat.EphemeralOwner})
 		}
 		done <- result{nodes: nodes}
 	}()

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"github.com/electd/electd/internal/kube"
 	"reflect"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/kube"
 )
 
 func TestKeys(t *testing.T) {

@@ -6,7 +6,8 @@
 // protocol on its stdin and stdout (see that file). The JVM takes about a second to start and
 // join: Start returns once the participant is listed among its own election's participants.
 //
-// A missing java, javac or jar is a test failure naming the apt package to install, never a skip.
+// A missing java, javac or jar is a test failure naming the apt package to install, never a
+// skip; -short mode, which runs the unit tests alone, skips (zktest.Require).
 package curatortest
 
 import (
@@ -27,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/buildcache"
 	"github.com/electd/electd/internal/zktest"
 )
 
@@ -58,18 +60,15 @@ var compiled struct {
 }
 
 // Compile compiles CuratorParticipant.java against Curator 5.4 (javac -cp
-// zktest.CuratorClasspath()) and returns a directory holding its class files, which is removed
-// when t ends. The compiled classes are cached under os.UserCacheDir, keyed on the source, the
-// classpath and the javac binary, so javac runs once per change, not once per test.
+// zktest.CuratorClasspath()) and returns the directory holding its class files. They are kept
+// in the build cache (internal/buildcache), keyed on the source, the classpath and the javac
+// binary, so javac runs once per change, not once per test or per test binary.
 func Compile(t testing.TB) (classDir string) {
 	t.Helper()
-	_, cached := compile()
+	zktest.Require(t)
+	_, dir := compile()
 	if err := compiled.err; err != nil {
 		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := copyClasses(cached, dir); err != nil {
-		t.Fatalf("curatortest: copy compiled classes: %v", err)
 	}
 	return dir
 }
@@ -103,71 +102,18 @@ func compileCached() (cp, dir string, err error) {
 	h.Write([]byte{0})
 	h.Write([]byte(javac))
 	key := hex.EncodeToString(h.Sum(nil))[:20]
-
-	root, err := os.UserCacheDir()
-	if err != nil || root == "" {
-		root = os.TempDir()
-	}
-	root = filepath.Join(root, "electd", "curatortest")
-	dir = filepath.Join(root, key)
-	if _, err := os.Stat(filepath.Join(dir, mainClass+".class")); err == nil {
-		return cp, dir, nil
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", "", fmt.Errorf("curatortest: %w", err)
-	}
-	tmp, err := os.MkdirTemp(root, "build-")
-	if err != nil {
-		return "", "", fmt.Errorf("curatortest: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, "src", mainClass+".java")
-	out := filepath.Join(tmp, "classes")
-	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
-		return "", "", fmt.Errorf("curatortest: %w", err)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", "", fmt.Errorf("curatortest: %w", err)
-	}
-	if err := os.WriteFile(src, javaSource, 0o644); err != nil {
-		return "", "", fmt.Errorf("curatortest: %w", err)
-	}
-	cmd := exec.Command(javac, "-encoding", "UTF-8", "-cp", cp, "-d", out, src)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("curatortest: javac %s: %v\n%s", mainClass+".java", err, msg)
-	}
-	// Publish atomically; a concurrent test binary may have won the race, which is fine.
-	if err := os.Rename(out, dir); err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, mainClass+".class")); serr != nil {
-			return "", "", fmt.Errorf("curatortest: %w", err)
+	dir, err = buildcache.Dir("curatortest", key, func(out string) error {
+		src := filepath.Join(out, mainClass+".java")
+		if err := os.WriteFile(src, javaSource, 0o644); err != nil {
+			return fmt.Errorf("curatortest: %w", err)
 		}
-	}
-	return cp, dir, nil
-}
-
-func copyClasses(from, to string) error {
-	ents, err := os.ReadDir(from)
-	if err != nil {
-		return err
-	}
-	n := 0
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".class") {
-			continue
+		cmd := exec.Command(javac, "-encoding", "UTF-8", "-cp", cp, "-d", out, src)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("curatortest: javac %s: %v\n%s", mainClass+".java", err, msg)
 		}
-		b, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
-			return err
-		}
-		n++
-	}
-	if n == 0 {
-		return fmt.Errorf("no class files in %s", from)
-	}
-	return nil
+		return nil
+	})
+	return cp, dir, err
 }
 
 // Status is one answer to the "status" command: Curator's hasLeadership(),

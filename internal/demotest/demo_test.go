@@ -1,140 +1,81 @@
-//go:build linux || darwin
-
 package demotest
 
 import (
 	"bytes"
 	"context"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/demo"
+	"github.com/electd/electd/internal/electdtest"
 )
 
-// demoTimeout bounds the whole demo: building electd (cold cache), starting
-// ZooKeeper and three sidecars, an election, a handoff and a release. The
-// demo's own deadlines are far shorter; this only stops a hung run.
-const demoTimeout = 6 * time.Minute
+// demoTimeout bounds the whole demo; its own deadlines are far shorter, so this only
+// stops a hung run.
+const demoTimeout = 5 * time.Minute
 
-// What a successful run prints; the demo exits non-zero on its own when a
-// step fails, and these make sure it also said what it did.
+// What a successful run prints; the demo returns an error on its own when a step fails,
+// and these make sure it also said what it did.
 var (
 	oneLeaderRE = regexp.MustCompile(`(?m)^==> one leader: (web-\d) \(all 3 sidecars agree`)
-	handoffRE   = regexp.MustCompile(`(?m)^==> handoff: (web-\d) leads (\d+) ms after SIGTERM to (web-\d) \(by (web-\d)'s log: elected (\d+) ms after it; the rest is curl polling\)$`)
-	releaseRE   = regexp.MustCompile(`(?m)^==> release: (web-\d) answered 202; (web-\d) leads \d+ ms later`)
-	okRE        = regexp.MustCompile(`(?m)^demo: OK`)
+	exitedRE    = regexp.MustCompile(`(?m)^    (web-\d) exited with status 0$`)
+	tokenRE     = regexp.MustCompile(`(?m)^    fencing token: (\d+) -> (\d+) \(a storage write guarded by it now rejects (web-\d)\)$`)
+	handoffRE   = regexp.MustCompile(`(?m)^==> handoff: (web-\d) leads \d+ ms after SIGTERM to (web-\d) \(by (web-\d)'s log: elected \d+ ms after it; the rest is polling\)$`)
+	releaseRE   = regexp.MustCompile(`(?m)^==> release: (web-\d) answered 202; (web-\d) leads \d+ ms later \(by (web-\d)'s log: elected \d+ ms after it; the rest is polling\), (web-\d) re-queued as a follower$`)
+	okRE        = regexp.MustCompile(`(?m)^demo: OK \(one leader, handoff on SIGTERM in \d+ ms, release in \d+ ms\)$`)
 )
 
 func TestDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts ZooKeeper and three electd processes; skipped with -short")
-	}
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash not found")
-	}
-	root := repoRoot(t)
-
+	bin := electdtest.Binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), demoTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "scripts/demo.sh", "--ci")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "DEMO_CI=1", "NO_COLOR=1")
-	cmd.Stdin = nil // no terminal: the demo must not wait for Enter
 	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	// The demo starts java and electd in its own process group; on timeout
-	// kill the group, not only bash, so nothing outlives the test. SIGTERM
-	// first lets the demo's trap clean up its temporary directory.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 15 * time.Second
-
 	start := time.Now()
-	err := cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers, if any
+	if err := demo.Run(ctx, demo.Options{Bin: bin, Out: &out, Err: &out}); err != nil {
+		t.Fatalf("demo: %v; output:\n%s", err, out.String())
 	}
 	output := out.String()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("demo did not finish within %v; output:\n%s", demoTimeout, output)
-	}
-	if err != nil {
-		t.Fatalf("bash scripts/demo.sh --ci: %v; output:\n%s", err, output)
-	}
-	t.Logf("demo passed in %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("demo passed in %v:\n%s", time.Since(start).Round(time.Millisecond), output)
 
-	m := oneLeaderRE.FindStringSubmatch(output)
-	if m == nil {
-		t.Fatalf("output shows no single leader agreed by all three sidecars:\n%s", output)
-	}
+	m := match(t, oneLeaderRE, output, "a single leader agreed by all three sidecars")
 	first := m[1]
-
-	h := handoffRE.FindStringSubmatch(output)
-	if h == nil {
-		t.Fatalf("output shows no handoff:\n%s", output)
+	if e := match(t, exitedRE, output, "the stopped leader's exit"); e[1] != first {
+		t.Errorf("%s exited, want the first leader %s", e[1], first)
 	}
-	if got, want := h[3], first; got != want {
-		t.Errorf("handoff stopped %s, want the first leader %s", got, want)
+	h := match(t, handoffRE, output, "the handoff")
+	next := h[1]
+	if h[2] != first || next == first {
+		t.Errorf("handoff from %s to %s, want from the first leader %s to another", h[2], next, first)
 	}
-	if h[1] == first {
-		t.Errorf("handoff went to %s, the leader that was stopped", h[1])
+	if h[3] != next {
+		t.Errorf("the handoff note quotes %s's log, want the new leader %s's", h[3], next)
 	}
-	if ms, _ := strconv.Atoi(h[2]); ms > 3000 {
-		t.Errorf("handoff took %d ms; a graceful release should take milliseconds", ms)
+	tok := match(t, tokenRE, output, "the fencing tokens")
+	if before, after := atoi(t, tok[1]), atoi(t, tok[2]); after <= before || tok[3] != first {
+		t.Errorf("fencing token %d -> %d rejecting %s; want it to grow, rejecting %s", before, after, tok[3], first)
 	}
-	// The figure from electd's own log: the new leader's, and no later than
-	// the demo saw it by polling.
-	if h[4] != h[1] {
-		t.Errorf("handoff note quotes %s's log, want the new leader %s's", h[4], h[1])
+	r := match(t, releaseRE, output, "the release")
+	if r[1] != next || r[4] != next {
+		t.Errorf("release asked %s (re-queued %s), want the leader after the handoff %s", r[1], r[4], next)
 	}
-	if logged, _ := strconv.Atoi(h[5]); logged > 3000 || logged > mustAtoi(t, h[2]) {
-		t.Errorf("by the log the new leader was elected %d ms after SIGTERM, polled %s ms", logged, h[2])
+	if r[2] == next || r[2] == first || r[3] != r[2] {
+		t.Errorf("after the release %s leads (note from %s's log), want the one remaining follower", r[2], r[3])
 	}
-
-	r := releaseRE.FindStringSubmatch(output)
-	if r == nil {
-		t.Fatalf("output shows no release:\n%s", output)
-	}
-	if got, want := r[1], h[1]; got != want {
-		t.Errorf("release asked %s, want the leader after the handoff %s", got, want)
-	}
-	if r[2] == r[1] || r[2] == first {
-		t.Errorf("after the release %s leads, want the one remaining follower", r[2])
-	}
-	if !okRE.MatchString(output) {
-		t.Errorf("output lacks the final 'demo: OK' line:\n%s", output)
-	}
+	match(t, okRE, output, "the final 'demo: OK' line")
 }
 
-// repoRoot walks up from the test's directory to the one holding go.mod.
-func repoRoot(t *testing.T) string {
+func match(t *testing.T, re *regexp.Regexp, output, what string) []string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	m := re.FindStringSubmatch(output)
+	if m == nil {
+		t.Fatalf("the output shows no %s (%s):\n%s", what, re, output)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "scripts", "demo.sh")); err != nil {
-				t.Fatalf("found go.mod in %s but no scripts/demo.sh", dir)
-			}
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
+	return m
 }
 
-func mustAtoi(t *testing.T, s string) int {
+func atoi(t *testing.T, s string) int {
 	t.Helper()
 	n, err := strconv.Atoi(s)
 	if err != nil {

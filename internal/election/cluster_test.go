@@ -13,8 +13,11 @@ import (
 )
 
 // TestZKClusterKillLeaderServer kills the server the leader is connected
-// to. With OnSuspend hold, leadership does not move; with step-down it is
-// given up and then regained or passed on. Never two leaders.
+// to. With OnSuspend hold, leadership does not move, and does not even blink
+// when the leader is back on another server a renewal's round-trip before its
+// lease runs out (how soon it is back depends on which server died, the
+// ensemble's own election, and the machine: measured, not assumed); with
+// step-down it is given up and then regained or passed on. Never two leaders.
 func TestZKClusterKillLeaderServer(t *testing.T) {
 	ens := zktest.Start(t, zktest.Options{Servers: 3, TickTime: tickTime})
 	waitReady(t, ens)
@@ -22,8 +25,8 @@ func TestZKClusterKillLeaderServer(t *testing.T) {
 		t.Run(string(policy), func(t *testing.T) {
 			h := newHarness(t, ens, "/cluster/kill/"+string(policy), election.ModeLatch)
 			h.startN(3, opts{config: func(c *election.Config) { c.OnSuspend = policy }})
-			h.waitAllJoined(15 * time.Second)
-			l := h.waitOneLeader(15 * time.Second)
+			h.waitAllJoined(liveWithin)
+			l := h.waitOneLeader(liveWithin)
 			tok := h.waitAgreement(l)
 			st := l.status()
 			m := ens.ServerOfSession(st.SessionID)
@@ -38,7 +41,9 @@ func TestZKClusterKillLeaderServer(t *testing.T) {
 			sawFalse, stopWatch := watchFor(t, func() bool { return !l.leads() })
 			lostBefore := len(l.rec.losses())
 			stepped := func() bool { return sawFalse() || len(l.rec.losses()) > lostBefore }
+			lease := l.status().LeaseRemaining
 			cut := time.Now()
+			leaseEnd := cut.Add(lease) // or later: the lease was read before the cut
 			m.Kill()
 			t.Cleanup(func() {
 				if err := m.Start(); err != nil {
@@ -49,14 +54,16 @@ func TestZKClusterKillLeaderServer(t *testing.T) {
 
 			switch policy {
 			case election.Hold:
-				waitFor(t, 3*sessionTimeout, l.name+" reconnected with the same session", func() bool {
+				waitFor(t, liveWithin, l.name+" reconnected with the same session", func() bool {
 					return l.sess.State() == election.StateConnected && l.sess.ID() == st.SessionID
 				})
+				back := time.Now() // or earlier: seen by polling
+				short := back.Add(renewSlack).Before(leaseEnd)
 				// Leading again on a renewed lease: when the ZooKeeper leader
 				// died, the ensemble's election can outlast the lease, which
 				// then lapses (correctly) just after the reconnect until the
 				// first renewal there is answered.
-				waitFor(t, 3*sessionTimeout, l.name+" leading again on a renewed lease", func() bool {
+				waitFor(t, liveWithin, l.name+" leading again on a renewed lease", func() bool {
 					s := l.status()
 					return s.IsLeader && s.LeaseRemaining > sessionTimeout/2
 				})
@@ -68,17 +75,17 @@ func TestZKClusterKillLeaderServer(t *testing.T) {
 				if others := h.chk.starts(cut, l); len(others) > 0 {
 					t.Fatalf("leadership moved to %s at %v after the kill", others[0].p, others[0].at.Sub(cut))
 				}
-				if !wasZKLeader && stepped() {
-					// A follower's death costs a reconnect of a few ms, far
-					// inside the lease: hold must not even blink.
-					t.Fatalf("%s stopped leading when a ZooKeeper follower died, with OnSuspend hold: %v", l, h.chk.history(10))
+				if short && stepped() {
+					t.Fatalf("%s stopped leading with OnSuspend hold, back on a server %v after the kill, with %v of lease then: %v",
+						l, back.Sub(cut).Round(time.Millisecond), lease.Round(time.Millisecond), h.chk.history(3*time.Second))
 				}
-				t.Logf("%s kept leadership; blinked: %v", l, stepped())
+				t.Logf("%s kept leadership; back on a server %v after the kill (its lease had %v left, short: %v); blinked: %v",
+					l, back.Sub(cut).Round(time.Millisecond), lease.Round(time.Millisecond), short, stepped())
 			case election.StepDown:
-				waitFor(t, 5*time.Second, l.name+" to step down on the disconnect", stepped)
+				waitFor(t, liveWithin, l.name+" to step down on the disconnect", stepped)
 				stopWatch()
 				t.Logf("%s: losses reported %v, reconnects %d", l, l.rec.losses(), l.rec.reconnects.Load())
-				nl := h.waitOneLeader(5 * sessionTimeout)
+				nl := h.waitOneLeader(liveWithin)
 				h.waitAgreement(nl)
 				t.Logf("after step-down: %s leads (was %s)", nl, l)
 			}
@@ -112,7 +119,7 @@ func TestZKClusterIsolateLeaderServer(t *testing.T) {
 	waitFor(t, 10*time.Second, old.name+" to lead", old.leads)
 	h.start(opts{servers: []string{followers[1].Addr()}})
 	h.start(opts{servers: []string{zl.Addr()}})
-	h.waitAllJoined(10 * time.Second)
+	h.waitAllJoined(liveWithin)
 	h.waitAgreement(old)
 	oldSID := old.status().SessionID
 	if m := ens.ServerOfSession(oldSID); m != followers[0] {
@@ -123,7 +130,7 @@ func TestZKClusterIsolateLeaderServer(t *testing.T) {
 	ens.Isolate(followers[0])
 	t.Cleanup(func() { ens.Rejoin(followers[0]) })
 	waitFor(t, sessionTimeout, old.name+" to stop leading once its lease lapses", func() bool { return !old.leads() })
-	nl := h.waitLeaderOtherThan(5*sessionTimeout, old)
+	nl := h.waitLeaderOtherThan(liveWithin, old)
 	first := h.chk.firstStart(t, cut, old)
 	last := h.chk.lastLeading(old)
 	if !last.Before(first.at) {

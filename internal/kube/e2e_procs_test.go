@@ -1,7 +1,6 @@
 package kube_test
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -9,44 +8,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/electdtest"
 )
 
-// raceEnabled is set by race_test.go: electd is then built with -race too.
-var raceEnabled bool
-
-var electdBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildElectd builds cmd/electd once per test binary.
+// buildElectd is the electd of this test run (built once for all packages).
 func buildElectd(t *testing.T) string {
 	t.Helper()
-	electdBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "electd-kube-e2e-")
-		if err != nil {
-			electdBin.err = err
-			return
-		}
-		electdBin.path = filepath.Join(dir, "electd")
-		args := []string{"build", "-o", electdBin.path}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		out, err := exec.Command("go", append(args, "github.com/electd/electd/cmd/electd")...).CombinedOutput()
-		if err != nil {
-			electdBin.err = fmt.Errorf("go build electd: %v\n%s", err, out)
-		}
-	})
-	if electdBin.err != nil {
-		t.Fatal(electdBin.err)
-	}
-	return electdBin.path
+	return electdtest.Binary(t)
 }
 
 const adminToken = "e2e-admin"

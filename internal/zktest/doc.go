@@ -5,7 +5,8 @@
 // /usr/share/java, run by the `java` in PATH). Nothing is mocked: every test talks to a
 // real server, so sessions, ephemerals, watches, expiry and elections behave as in
 // production. A missing java or jar fails the test with the apt package to install; it is
-// never a skip.
+// never a skip. In -short mode, which runs the unit tests alone, Start skips the test
+// instead (Require: the one place that decides).
 //
 // # Ensembles
 //
@@ -50,7 +51,8 @@
 // own; Heal delivers what was held), Reset closes every connection with an RST, Refuse
 // keeps new connections out until Heal, and DropAfterCreate lets the next ZooKeeper create
 // request reach the server and then cuts the connection so that the client never sees the
-// reply: the "connection lost during create" case of protected, sequential nodes.
+// reply: the "connection lost during create" case of protected, sequential nodes (with
+// Options.RunStaleRequests, so that the server does not drop the create as stale).
 //
 // # Hygiene
 //

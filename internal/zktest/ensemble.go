@@ -21,6 +21,12 @@ type Options struct {
 	SyncLimit   int           // default 5
 	PeerProxies bool          // route every server's quorum+election traffic to each peer through its own Proxy, so Isolate works
 	TLS         *TLS          // also serve clients over TLS on a secure port of each member (see tls.go)
+	// RunStaleRequests makes the servers execute a request whose client connection
+	// closed after it arrived. ZooKeeper drops such requests by default when they are
+	// still queued (zookeeper.request_stale_connection_check): a race a loaded machine
+	// loses, which makes Proxy.DropAfterCreate's "applied, reply lost" a coin toss. Set
+	// it where a test needs the create applied.
+	RunStaleRequests bool
 }
 
 // Timeouts used when starting.
@@ -74,10 +80,11 @@ type Ensemble struct {
 // Start starts an ensemble on free loopback ports with fresh data dirs, waits until it
 // serves (standalone: srvr says standalone; ensemble: one leader and all others follower),
 // and registers t.Cleanup to kill everything and remove the dirs (logging the tail of each
-// server's log first if the test failed). A missing java or jar is a t.Fatal naming what is
-// missing and the apt package that installs it.
+// server's log first if the test failed). It goes through Require first: skipped in -short
+// mode, a failure naming the apt package when java or a jar is missing.
 func Start(t testing.TB, opts Options) *Ensemble {
 	t.Helper()
+	Require(t)
 	e, err := StartEnsemble(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +98,20 @@ func Start(t testing.TB, opts Options) *Ensemble {
 		e.Close()
 	})
 	return e
+}
+
+// Require is the gate of every test that needs real ZooKeeper or Java (Start and
+// curatortest call it): in -short mode, which runs the unit tests alone, it skips t;
+// otherwise a missing java or jar fails t with the apt package that installs it. It is
+// never a skip in a full run.
+func Require(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("zktest: needs a real ZooKeeper (Java); skipped in -short mode")
+	}
+	if _, err := Classpath(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // StartEnsemble is Start for callers without a testing.TB (a chaos command, a demo): the
@@ -219,7 +240,11 @@ func portOf(addr string) string {
 }
 
 func (e *Ensemble) jvmArgs(cfg string) []string {
-	return []string{
+	var stale []string
+	if e.opts.RunStaleRequests {
+		stale = []string{"-Dzookeeper.request_stale_connection_check=false"}
+	}
+	return append(stale,
 		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dzookeeper.admin.enableServer=false",
@@ -229,7 +254,7 @@ func (e *Ensemble) jvmArgs(cfg string) []string {
 		"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.NIOServerCnxn=warn",
 		"-cp", e.cp,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg,
-	}
+	)
 }
 
 func (e *Ensemble) startAndWait() error {

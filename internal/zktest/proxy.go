@@ -167,7 +167,9 @@ func (p *Proxy) Heal() {
 // request (opcode 1 create, 15 create2, 19 createContainer or 21 createTTL) passes through
 // any connection, it is forwarded whole, then that connection is closed at once towards the
 // client (RST) and half-closed towards the server, whose reply is discarded: the server
-// executes the create, the client gets a connection error and never sees the reply.
+// executes the create, the client gets a connection error and never sees the reply. The
+// server executes it for certain only with Options.RunStaleRequests: by default it may drop
+// the request, its connection being closed before it ran.
 func (p *Proxy) DropAfterCreate() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

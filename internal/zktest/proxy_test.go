@@ -42,7 +42,7 @@ func ruokThrough(t *testing.T, p *Proxy) <-chan string {
 
 func TestProxy(t *testing.T) {
 	t.Parallel()
-	e := Start(t, Options{})
+	e := Start(t, Options{RunStaleRequests: true}) // "drop after create" needs the create run
 	server := e.Member(1).Addr()
 
 	t.Run("forwards a client", func(t *testing.T) {

@@ -109,6 +109,7 @@ func get(t *testing.T, c *client, path string) string {
 }
 
 func TestClasspath(t *testing.T) {
+	Require(t)
 	for name, f := range map[string]func() (string, error){"server": Classpath, "curator": CuratorClasspath} {
 		cp, err := f()
 		if err != nil {
@@ -263,6 +264,7 @@ func TestEnsemble(t *testing.T) {
 }
 
 func TestCloseIsIdempotentAndStopsServers(t *testing.T) {
+	Require(t)
 	t.Parallel()
 	e, err := StartEnsemble(Options{})
 	if err != nil {
@@ -291,6 +293,7 @@ func TestOptionsValidation(t *testing.T) {
 }
 
 func TestPortCollisionIsDetected(t *testing.T) {
+	Require(t)
 	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

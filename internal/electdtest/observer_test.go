@@ -1,4 +1,4 @@
-package chaos
+package electdtest
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/invariant"
 )
 
 // TestObserver polls two fake participants and checks that samples carry
@@ -50,7 +52,7 @@ func TestObserver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Who != "b" || s.Token != 42 || s.Lease != 1234 {
+	if s.Who != "b" || s.Token != 42 || s.Lease != 1234*time.Millisecond {
 		t.Errorf("first leader after the switch: %v", s)
 	}
 	if err := o.WaitCovered(ctx, o.Now(), "a", "b"); err != nil {
@@ -59,23 +61,30 @@ func TestObserver(t *testing.T) {
 	o.Stop()
 	samples := o.Samples()
 	for _, x := range samples {
-		if x.Recv < x.Send || (x.Status != 200 && x.Status != 503) {
+		if x.Recv < x.Send || !x.Answered || (x.State != "200" && x.State != "503") {
 			t.Fatalf("bad sample %v", x)
 		}
 	}
 	// The switch happened in [tBefore, t0]: a 200 of a was sent before its
 	// end, one of b received after its start.
 	for _, x := range samples {
-		if x.OK() && x.Who == "a" && x.Send > t0 {
+		if x.Leader && x.Who == "a" && x.Send > t0 {
 			t.Errorf("a's 200 sent after the switch: %v", x)
 		}
-		if x.OK() && x.Who == "b" && x.Recv < tBefore {
+		if x.Leader && x.Who == "b" && x.Recv < tBefore {
 			t.Errorf("b's 200 received before the switch: %v", x)
 		}
 	}
-	latest := o.Latest()
-	if latest["a"].Status != 503 || latest["b"].Status != 200 {
-		t.Errorf("latest answers: %v", latest)
+	for who, want := range map[string]bool{"a": false, "b": true} {
+		var last invariant.Sample
+		for _, x := range samples {
+			if x.Who == who && x.Recv >= last.Recv {
+				last = x
+			}
+		}
+		if last.Leader != want {
+			t.Errorf("%s's latest answer %v, want leader=%v", who, last, want)
+		}
 	}
 }
 
@@ -92,12 +101,12 @@ func TestObserverUnanswered(t *testing.T) {
 	o.Add("x", strings.TrimPrefix(srv.URL, "http://"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s, err := o.WaitFor(ctx, func(s Sample) bool { return s.Who == "x" })
+	s, err := o.WaitFor(ctx, func(s invariant.Sample) bool { return s.Who == "x" })
 	o.Stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status != 0 || s.Recv-s.Send < 50*time.Millisecond {
+	if s.Answered || s.Recv-s.Send < 50*time.Millisecond {
 		t.Errorf("unanswered request recorded as %v", s)
 	}
 }

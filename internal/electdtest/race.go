@@ -1,5 +1,5 @@
 //go:build race
 
-package kube_test
+package electdtest
 
 func init() { raceEnabled = true }

@@ -1,6 +1,7 @@
-package chaos
+package invariant
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -8,17 +9,20 @@ import (
 
 const msec = time.Millisecond
 
+// at moves a sample's send time.
+func at(s Sample, send time.Duration) Sample { s.Send = send; return s }
+
 // s200 and s503 build synthetic samples: who, send and receive in ms.
 func s200(who string, send, recv int) Sample {
-	return Sample{Who: who, Status: 200, Send: time.Duration(send) * msec, Recv: time.Duration(recv) * msec, Token: 7}
+	return Sample{Who: who, Answered: true, Leader: true, State: "200", Send: time.Duration(send) * msec, Recv: time.Duration(recv) * msec, Token: 7}
 }
 
 func s503(who string, send, recv int) Sample {
-	return Sample{Who: who, Status: 503, Send: time.Duration(send) * msec, Recv: time.Duration(recv) * msec}
+	return Sample{Who: who, Answered: true, State: "503", Send: time.Duration(send) * msec, Recv: time.Duration(recv) * msec}
 }
 
 func sNone(who string, send, recv int) Sample {
-	return Sample{Who: who, Status: 0, Send: time.Duration(send) * msec, Recv: time.Duration(recv) * msec}
+	return Sample{Who: who, Send: time.Duration(send) * msec, Recv: time.Duration(recv) * msec}
 }
 
 func TestOverlaps(t *testing.T) {
@@ -42,7 +46,7 @@ func TestOverlaps(t *testing.T) {
 			s200("a", 0, 5), s200("b", 5, 6),
 		}, wantN: 1},
 		{name: "one microsecond apart does not", samples: []Sample{
-			s200("a", 0, 5), {Who: "b", Status: 200, Send: 5*msec + time.Microsecond, Recv: 6 * msec},
+			s200("a", 0, 5), at(s200("b", 0, 6), 5*msec+time.Microsecond),
 		}, wantN: 0},
 		{name: "unsorted input, long answer spans two others", samples: []Sample{
 			s200("c", 8, 9), s200("a", 0, 10), s200("b", 2, 3),
@@ -61,7 +65,7 @@ func TestOverlaps(t *testing.T) {
 				t.Fatalf("Overlaps: %d pairs %v, want %d", len(got), got, tt.wantN)
 			}
 			for _, o := range got {
-				if o.A.Who == o.B.Who || !o.A.OK() || !o.B.OK() || o.A.Send > o.B.Recv || o.B.Send > o.A.Recv {
+				if o.A.Who == o.B.Who || !o.A.Leader || !o.B.Leader || o.A.Send > o.B.Recv || o.B.Send > o.A.Recv {
 					t.Errorf("not an overlap: %v", o)
 				}
 			}
@@ -83,7 +87,7 @@ func TestOverlapsAgainstBruteForce(t *testing.T) {
 			send := next(200)
 			s := s200([]string{"a", "b", "c"}[next(3)], send, send+next(15))
 			if next(3) == 0 {
-				s.Status = 503
+				s.Leader = false
 			}
 			ss = append(ss, s)
 		}
@@ -91,7 +95,7 @@ func TestOverlapsAgainstBruteForce(t *testing.T) {
 		for i := range ss {
 			for j := i + 1; j < len(ss); j++ {
 				a, b := ss[i], ss[j]
-				if a.OK() && b.OK() && a.Who != b.Who && a.Send <= b.Recv && b.Send <= a.Recv {
+				if a.Leader && b.Leader && a.Who != b.Who && a.Send <= b.Recv && b.Send <= a.Recv {
 					want++
 				}
 			}
@@ -119,7 +123,7 @@ func TestLongestLeaderless(t *testing.T) {
 			want: Interval{25 * msec, 100 * msec}},
 		{name: "a long request covers a gap", samples: []Sample{s200("a", 0, 3), s200("b", 2, 30), s200("a", 29, 31)}, from: 0, to: 31,
 			want: Interval{0, 0}},
-		{name: "a sub-millisecond gap counts", samples: []Sample{s200("a", 0, 3), {Who: "a", Status: 200, Send: 3*msec + 500*time.Microsecond, Recv: 5 * msec}}, from: 0, to: 5,
+		{name: "a sub-millisecond gap counts", samples: []Sample{s200("a", 0, 3), at(s200("a", 0, 5), 3*msec+500*time.Microsecond)}, from: 0, to: 5,
 			want: Interval{3 * msec, 3*msec + 500*time.Microsecond}},
 		{name: "clipped to the window", samples: []Sample{s200("a", 0, 10), s200("a", 90, 200)}, from: 50, to: 120,
 			want: Interval{50 * msec, 90 * msec}},
@@ -191,6 +195,15 @@ func TestNoChange(t *testing.T) {
 			x.Token = 8
 			return append(s, x)
 		}, wantN: 1},
+		{name: "everybody unseen: the observer stalled, not a change", mutate: func(s []Sample) []Sample {
+			var out []Sample
+			for _, x := range s {
+				if x.Send < 20*msec || x.Send > 70*msec {
+					out = append(out, x)
+				}
+			}
+			return out
+		}, wantN: 0},
 		{name: "long silence", mutate: func(s []Sample) []Sample {
 			var out []Sample
 			for _, x := range s {
@@ -203,7 +216,8 @@ func TestNoChange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := NoChange(tt.mutate(steady()), 0, 99*msec, "a", 7, 10*msec)
+			samples := tt.mutate(steady())
+			got := NoChange(samples, 0, 99*msec, "a", 7, 10*msec, Blind(samples, 0, 99*msec, 5*msec))
 			if len(got) != tt.wantN {
 				t.Errorf("NoChange: %d problems %q, want %d", len(got), got, tt.wantN)
 			}
@@ -290,5 +304,116 @@ func TestSpansAndInferredOverlaps(t *testing.T) {
 				t.Errorf("Overlaps: %d, want %d", got, tt.wantRaw)
 			}
 		})
+	}
+}
+
+// In-process reads of x, y, x one after the other: x still leads with its token after y
+// claimed, which proves the overlap whatever the scheduler did between the reads; a
+// handoff between two reads proves nothing.
+func TestCertainOverlaps(t *testing.T) {
+	tests := []struct {
+		name    string
+		samples []Sample
+		want    int
+	}{
+		{name: "x, y, x again with one token", samples: []Sample{
+			s200("x", 0, 1), s200("y", 2, 3), s200("x", 4, 5),
+		}, want: 1},
+		{name: "handoff between two reads", samples: []Sample{
+			s200("x", 0, 1), s503("x", 4, 5), s200("y", 2, 3),
+		}, want: 0},
+		{name: "x's read spans y's: not proven", samples: []Sample{
+			s200("x", 0, 10), s200("y", 2, 3),
+		}, want: 0},
+		{name: "y's claim overlaps x's certain stretch only in part", samples: []Sample{
+			s200("x", 0, 1), s200("x", 4, 5), s200("y", 3, 9),
+		}, want: 0},
+		{name: "both certainly led over a common stretch", samples: []Sample{
+			s200("x", 0, 1), s200("x", 10, 11), s200("y", 2, 3), s200("y", 8, 9),
+		}, want: 1},
+		{name: "a new token between: not one tenure", samples: []Sample{
+			s200("x", 0, 1), s200("y", 2, 3), func() Sample { s := s200("x", 4, 5); s.Token = 9; return s }(),
+		}, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CertainOverlaps(tt.samples); len(got) != tt.want {
+				t.Errorf("CertainOverlaps = %v, want %d", got, tt.want)
+			}
+			// Whatever is certain is also inferred.
+			if c, i := len(CertainOverlaps(tt.samples)), len(InferredOverlaps(tt.samples)); c > i {
+				t.Errorf("%d certain overlaps but only %d inferred", c, i)
+			}
+		})
+	}
+}
+
+func TestNoMoveAllowsALapse(t *testing.T) {
+	samples := []Sample{s200("a", 0, 1), s503("a", 10, 11), s503("b", 10, 11), s200("a", 20, 21)}
+	if p := NoMove(samples, 0, 30*msec, "a", 7); len(p) != 0 {
+		t.Errorf("NoMove over a lapse: %q", p)
+	}
+	if p := NoChange(samples, 0, 30*msec, "a", 7, 100*msec, nil); len(p) != 1 {
+		t.Errorf("NoChange over a lapse: %q, want one problem", p)
+	}
+	moved := append(samples, s200("b", 15, 16))
+	if p := NoMove(moved, 0, 30*msec, "a", 7); len(p) != 1 {
+		t.Errorf("NoMove with another claim: %q, want one problem", p)
+	}
+}
+
+func TestClaims(t *testing.T) {
+	samples := []Sample{s200("a", 0, 1), s200("a", 10, 11), s503("a", 20, 21), s200("b", 12, 13)}
+	if got := Claims(samples, "a", 5*msec, 30*msec); len(got) != 1 || got[0].Send != 10*msec {
+		t.Errorf("Claims of a in [5, 30): %v", got)
+	}
+	if got := Claims(samples, "", 10*msec, 12*msec); len(got) != 1 {
+		t.Errorf("Claims of anyone in [10, 12): %v, want a's at 10 only (until is exclusive)", got)
+	}
+}
+
+func TestLogWait(t *testing.T) {
+	l := NewLog()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan Sample, 1)
+	go func() {
+		s, err := l.WaitLeader(ctx, 5*msec, "a")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- s
+	}()
+	l.Record(s200("b", 0, 1)) // before t
+	l.Record(s200("a", 6, 7)) // excluded
+	l.Record(s503("b", 6, 7))
+	l.Record(s200("b", 8, 9))
+	if s := <-got; s.Who != "b" || s.Send != 8*msec {
+		t.Errorf("WaitLeader = %v, want b's claim sent at 8ms", s)
+	}
+	if err := l.WaitCovered(ctx, 6*msec, "a", "b"); err != nil {
+		t.Error(err)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancelShort()
+	if err := l.WaitCovered(short, 6*msec, "c"); err == nil {
+		t.Error("WaitCovered of a participant never sampled returned nil")
+	}
+	if n := len(l.Samples()); n != 4 {
+		t.Errorf("%d samples, want 4", n)
+	}
+}
+
+func TestBlindAndSeen(t *testing.T) {
+	samples := []Sample{s200("a", 0, 1), s503("b", 2, 3), sNone("a", 4, 300), s200("a", 310, 311), s503("b", 312, 313)}
+	blind := Blind(samples, 0, 400*msec, 50*msec)
+	if len(blind) != 2 || blind[0] != (Interval{3 * msec, 310 * msec}) || blind[1] != (Interval{313 * msec, 400 * msec}) {
+		t.Fatalf("Blind = %v", blind)
+	}
+	if got := SeenWithout(Interval{0, 400 * msec}, blind); got != 6*msec {
+		t.Errorf("SeenWithout = %v, want 6ms", got)
+	}
+	if got := Blind(samples, 0, 400*msec, time.Second); len(got) != 0 {
+		t.Errorf("Blind with a long stall threshold = %v, want none", got)
 	}
 }

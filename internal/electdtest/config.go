@@ -1,0 +1,104 @@
+package electdtest
+
+import (
+	"bytes"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is an electd configuration file. Its fields are docs/DESIGN.md's keys, spelled
+// here rather than taken from cmd/electd, so that the tests say what a user writes. Zero
+// fields are left out of the file: electd's defaults apply.
+type Config struct {
+	ID        string
+	Advertise string
+
+	Servers        []string      // zookeeper.servers
+	SessionTimeout time.Duration // zookeeper.session_timeout
+
+	Path       string        // election.path
+	Mode       string        // election.mode: latch, selector, race
+	OnSuspend  string        // election.on_suspend: hold, step-down
+	Term       time.Duration // election.term (selector)
+	ClaimDelay time.Duration // election.claim_delay
+
+	HTTPAddr   string // http.addr; Start and Launch fill in the process's address when empty
+	AdminToken string // http.admin_token
+
+	LogLevel  string // log.level
+	LogFormat string // log.format: json, text
+
+	ShutdownGrace   time.Duration
+	ShutdownTimeout time.Duration
+}
+
+// The file's shape: sections as docs/DESIGN.md nests them, durations as Go writes them.
+type (
+	yamlFile struct {
+		ID              string        `yaml:"id,omitempty"`
+		Advertise       string        `yaml:"advertise,omitempty"`
+		ZooKeeper       *yamlZK       `yaml:"zookeeper,omitempty"`
+		Election        *yamlElection `yaml:"election,omitempty"`
+		HTTP            *yamlHTTP     `yaml:"http,omitempty"`
+		Log             *yamlLog      `yaml:"log,omitempty"`
+		ShutdownGrace   string        `yaml:"shutdown_grace,omitempty"`
+		ShutdownTimeout string        `yaml:"shutdown_timeout,omitempty"`
+	}
+	yamlZK struct {
+		Servers        []string `yaml:"servers,omitempty,flow"`
+		SessionTimeout string   `yaml:"session_timeout,omitempty"`
+	}
+	yamlElection struct {
+		Path       string `yaml:"path,omitempty"`
+		Mode       string `yaml:"mode,omitempty"`
+		OnSuspend  string `yaml:"on_suspend,omitempty"`
+		Term       string `yaml:"term,omitempty"`
+		ClaimDelay string `yaml:"claim_delay,omitempty"`
+	}
+	yamlHTTP struct {
+		Addr       string `yaml:"addr,omitempty"`
+		AdminToken string `yaml:"admin_token,omitempty"`
+	}
+	yamlLog struct {
+		Level  string `yaml:"level,omitempty"`
+		Format string `yaml:"format,omitempty"`
+	}
+)
+
+// YAML renders the configuration file.
+func (c Config) YAML() []byte {
+	f := yamlFile{
+		ID:              c.ID,
+		Advertise:       c.Advertise,
+		ShutdownGrace:   dur(c.ShutdownGrace),
+		ShutdownTimeout: dur(c.ShutdownTimeout),
+	}
+	if zk := (yamlZK{c.Servers, dur(c.SessionTimeout)}); zk.Servers != nil || zk.SessionTimeout != "" {
+		f.ZooKeeper = &zk
+	}
+	if el := (yamlElection{c.Path, c.Mode, c.OnSuspend, dur(c.Term), dur(c.ClaimDelay)}); el != (yamlElection{}) {
+		f.Election = &el
+	}
+	if h := (yamlHTTP{c.HTTPAddr, c.AdminToken}); h != (yamlHTTP{}) {
+		f.HTTP = &h
+	}
+	if l := (yamlLog{c.LogLevel, c.LogFormat}); l != (yamlLog{}) {
+		f.Log = &l
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		panic("electdtest: encoding a configuration: " + err.Error()) // plain strings cannot fail
+	}
+	_ = enc.Close()
+	return b.Bytes()
+}
+
+func dur(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
