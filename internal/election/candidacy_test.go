@@ -184,3 +184,24 @@ func TestSwitchoverNeedsLeaderAndQueue(t *testing.T) {
 		t.Fatalf("race: %v, want ErrNoQueue", err)
 	}
 }
+
+// A participant that joins between the observer's read of an empty queue
+// and its children watch fires no watch: the observer must look again.
+func TestObserverSeesAJoinBetweenItsReads(t *testing.T) {
+	u := newUnit(t, Config{Observer: true})
+	u.f.put("/e/x", "", 0, 0) // the path exists, empty of participants
+	u.f.remove("/e/x")
+	reads := 0
+	u.f.before = func(op, p string) {
+		if op == "children" && p == "/e" {
+			if reads++; reads == 2 { // between the plain read and the watched one
+				u.other(0x2000, "web-1")
+			}
+		}
+	}
+	u.settle()
+	u.f.before = nil
+	if st := u.e.Status(); st.Leader == nil || st.Leader.ID != "web-1" {
+		t.Fatalf("observer names %+v, want web-1", st.Leader)
+	}
+}

@@ -155,12 +155,13 @@ func (q *queueRecipe) observe() error {
 		return nil
 	}
 	e.nReads.Add(1)
-	_, _, ch, err := e.zk.ChildrenW(e.cfg.Path) // nobody stands: wait for someone
+	kids, _, ch, err := e.zk.ChildrenW(e.cfg.Path) // nobody stands: wait for someone
 	if err != nil {
 		return fmt.Errorf("observe: %w", err)
 	}
 	e.watch(ch, evLeader, "")
-	l.dirty = false
+	// Someone who joined between the two reads fires no watch: look again.
+	l.dirty = len(q.queueOf(kids)) > 0
 	q.observed(nil, 0)
 	return nil
 }

@@ -95,7 +95,8 @@ func (q *queueRecipe) step() (bool, error) {
 		return true, nil
 	}
 	if !l.standing {
-		return false, q.observe()
+		err := q.observe()
+		return l.dirty && err == nil, err // dirty: the queue changed under the look
 	}
 	if l.node == "" {
 		if e.clock.Now().Before(l.holdOff) {
