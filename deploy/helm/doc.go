@@ -2,8 +2,11 @@
 // honest: `helm lint --strict` and `helm template` from Helm's own code
 // (tools/helm, built at test time), every rendered object decoded strictly
 // into the Kubernetes API types, the default rendering equal to the
-// kustomize manifests of deploy/k8s, the values for id, servers, path, mode,
-// token Secret and resources landing where they should, the rendered
-// environment accepted by the real electd's --validate, and bad values
-// refused with a message that names them. There is no Go API here.
+// kustomize manifests of deploy/k8s and routing: label equal to those of
+// deploy/k8s-label, the values for id, servers, path, mode, Secrets,
+// routing, NetworkPolicies and resources landing where they should, every
+// rendering accepted by a real kube-apiserver's server-side dry run, the
+// rendered environment and files accepted by the real electd's --validate,
+// and bad values refused with a message that names them. There is no Go
+// API here.
 package helm

@@ -107,9 +107,13 @@ func TestHelmVersion(t *testing.T) {
 func TestChartLints(t *testing.T) {
 	for name, args := range map[string][]string{
 		"defaults": nil,
-		"an outside ensemble, selector mode, own Secret": {
+		"an outside ensemble, selector mode, a created Secret": {
 			"--set", "zookeeper.enabled=false", "--set", "electd.servers={zk-1.example:2181,zk-2.example:2181}",
-			"--set", "electd.mode=selector", "--set", "electd.adminToken.create=false",
+			"--set", "electd.mode=selector", "--set", "electd.adminToken.create=true",
+		},
+		"routing: label, no lease, a metrics peer": {
+			"--set", "routing=label", "--set", "label.lease.enabled=false",
+			"--set", "networkPolicy.metricsFrom[0].podSelector.matchLabels.app=prometheus",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -58,7 +58,9 @@ electd:
   adminToken:
     secretName: web-admin
     key: admin-token
-    create: false
+  zookeeperAuth:
+    secretName: web-zookeeper
+    key: digest
   resources:
     requests: {cpu: 20m, memory: 48Mi}
     limits: {memory: 96Mi}
@@ -70,8 +72,8 @@ zookeeper:
 `
 
 // TestChartValues renders the chart with every value the issue names set
-// (id, servers, path, mode, token Secret, resources) and checks where each
-// one lands.
+// (id, servers, path, mode, Secrets, resources) and checks where each one
+// lands.
 func TestChartValues(t *testing.T) {
 	values := filepath.Join(t.TempDir(), "values.yaml")
 	if err := os.WriteFile(values, []byte(customValues), 0o644); err != nil {
@@ -79,13 +81,13 @@ func TestChartValues(t *testing.T) {
 	}
 	objs := decodeAll(t, "helm template -f values.yaml", render(t, "-f", values))
 	got := kinds(objs)
-	for _, k := range []string{"Deployment/web", "Service/web", "PodDisruptionBudget/web"} {
+	for _, k := range []string{"Deployment/web", "Service/web", "PodDisruptionBudget/web", "NetworkPolicy/web"} {
 		if !got[k] {
 			t.Errorf("no %s among %v", k, got)
 		}
 	}
-	if len(objs) != 3 {
-		t.Errorf("rendered %v; want the three app objects only (no ZooKeeper, no Secret: create is false)", got)
+	if len(objs) != 4 {
+		t.Errorf("rendered %v; want the four app objects only (no ZooKeeper and its policy, no Secret)", got)
 	}
 
 	d, c := sidecar(t, objs)
@@ -110,6 +112,10 @@ func TestChartValues(t *testing.T) {
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("48Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("96Mi")},
 	}
+	if v := secretVolume(d, "zookeeper-auth"); v == nil || v.SecretName != "web-zookeeper" ||
+		len(v.Items) != 1 || v.Items[0].Key != "digest" || v.Items[0].Path != "auth" {
+		t.Errorf("volume zookeeper-auth: %+v, want Secret web-zookeeper key digest as the file auth", v)
+	}
 	if !reflect.DeepEqual(c.Resources, want) {
 		t.Errorf("electd resources %+v, want %+v", c.Resources, want)
 	}
@@ -130,10 +136,21 @@ func TestChartAdminTokenOff(t *testing.T) {
 	}
 }
 
-// TestChartTokenIsRandom: each install without a Secret gets its own token.
+// TestChartCreatesNoSecret: by default the chart refers to the Secrets and
+// creates none (no known or throw-away credentials in a release).
+func TestChartCreatesNoSecret(t *testing.T) {
+	for _, o := range decodeAll(t, "helm template", render(t)) {
+		if o.kind == "Secret" {
+			t.Errorf("the chart renders %s by default", o.key())
+		}
+	}
+}
+
+// TestChartTokenIsRandom: with adminToken.create, each install without a
+// Secret gets its own token.
 func TestChartTokenIsRandom(t *testing.T) {
 	token := func() string {
-		for _, o := range decodeAll(t, "helm template", render(t)) {
+		for _, o := range decodeAll(t, "helm template", render(t, "--set", "electd.adminToken.create=true")) {
 			if s, ok := o.obj.(*corev1.Secret); ok {
 				return s.StringData["token"]
 			}
@@ -156,6 +173,10 @@ func TestChartRejectsBadValues(t *testing.T) {
 		want string // in Helm's message
 	}{
 		{"unknown mode", []string{"--set", "electd.mode=leader"}, "/electd/mode"},
+		{"unknown routing", []string{"--set", "routing=labels"}, "/routing"},
+		{"malformed leader label", []string{"--set", "label.key=electd.io/leader!"}, "/label/key"},
+		{"malformed Secret key", []string{"--set", "electd.zookeeperAuth.key=a/b"}, "/electd/zookeeperAuth/key"},
+		{"empty metrics peer", []string{"--set", "networkPolicy.metricsFrom[0]=null"}, "/networkPolicy/metricsFrom/0"},
 		{"relative path", []string{"--set", "electd.path=services/app"}, "/electd/path"},
 		{"server without a port", []string{"--set", "electd.servers={zk-1}"}, "/electd/servers/0"},
 		{"duration without a unit", []string{"--set", "electd.shutdownTimeout=10"}, "/electd/shutdownTimeout"},
@@ -178,4 +199,14 @@ func TestChartRejectsBadValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// secretVolume is the Secret volume of the pod template named name.
+func secretVolume(d *appsv1.Deployment, name string) *corev1.SecretVolumeSource {
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == name {
+			return v.Secret
+		}
+	}
+	return nil
 }

@@ -1,11 +1,14 @@
 // Package k8s holds electd's example Kubernetes manifests and the tests that
 // keep them honest: every manifest decodes strictly into the Kubernetes API
 // types, probes hit real electd endpoints, every ELECTD_* variable names a
-// real configuration key, and the rollout strategy and disruption budget work
-// with followers that are unready by design. The label flavour in
-// ../k8s-label (a kustomize overlay of this directory: every pod Ready, the
-// leader found by its label) is rendered with kustomize and held to the same
-// checks plus its own; both flavours pass a real kube-apiserver's server-side
-// dry run. Its one Go API is the strict decoder (decode.go), which the Helm
-// chart's test (deploy/helm) shares.
+// real configuration key, the rollout strategy and disruption budget work
+// with followers that are unready by design, no Secret is shipped (the
+// admin token and the ZooKeeper credentials are the operator's, referred
+// to as docs/DESIGN.md's "Threat model" needs), and the NetworkPolicies
+// admit what it says. The label flavour in ../k8s-label (a kustomize
+// overlay of this directory: every pod Ready, the leader found by its
+// label) is rendered with kustomize and held to the same checks plus its
+// own; both flavours pass a real kube-apiserver's server-side dry run. Its
+// Go API serves the Helm chart's test (deploy/helm): the strict decoder
+// (decode.go), kustomize (kustomize.go) and the dry run (dryrun.go).
 package k8s

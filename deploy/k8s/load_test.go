@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ type manifests struct {
 	accounts     []*corev1.ServiceAccount
 	roles        []*rbacv1.Role
 	bindings     []*rbacv1.RoleBinding
+	policies     []*networkingv1.NetworkPolicy
 }
 
 type object struct {
@@ -147,6 +149,8 @@ func (m *manifests) add(t *testing.T, obj any, tm metav1.TypeMeta, f string, i i
 		m.roles, meta = append(m.roles, o), &o.ObjectMeta
 	case *rbacv1.RoleBinding:
 		m.bindings, meta = append(m.bindings, o), &o.ObjectMeta
+	case *networkingv1.NetworkPolicy:
+		m.policies, meta = append(m.policies, o), &o.ObjectMeta
 	}
 	if meta.Name == "" {
 		t.Fatalf("%s, document %d: %s without metadata.name", f, i+1, tm.Kind)
@@ -165,11 +169,11 @@ func (m *manifests) add(t *testing.T, obj any, tm metav1.TypeMeta, f string, i i
 func TestManifestsDecodeStrictly(t *testing.T) {
 	m := load(t)
 	want := map[string][]string{
-		"zookeeper.yaml":      {"ConfigMap", "PodDisruptionBudget", "Service", "StatefulSet"},
-		"app.yaml":            {"Deployment"},
-		"service.yaml":        {"Service"},
-		"pdb.yaml":            {"PodDisruptionBudget"},
-		"secret.example.yaml": {"Secret"},
+		"zookeeper.yaml":     {"ConfigMap", "NetworkPolicy", "PodDisruptionBudget", "Service", "StatefulSet"},
+		"app.yaml":           {"Deployment"},
+		"service.yaml":       {"Service"},
+		"pdb.yaml":           {"PodDisruptionBudget"},
+		"networkpolicy.yaml": {"NetworkPolicy"},
 	}
 	for f, objs := range m.files {
 		var kinds []string

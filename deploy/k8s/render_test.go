@@ -3,9 +3,6 @@ package k8s
 import (
 	"slices"
 	"testing"
-
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // labelOverlay is the label flavour: a kustomize overlay of this directory.
@@ -13,16 +10,8 @@ import (
 // directory ("cycle detected").
 const labelOverlay = "../k8s-label"
 
-// kustomizeBuild runs kustomize (the library kubectl embeds) on a kustomization
-// directory and returns the YAML it would apply.
-func kustomizeBuild(dir string) ([]byte, error) {
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, err
-	}
-	return res.AsYaml()
-}
+// kustomizeBuild renders a kustomization directory (kustomize.go).
+var kustomizeBuild = Kustomize
 
 // render decodes every object of a rendered kustomization strictly, as
 // load does for the files.

@@ -11,6 +11,23 @@
 {{- default (printf "%s-electd-admin" .Release.Name) .Values.electd.adminToken.secretName | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{- define "electd.zkAuthSecretName" -}}
+{{- default (printf "%s-electd-zookeeper-auth" .Release.Name) .Values.electd.zookeeperAuth.secretName | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* routing: label: electd's ServiceAccount, Role and RoleBinding, and its Lease. */}}
+{{- define "electd.serviceAccountName" -}}
+{{- printf "%s-electd" (include "electd.appName" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "electd.leaseName" -}}
+{{- default (printf "%s-leader" (include "electd.appName" .)) .Values.label.lease.name | trunc 253 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "electd.labelRouting" -}}
+{{- if eq .Values.routing "label" -}}true{{- end -}}
+{{- end -}}
+
 {{/*
 Labels. The selector labels are the name and the release; the others
 say who manages the object.

@@ -1,0 +1,325 @@
+package k8s
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// source is where a connection comes from, as NetworkPolicy sees it.
+type source struct {
+	node     bool       // the destination pod's own node: the kubelet's probes
+	nsLabels labels.Set // its namespace's labels
+	labels   labels.Set // the pod's labels
+}
+
+// ownNamespace labels the namespace the manifests are applied to; the
+// tests' other namespaces differ.
+var ownNamespace = labels.Set{"kubernetes.io/metadata.name": "apps"}
+
+func inNamespace(ns string, pod labels.Set) source {
+	return source{nsLabels: labels.Set{"kubernetes.io/metadata.name": ns}, labels: pod}
+}
+
+// admitted replays NetworkPolicy ingress for one TCP connection from src to
+// a pod of w on port (docs: NetworkPolicySpec.ingress): allowed when no
+// policy selects the pod, when it comes from the pod's own node, or when a
+// rule of a policy that selects the pod admits both source and port.
+// Connections within the pod (localhost) are not modelled: no policy
+// applies to them.
+func admitted(t *testing.T, pols []*networkingv1.NetworkPolicy, src source, w workload, port int32) bool {
+	t.Helper()
+	if src.node {
+		return true
+	}
+	isolated := false
+	for _, p := range pols {
+		if !selects(t, &p.Spec.PodSelector, w.template.Labels) || !hasIngress(p) {
+			continue
+		}
+		isolated = true
+		for _, r := range p.Spec.Ingress {
+			if fromMatches(t, r.From, src) && portMatches(r.Ports, w, port) {
+				return true
+			}
+		}
+	}
+	return !isolated
+}
+
+func selects(t *testing.T, sel *metav1.LabelSelector, set map[string]string) bool {
+	t.Helper()
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		t.Fatalf("selector %v: %v", sel, err)
+	}
+	return s.Matches(labels.Set(set))
+}
+
+// hasIngress: a policy without policyTypes always restricts ingress.
+func hasIngress(p *networkingv1.NetworkPolicy) bool {
+	if len(p.Spec.PolicyTypes) == 0 {
+		return true
+	}
+	for _, pt := range p.Spec.PolicyTypes {
+		if pt == networkingv1.PolicyTypeIngress {
+			return true
+		}
+	}
+	return false
+}
+
+// fromMatches: no peers admit every source; a podSelector alone means this
+// namespace; a namespaceSelector the pods of the namespaces it matches.
+func fromMatches(t *testing.T, peers []networkingv1.NetworkPolicyPeer, src source) bool {
+	t.Helper()
+	if len(peers) == 0 {
+		return true
+	}
+	for _, p := range peers {
+		if p.IPBlock != nil {
+			t.Fatalf("ipBlock peers are not modelled by this test (pod IPs are not known here)")
+		}
+		nsOK := labels.Equals(src.nsLabels, ownNamespace)
+		if p.NamespaceSelector != nil {
+			nsOK = selects(t, p.NamespaceSelector, src.nsLabels)
+		}
+		podOK := p.PodSelector == nil || selects(t, p.PodSelector, src.labels)
+		if nsOK && podOK {
+			return true
+		}
+	}
+	return false
+}
+
+// portMatches resolves named ports against the destination pod's
+// containers, as the network plugin does.
+func portMatches(ports []networkingv1.NetworkPolicyPort, w workload, port int32) bool {
+	if len(ports) == 0 {
+		return true
+	}
+	for _, p := range ports {
+		if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP {
+			continue
+		}
+		if p.Port == nil {
+			return true
+		}
+		n := p.Port.IntVal
+		if p.Port.StrVal != "" {
+			n = namedPort(w, p.Port.StrVal)
+		}
+		end := n
+		if p.EndPort != nil {
+			end = *p.EndPort
+		}
+		if port >= n && port <= end {
+			return true
+		}
+	}
+	return false
+}
+
+func namedPort(w workload, name string) int32 {
+	for _, c := range allContainers(&w.template.Spec) {
+		for _, cp := range c.Ports {
+			if cp.Name == name {
+				return cp.ContainerPort
+			}
+		}
+	}
+	return -1
+}
+
+// netWorld is what the connectivity checks need from one flavour.
+type netWorld struct {
+	app, zk            workload
+	electdPort         int32
+	appPort            int32 // the Service's target
+	zkClient           int32
+	zkQuorum, zkLeader int32
+	sources            map[string]source
+}
+
+func newNetWorld(t *testing.T, m *manifests) netWorld {
+	t.Helper()
+	s := sidecars(t, m)[0]
+	var zk workload
+	for _, w := range m.workloads() {
+		if w.ref == "StatefulSet zookeeper" {
+			zk = w
+		}
+	}
+	if zk.template == nil {
+		t.Fatal("no StatefulSet zookeeper")
+	}
+	leader := labels.Set(s.w.template.Labels)
+	if l, ok := s.env["ELECTD_KUBERNETES_LEADER_LABEL"]; ok {
+		leader = labels.Merge(leader, labels.Set{l.Value: "true"})
+	}
+	appPort := int32(-1)
+	for _, svc := range m.services {
+		if labels.SelectorFromSet(svc.Spec.Selector).Matches(leader) {
+			appPort = probePort(&s.w.template.Spec.Containers[0], svc.Spec.Ports[0].TargetPort)
+		}
+	}
+	if appPort <= 0 {
+		t.Fatal("no Service reaches the leader's app port")
+	}
+	own := func(pod labels.Set) source { return source{nsLabels: ownNamespace, labels: pod} }
+	return netWorld{
+		app: s.w, zk: zk, electdPort: s.port, appPort: appPort,
+		zkClient: 2181, zkQuorum: 2888, zkLeader: 3888, // zoo.cfg's, checked by zookeeperPodAddresses
+		sources: map[string]source{
+			"the kubelet":        {node: true},
+			"another electd pod": own(labels.Set(s.w.template.Labels)),
+			"a ZooKeeper peer":   own(labels.Set(zk.template.Labels)),
+			"another pod":        own(labels.Set{"run": "curl"}),
+			"an unlabelled pod":  own(labels.Set{}),
+			// The same labels as electd's pods, in another namespace.
+			"a look-alike elsewhere":  inNamespace("other", labels.Set(s.w.template.Labels)),
+			"Prometheus (monitoring)": inNamespace("monitoring", labels.Set{"app.kubernetes.io/name": "prometheus"}),
+		},
+	}
+}
+
+// connection is one expectation: from a source to a workload's port.
+type connection struct {
+	from  string
+	to    string // "app" or "zookeeper"
+	port  int32
+	allow bool
+	why   string
+}
+
+func (nw netWorld) expectations() []connection {
+	var cs []connection
+	// add expects the allowed sources (nil: every one) to get in, and no other.
+	add := func(to string, port int32, allowed []string, why string) {
+		for name := range nw.sources {
+			allow := allowed == nil || slices.Contains(allowed, name)
+			cs = append(cs, connection{name, to, port, allow, why})
+		}
+	}
+	add("app", nw.appPort, nil, "the app's own port stays reachable (the Service)")
+	add("app", nw.electdPort, []string{"the kubelet"}, "only the kubelet's probes need electd's port; the app uses localhost")
+	add("zookeeper", nw.zkClient, []string{"the kubelet", "another electd pod"}, "only electd's pods are ZooKeeper's clients")
+	for _, p := range []int32{nw.zkQuorum, nw.zkLeader} {
+		add("zookeeper", p, []string{"the kubelet", "a ZooKeeper peer"}, "the quorum ports are for the servers themselves")
+	}
+	add("zookeeper", 8080, []string{"the kubelet"}, "ZooKeeper's admin server is for its liveness probe only")
+	return cs
+}
+
+// The NetworkPolicies admit exactly what docs/DESIGN.md ("Threat model")
+// says: the app's port from anywhere, electd's port to the kubelet alone,
+// ZooKeeper's client port to electd's pods alone and its quorum ports to
+// its peers. Each policy selects the pods it is meant for.
+func TestNetworkPoliciesAdmitWhatTheDesignSays(t *testing.T) {
+	forEachFlavour(t, checkNetworkPolicies)
+}
+
+func checkNetworkPolicies(t *testing.T, m *manifests) {
+	nw := newNetWorld(t, m)
+	targets := map[string]workload{"app": nw.app, "zookeeper": nw.zk}
+	for _, p := range m.policies {
+		var selected []string
+		for _, w := range m.workloads() {
+			if selects(t, &p.Spec.PodSelector, w.template.Labels) {
+				selected = append(selected, w.ref)
+			}
+		}
+		if want := targets[p.Name].ref; len(selected) != 1 || selected[0] != want {
+			t.Errorf("NetworkPolicy %s selects %v, want [%s]", p.Name, selected, want)
+		}
+		for i, r := range p.Spec.Ingress {
+			for _, port := range r.Ports {
+				if port.Port != nil && port.Port.StrVal != "" && namedPort(targets[p.Name], port.Port.StrVal) < 0 {
+					t.Errorf("NetworkPolicy %s rule %d: port %q is no container port of %s", p.Name, i, port.Port.StrVal, targets[p.Name].ref)
+				}
+			}
+		}
+	}
+	for _, c := range nw.expectations() {
+		if got := admitted(t, m.policies, nw.sources[c.from], targets[c.to], c.port); got != c.allow {
+			t.Errorf("%s -> %s:%d admitted = %v, want %v: %s", c.from, c.to, c.port, got, c.allow, c.why)
+		}
+	}
+}
+
+// commentedRule matches the commented-out Prometheus rule in
+// networkpolicy.yaml: lines of "    # " followed by YAML, after the line
+// that introduces it.
+var commentedRule = regexp.MustCompile(`(?m)^    # (- from:\n(?:    #   .*\n)+)`)
+
+// The commented Prometheus rule, once uncommented, is a valid rule that
+// admits Prometheus to electd's port and nothing else, so the example in
+// the file stays true.
+func TestCommentedPrometheusRuleWorks(t *testing.T) {
+	data, err := os.ReadFile("networkpolicy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc := commentedRule.FindSubmatchIndex(data)
+	if loc == nil {
+		t.Fatal("networkpolicy.yaml has no commented-out Prometheus rule (\"    # - from:\")")
+	}
+	block := string(data[loc[0]:loc[1]])
+	uncommented := strings.ReplaceAll(strings.TrimPrefix(block, "    # "), "\n    # ", "\n    ")
+	patched := string(data[:loc[0]]) + "    " + uncommented + string(data[loc[1]:])
+	m := load(t)
+	var pols []*networkingv1.NetworkPolicy
+	for _, doc := range splitDocuments([]byte(patched)) {
+		obj, _, err := decodeStrict(doc)
+		if err != nil {
+			t.Fatalf("networkpolicy.yaml with the rule uncommented: %v\n%s", err, patched)
+		}
+		pols = append(pols, obj.(*networkingv1.NetworkPolicy))
+	}
+	for _, p := range m.policies {
+		if p.Name != "app" {
+			pols = append(pols, p)
+		}
+	}
+	nw := newNetWorld(t, m)
+	if !admitted(t, pols, nw.sources["Prometheus (monitoring)"], nw.app, nw.electdPort) {
+		t.Errorf("the uncommented rule does not admit Prometheus in namespace monitoring to :%d", nw.electdPort)
+	}
+	for _, from := range []string{"another pod", "a look-alike elsewhere", "another electd pod"} {
+		if admitted(t, pols, nw.sources[from], nw.app, nw.electdPort) {
+			t.Errorf("the uncommented rule admits %s to :%d", from, nw.electdPort)
+		}
+	}
+}
+
+// The model itself: a pod no policy selects is open, a policy with no
+// rules closes it, and the node always gets in.
+func TestAdmittedModel(t *testing.T) {
+	w := workload{ref: "x", template: &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 80}}}}},
+	}}
+	other := source{nsLabels: ownNamespace, labels: labels.Set{"x": "y"}}
+	if !admitted(t, nil, other, w, 80) {
+		t.Error("no policy: not admitted")
+	}
+	deny := &networkingv1.NetworkPolicy{Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}}
+	if admitted(t, []*networkingv1.NetworkPolicy{deny}, other, w, 80) {
+		t.Error("a policy without rules: admitted")
+	}
+	if !admitted(t, []*networkingv1.NetworkPolicy{deny}, source{node: true}, w, 80) {
+		t.Error("the node: not admitted")
+	}
+	egressOnly := deny.DeepCopy()
+	egressOnly.Spec.PolicyTypes = []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}
+	if !admitted(t, []*networkingv1.NetworkPolicy{egressOnly}, other, w, 80) {
+		t.Error("an egress-only policy: ingress not admitted")
+	}
+}
