@@ -90,8 +90,12 @@ func run(t *testing.T, c *Controller) {
 	})
 }
 
-func healthy() apphealth.Health   { return apphealth.Health{State: apphealth.Healthy, Detail: "HTTP 200 OK"} }
-func unhealthy() apphealth.Health { return apphealth.Health{State: apphealth.Unhealthy, Detail: "HTTP 503"} }
+func healthy() apphealth.Health {
+	return apphealth.Health{State: apphealth.Healthy, Detail: "HTTP 200 OK"}
+}
+func unhealthy() apphealth.Health {
+	return apphealth.Health{State: apphealth.Unhealthy, Detail: "HTTP 503"}
+}
 
 func TestNothingToDoByDefault(t *testing.T) {
 	for _, cfg := range []Config{
