@@ -20,7 +20,7 @@ type observer interface {
 // the /leader JSON on connect, then a "leader" event per change of leader
 // and a "state" event per change of own state, and a ": keepalive" comment
 // every keepAlive. It ends when the client goes or Observe's channel closes.
-func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger) http.HandlerFunc {
+func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, c Candidacy) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")
@@ -34,7 +34,7 @@ func events(el observer, now func() time.Time, keepAlive time.Duration, log *slo
 		_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any server WriteTimeout
 		ch := el.Observe(r.Context())
 		w.WriteHeader(http.StatusOK)
-		s := sse{w: w, rc: rc, now: now}
+		s := sse{w: w, rc: rc, now: now, c: c}
 		if err := s.stream(r.Context(), ch, keepAlive); err != nil {
 			log.Debug("GET /events ended", "err", err)
 		}
@@ -45,6 +45,7 @@ type sse struct {
 	w   io.Writer
 	rc  *http.ResponseController
 	now func() time.Time
+	c   Candidacy
 }
 
 // stream writes events from ch until it closes, ctx ends or a write fails.
@@ -93,7 +94,9 @@ func (s sse) changes(prev, st election.Status) error {
 }
 
 func (s sse) event(name string, st election.Status) error {
-	data, err := json.Marshal(newLeaderBody(st, s.now))
+	b := newLeaderBody(st, s.now)
+	selfCandidacy(&b.Self, s.c)
+	data, err := json.Marshal(b)
 	if err != nil {
 		return err
 	}

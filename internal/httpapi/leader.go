@@ -35,6 +35,9 @@ type selfJSON struct {
 	IsLeader   bool           `json:"is_leader"`
 	State      election.State `json:"state"`
 	ObservedAt string         `json:"observed_at"` // RFC 3339, UTC, seconds
+	// Candidate and AppHealthy: see selfCandidacy (candidacy.go).
+	Candidate  *bool `json:"candidate,omitempty"`
+	AppHealthy *bool `json:"app_healthy,omitempty"`
 }
 
 // newLeaderBody renders st; now stands in for a zero ObservedAt.
@@ -72,7 +75,7 @@ func sessionHex(id int64) string {
 }
 
 // leader serves GET /leader: who leads, as JSON or as text for scripts.
-func leader(el statusReader, now func() time.Time) http.HandlerFunc {
+func leader(el statusReader, now func() time.Time, c Candidacy) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		text, err := wantsText(r)
 		if err != nil {
@@ -88,7 +91,9 @@ func leader(el statusReader, now func() time.Time) http.HandlerFunc {
 			writeText(w, code, leaderText(st))
 			return
 		}
-		writeJSON(w, code, newLeaderBody(st, now))
+		b := newLeaderBody(st, now)
+		selfCandidacy(&b.Self, c)
+		writeJSON(w, code, b)
 	}
 }
 

@@ -55,6 +55,9 @@ type Options struct {
 	KeepAlive time.Duration
 	// MaxWait is the longest ?wait= on /healthz/leader. Default 5m.
 	MaxWait time.Duration
+	// Candidacy serves GET and POST /candidacy and /leader's
+	// self.candidate and self.app_healthy; nil serves none of them.
+	Candidacy Candidacy
 }
 
 // Defaults of Options.
@@ -98,14 +101,18 @@ func NewRouter(el Election, opts Options) http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
-		get(r, "/leader", leader(el, opts.Now))
+		get(r, "/leader", leader(el, opts.Now, opts.Candidacy))
 		get(r, "/healthz", healthz(opts.Live))
 		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait))
 		get(r, "/readyz", readyz(el))
 		get(r, "/participants", participants(el, opts.Logger))
 		r.Post("/leader/release", release(el, opts.AdminToken, opts.Logger))
+		if opts.Candidacy != nil {
+			get(r, "/candidacy", getCandidacy(el, opts.Candidacy))
+			r.Post("/candidacy", postCandidacy(el, opts.Candidacy, opts.AdminToken, opts.Logger))
+		}
 	})
-	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger))
+	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger, opts.Candidacy))
 	if opts.Metrics != nil {
 		get(r, "/metrics", opts.Metrics.ServeHTTP)
 	}
