@@ -58,6 +58,8 @@ type Options struct {
 	// Candidacy serves GET and POST /candidacy and /leader's
 	// self.candidate and self.app_healthy; nil serves none of them.
 	Candidacy Candidacy
+	// Switchover serves POST /leader/release?to=; nil answers it 501.
+	Switchover Switcher
 }
 
 // Defaults of Options.
@@ -106,7 +108,7 @@ func NewRouter(el Election, opts Options) http.Handler {
 		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait))
 		get(r, "/readyz", readyz(el))
 		get(r, "/participants", participants(el, opts.Logger))
-		r.Post("/leader/release", release(el, opts.AdminToken, opts.Logger))
+		r.Post("/leader/release", withSwitchover(release(el, opts.AdminToken, opts.Logger), el, opts.Switchover, opts.AdminToken, opts.Logger))
 		if opts.Candidacy != nil {
 			get(r, "/candidacy", getCandidacy(el, opts.Candidacy))
 			r.Post("/candidacy", postCandidacy(el, opts.Candidacy, opts.AdminToken, opts.Logger))
