@@ -136,7 +136,7 @@ func TestGuardKillsAtTheLeaseEnd(t *testing.T) {
 func TestGuardLeaseEndIgnoringSIGTERM(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	c := startGuarded(t, `trap "" TERM; echo $$ > `+pidFile+`; while :; do sleep 0.05; done`, far())
-	readPid(t, pidFile) // SIGTERM is ignored from here on
+	readPid(t, pidFile)                           // SIGTERM is ignored from here on
 	c.Lease(Mono() + int64(200*time.Millisecond)) // a lease may also come out shorter
 	c.Stop(time.Hour)
 	if ex := wait(t, c); ex.Cause != CauseLease || ex.Signal != "SIGKILL" {
