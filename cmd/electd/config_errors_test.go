@@ -118,6 +118,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{name: "http cert missing", args: with("--http.tls_cert_file", "/nonexistent/c", "--http.tls_key_file", "/nonexistent/k"), key: "http.tls_cert_file"},
 		{name: "max_connections 0", args: with("--http.max_connections", "0"), key: "http.max_connections"},
 		{name: "max_connections huge", args: with("--http.max_connections", "1000000"), key: "http.max_connections"},
+		{name: "no room for probes", args: with("--http.max_connections", "100"), key: "http.max_connections"},
 		{name: "max_streams negative", args: with("--http.max_streams", "-1"), key: "http.max_streams"},
 		{name: "max_waiters past the maximum", args: with("--http.max_waiters", "4097"), key: "http.max_waiters"},
 		{name: "max_waiters not a number", args: with("--http.max_waiters", "lots"), key: "http.max_waiters"},

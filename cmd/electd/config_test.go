@@ -323,7 +323,7 @@ func TestVersionAndHelp(t *testing.T) {
 			t.Errorf("--help lacks the default of %s (%s)", k.Name, k.DefaultText())
 		}
 	}
-	if !strings.Contains(help, "second signal exits at once with status 1") {
+	if !strings.Contains(help, "second of these signals exits at once") {
 		t.Error("--help does not document the second signal")
 	}
 }

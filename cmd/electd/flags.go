@@ -94,10 +94,9 @@ Other flags:
   -h, --help
         print this help and exit
 
-Signals: on SIGTERM or SIGINT electd answers 503 on /healthz/leader at once,
-waits shutdown_grace, deletes its node so a follower takes over at once,
-stops serving, closes the ZooKeeper session and exits 0, all within
-shutdown_timeout. A second signal exits at once with status 1.
+Commands (each with --help):
+  electd status [--addr URL] [--watch]   the election as a table
+  electd release [--to ID] [--addr URL]  ask the leader to step down
 
 Exit status: 0 after a clean shutdown, 1 when running fails (e.g. http.addr
 cannot be bound, or shutdown_timeout ran out), 2 for a bad configuration.

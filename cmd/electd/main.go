@@ -1,29 +1,29 @@
 // Command electd is a leader-election sidecar on Apache ZooKeeper: it joins
 // one election and tells the application next to it, over HTTP and
-// Prometheus, whether it leads and who does. See DESIGN.md and --help.
+// Prometheus, whether it leads and who does. See docs/DESIGN.md and --help.
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/metrics"
 )
 
@@ -44,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case opts.help:
 		printHelp(stdout)
+		printSignals(stdout)
 		return 0
 	case opts.version:
 		printVersion(stdout)
@@ -53,15 +54,48 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	log := newLogger(stderr, cfg.Log.Level, cfg.Log.Format)
-	for _, name := range unknownEnv(os.Environ()) {
-		log.Warn("ignoring unknown environment variable", "name", name)
-	}
 	if opts.validate {
+		warnUnknownEnv(newLogger(stderr, cfg.Log.Level, cfg.Log.Format))
 		printEffective(stdout, cfg)
 		return 0
 	}
-	return serve(cfg, log)
+
+	// From here on the daemon logs through a queue that never blocks
+	// (logwriter.go), and a closed stderr no longer kills it.
+	survivePipes()
+	logs := newAsyncWriter(stderr, droppedNotice(cfg.Log.Level, cfg.Log.Format))
+	defer logs.Flush(exitFlush)
+	log := newLogger(logs, cfg.Log.Level, cfg.Log.Format)
+	certs := cfg.httpCert()
+	if certs != nil {
+		certs.OnReload = logCertReload(log)
+	}
+	warnUnknownEnv(log)
+	return serve(cfg, serverOptionsFor(cfg), certs, logs, log)
+}
+
+// logCertReload logs each change of the HTTP API's certificate files.
+func logCertReload(log *slog.Logger) func(*tls.Certificate, error) {
+	return func(cert *tls.Certificate, err error) {
+		if err != nil {
+			log.Warn("TLS files changed but do not load; serving the last good certificate", "err", err)
+			return
+		}
+		var attrs []any
+		if leaf, perr := x509.ParseCertificate(cert.Certificate[0]); perr == nil {
+			attrs = []any{"subject", leaf.Subject.String(), "not_after", leaf.NotAfter.UTC().Format(time.RFC3339)}
+		}
+		log.Info("TLS certificate reloaded", attrs...)
+	}
+}
+
+// exitFlush bounds how long the last log lines may hold the exit.
+const exitFlush = 500 * time.Millisecond
+
+func warnUnknownEnv(log *slog.Logger) {
+	for _, name := range unknownEnv(os.Environ()) {
+		log.Warn("ignoring unknown environment variable", "name", name)
+	}
 }
 
 // fail prints the one line a bad configuration gets and returns status 2.
@@ -80,30 +114,41 @@ func newLogger(w io.Writer, level, format string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
+// droppedNotice renders the line that stands for lost log lines, in the
+// configured format.
+func droppedNotice(level, format string) func(uint64) []byte {
+	return func(n uint64) []byte {
+		var b bytes.Buffer
+		newLogger(&b, level, format).Warn("log lines dropped: stderr was not read fast enough", "dropped", n)
+		return b.Bytes()
+	}
+}
+
 // daemon is one electd: built by newDaemon, run by serve, stopped by shutdown.
 type daemon struct {
 	cfg            *Config
 	log            *slog.Logger
-	ln             net.Listener
+	logs           *asyncWriter
+	signals        []os.Signal // that stop it, see stopSignals
 	sess           *election.Session
 	el             *election.Elector
-	srv            *http.Server
+	http           *httpServer
 	cancelRequests context.CancelFunc // ends long polls and /events streams
-	started        chan struct{}      // closed by gateHealthz
 }
 
 // newDaemon listens, starts the ZooKeeper session and builds the election
 // and the HTTP server. Listening comes first: a taken port fails before
 // anything touches ZooKeeper.
-func newDaemon(cfg *Config, log *slog.Logger) (*daemon, error) {
+func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncWriter, log *slog.Logger) (*daemon, error) {
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
 	}
 	// The elector adds path and id to its lines itself; the rest get them here.
-	d := &daemon{cfg: cfg, log: log.With("path", cfg.path(), "id", cfg.ID), ln: ln, started: make(chan struct{})}
+	d := &daemon{cfg: cfg, log: log.With("path", cfg.path(), "id", cfg.ID), logs: logs}
 	d.log.Info("starting electd", "version", version, "commit", commit, "mode", cfg.Election.Mode,
-		"servers", cfg.ZooKeeper.Servers, "auth", cfg.ZooKeeper.Auth != "", "http_addr", ln.Addr().String())
+		"servers", cfg.ZooKeeper.Servers, "auth", cfg.ZooKeeper.Auth != "", "http_addr", ln.Addr().String(),
+		"tls", certs != nil, "max_connections", sopts.MaxConnections)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -123,46 +168,33 @@ func newDaemon(cfg *Config, log *slog.Logger) (*daemon, error) {
 		d.sess.Close()
 		return nil, err
 	}
-
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel
-	d.srv = &http.Server{
-		Handler: httpapi.NewRouter(d.el, httpapi.Options{
-			AdminToken: cfg.HTTP.AdminToken,
-			Metrics:    promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
-			Live:       d.live,
-			Logger:     d.log,
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return reqCtx },
-		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
-	}
+	d.http = newAPIServer(ln, d.el, apiConfig{
+		opts: sopts, certs: certs, adminToken: cfg.HTTP.AdminToken, live: d.live,
+		reg: reg, path: cfg.path(), droppedLines: logs.Dropped, log: d.log,
+	}, reqCtx)
 	return d, nil
 }
 
 // serve runs the election and the HTTP server until a signal or a failure,
-// then shuts down as DESIGN.md's "Process" says.
-func serve(cfg *Config, log *slog.Logger) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+// then shuts down as docs/DESIGN.md's "Process" says.
+func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncWriter, log *slog.Logger) int {
+	sigs := stopSignals()
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
-	d, err := newDaemon(cfg, log)
+	d, err := newDaemon(cfg, sopts, certs, logs, log)
 	if err != nil {
 		log.Error("electd cannot start", "err", err)
 		return 1
 	}
+	d.signals = sigs
 
 	// The election outlives the signal: shutdown resigns it after the grace.
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
-	go d.gateHealthz(gctx)
-	g.Go(func() error {
-		if err := d.srv.Serve(d.ln); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("http server: %w", err)
-		}
-		return nil
-	})
+	g.Go(d.http.serve)
 	g.Go(func() error {
 		err := d.el.Run(runCtx)
 		if ctx.Err() == nil {
@@ -183,8 +215,9 @@ func serve(cfg *Config, log *slog.Logger) int {
 	return 0
 }
 
-// live is /healthz: the election loop runs and the session is not closed,
-// and the startup gate is open (gateHealthz).
+// live is /healthz: the election loop runs and the session is not closed.
+// Whether ZooKeeper answers or electd has a view of the election is not
+// liveness (a restart would not bring ZooKeeper back): that is /readyz.
 func (d *daemon) live() error {
 	select {
 	case <-d.el.Done():
@@ -194,10 +227,5 @@ func (d *daemon) live() error {
 	if d.sess.State() == election.StateClosed {
 		return errors.New("zookeeper session closed")
 	}
-	select {
-	case <-d.started:
-		return nil
-	default:
-		return errStarting
-	}
+	return nil
 }

@@ -5,22 +5,24 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
 )
 
-// shutdown is DESIGN.md's "Process": answer 503 at once, wait
+// shutdown is docs/DESIGN.md's "Process": answer 503 at once, wait
 // shutdown_grace, delete the own node, stop serving, close the session, all
 // within shutdown_timeout. signalled says a signal started it (else a
 // failure did); stopSignals ends the first signal's capture: from then on a
-// second signal exits at once with status 1.
-func (d *daemon) shutdown(signalled bool, stopSignals func()) error {
+// second signal exits at once with status 1. Nothing here waits on a log
+// write (they are queued, see logwriter.go) or on a client: serving stops
+// after a bounded drain (httpServer.stop).
+func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	second := make(chan os.Signal, 1)
-	signal.Notify(second, syscall.SIGTERM, syscall.SIGINT)
-	stopSignals()
+	signal.Notify(second, d.signals...)
+	stopCapture()
 	go func() {
 		sig := <-second
 		d.log.Warn("second signal: exiting at once", "signal", sig.String())
+		d.logs.Flush(exitFlush)
 		os.Exit(1)
 	}()
 
@@ -46,9 +48,7 @@ func (d *daemon) shutdown(signalled bool, stopSignals func()) error {
 		d.log.Warn("could not delete the own node; it goes when the session closes", "err", err)
 	}
 	d.cancelRequests()
-	if err := d.srv.Shutdown(ctx); err != nil {
-		d.srv.Close()
-	}
+	d.http.stop(ctx)
 	closed := make(chan struct{})
 	go func() {
 		d.sess.Close()

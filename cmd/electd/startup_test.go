@@ -2,85 +2,50 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/electd/electd/internal/election"
 )
 
-func TestAwaitFirstView(t *testing.T) {
-	leader := &election.Participant{ID: "p0"}
-	tests := []struct {
-		name    string
-		views   []election.Status
-		close   bool
-		timeout bool
-		want    bool
-	}{
-		{name: "leads", views: []election.Status{{IsLeader: true, Joined: true, Leader: leader}}, want: true},
-		{name: "joined, knows the leader", views: []election.Status{{Joined: true, Leader: leader}}, want: true},
-		{name: "after views without one", views: []election.Status{{}, {Joined: true}, {Leader: leader}, {Joined: true, Leader: leader}}, want: true},
-		{name: "joined, no leader known yet", views: []election.Status{{Joined: true}}, timeout: true, want: false},
-		{name: "peeked the leader, not joined", views: []election.Status{{Leader: leader}}, timeout: true, want: false},
-		{name: "elector stopped", views: []election.Status{{}}, close: true, want: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			views := make(chan election.Status, len(tt.views))
-			for _, v := range tt.views {
-				views <- v
+// waitReady waits until each of ps answers 200 on /readyz: the startup
+// probe of deploy/k8s/app.yaml.
+func waitReady(t *testing.T, ps ...*proc) {
+	t.Helper()
+	for _, p := range ps {
+		waitFor(t, 20*time.Second, p.id+" /readyz", func() bool {
+			if !p.alive() {
+				t.Fatalf("%s exited: %v", p.id, p.err)
 			}
-			if tt.close {
-				close(views)
-			}
-			// The timeout fires only once every queued view was taken,
-			// so none is skipped by a timeout that came first.
-			timeout := make(chan time.Time)
-			done := make(chan bool, 1)
-			go func() { done <- awaitFirstView(views, timeout) }()
-			if tt.timeout {
-				for len(views) > 0 {
-					time.Sleep(time.Millisecond)
-				}
-				select {
-				case timeout <- time.Time{}:
-				case <-done:
-					t.Fatal("returned before its timeout")
-				}
-			}
-			select {
-			case got := <-done:
-				if got != tt.want {
-					t.Errorf("awaitFirstView = %v, want %v", got, tt.want)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("awaitFirstView did not return")
-			}
+			st, _ := p.get("/readyz")
+			return st == http.StatusOK
 		})
 	}
 }
 
 // TestE2EStartupAgreement starts three sidecars at once on a fresh server
 // (whose first writes are slow) and, the moment all three answer 200 on
-// /healthz, reads /leader from each without waiting: all must name the
-// same leader. Without the startup gate on /healthz, a sidecar whose node
-// was still being created answered "leader": null there (smoke.py saw it
-// in about one run in three).
+// /readyz (the startup probe), reads /leader from each without waiting:
+// all must name the same leader. A probe that answered before the first
+// view let the app ask a sidecar whose node was still being created, and
+// get "leader": null (smoke.py saw it in about one run in three).
 func TestE2EStartupAgreement(t *testing.T) {
 	for _, mode := range []string{"latch", "selector", "race"} {
 		t.Run(mode, func(t *testing.T) {
 			zk := startZK(t)
-			ps := startThree(t, zk, "/e2e/startup/"+mode, mode)
+			path := "/e2e/startup/" + mode
+			var ps []*proc
+			for _, id := range []string{"p0", "p1", "p2"} {
+				ps = append(ps, startMember(t, zk, path, id, mode))
+			}
+			waitReady(t, ps...)
 			var first string
 			for _, p := range ps {
 				v, err := p.leader()
 				if err != nil {
-					t.Fatalf("right after /healthz answered 200: %v", err)
+					t.Fatalf("right after /readyz answered 200: %v", err)
 				}
 				if v.Leader == nil || v.Leader.ID == "" {
-					t.Fatalf("%s: /leader names no leader right after /healthz answered 200", p.id)
+					t.Fatalf("%s: /leader names no leader right after /readyz answered 200", p.id)
 				}
 				if first == "" {
 					first = v.Leader.ID
@@ -92,52 +57,38 @@ func TestE2EStartupAgreement(t *testing.T) {
 	}
 }
 
-// TestE2EStartingWithoutZooKeeper: with no ZooKeeper to reach, /healthz
-// first answers 503 "starting", then 200 once startupGrace has passed
-// (liveness must not wait on ZooKeeper), and says so in the log.
-func TestE2EStartingWithoutZooKeeper(t *testing.T) {
+// TestE2ELivenessWithoutZooKeeper: with no ZooKeeper to reach, /healthz
+// (liveness) answers 200 from its very first answer, while /readyz (the
+// startup probe) and /healthz/leader answer 503 and say why.
+func TestE2ELivenessWithoutZooKeeper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an electd process; skipped with -short")
 	}
 	nobody := freeAddr(t) // nothing listens there
-	start := time.Now()
 	p := startMember(t, nobody, "/e2e/nozk", "p0", "latch")
-	var codes []string
-	var sawStarting bool
-	waitFor(t, startupGrace+10*time.Second, "/healthz to answer 200", func() bool {
+	var first int
+	waitFor(t, 15*time.Second, "/healthz to answer", func() bool {
 		if !p.alive() {
 			t.Fatalf("exited: %v", p.err)
 		}
-		st, b := p.get("/healthz")
-		if st == 0 {
-			return false // not listening yet
-		}
-		var body struct {
-			Status string `json:"status"`
-		}
-		_ = json.Unmarshal(b, &body)
-		codes = append(codes, fmt.Sprintf("%d %s", st, body.Status))
-		switch {
-		case st == http.StatusServiceUnavailable && body.Status == "starting":
-			sawStarting = true
-			return false
-		case st == http.StatusOK:
-			return true
-		default:
-			t.Fatalf("/healthz: %d %s", st, b)
-			return false
-		}
+		first, _ = p.get("/healthz")
+		return first != 0
 	})
-	if !sawStarting {
-		t.Errorf("/healthz never answered 503 starting (answers %v)", codes)
+	if first != http.StatusOK {
+		t.Errorf("first /healthz answer without ZooKeeper = %d, want 200: liveness must not wait on ZooKeeper", first)
 	}
-	if took := time.Since(start); took < startupGrace {
-		t.Errorf("/healthz answered 200 after %v, before startupGrace (%v) without ZooKeeper", took, startupGrace)
+	st, b := p.get("/readyz")
+	var ready struct {
+		Ready  bool   `json:"ready"`
+		Reason string `json:"reason"`
 	}
-	if !p.logHas("no view of the election yet") {
-		t.Error("no log line says /healthz answers without a view of the election")
+	if err := json.Unmarshal(b, &ready); st != http.StatusServiceUnavailable || err != nil || ready.Ready || ready.Reason != "zookeeper connecting" {
+		t.Errorf("/readyz without ZooKeeper = %d %s, want 503 saying zookeeper connecting", st, b)
 	}
 	if st, _ := p.get("/healthz/leader"); st != http.StatusServiceUnavailable {
 		t.Errorf("/healthz/leader = %d without ZooKeeper, want 503", st)
+	}
+	if st, _ := p.get("/healthz"); st != http.StatusOK {
+		t.Errorf("/healthz later = %d, want 200", st)
 	}
 }

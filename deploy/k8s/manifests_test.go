@@ -120,6 +120,13 @@ func TestElectdIsANativeSidecarWithRealProbes(t *testing.T) {
 		if s.c.LivenessProbe == nil || s.c.LivenessProbe.HTTPGet == nil || s.c.LivenessProbe.HTTPGet.Path != "/healthz" {
 			t.Errorf("%s: electd's livenessProbe must GET /healthz (alive even as a follower or while ZooKeeper is away)", ref)
 		}
+		// The app starts after electd's startup probe: on /readyz, its first
+		// question names the leader. /healthz says only that the process
+		// runs, from its first answer on.
+		if p := s.c.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
+			t.Errorf("%s: electd's startupProbe must GET /readyz (joined and knows the leader), "+
+				"so the app's first question to electd names the leader", ref)
+		}
 		for _, np := range probes(s.c) {
 			if np.p.HTTPGet == nil {
 				t.Errorf("%s: electd %s is not an httpGet probe", ref, np.kind)

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"os"
 	"sync"
+	"time"
 )
 
 // zooKeeperTLS is the TLS configuration of the zookeeper.tls_* keys, or nil
@@ -38,21 +39,34 @@ func (c *Config) zooKeeperTLS() (*tls.Config, error) {
 }
 
 // KeyPair is a certificate and its private key from two PEM files, read
-// again on the next handshake after either file changes (a mounted
-// Kubernetes Secret is rotated by swapping a symlink). A reload that fails,
-// e.g. between the writes of the two files, keeps the last good pair.
+// again after either file changes (a mounted Kubernetes Secret is rotated by
+// swapping a "..data" symlink, so the files are compared by identity and
+// time through the symlinks). The files are looked at most once per
+// CheckEvery, so a flood of handshakes costs one stat per interval. A reload
+// that fails, e.g. between the writes of the two files, keeps the last good
+// pair and is reported once per change of the files.
 type KeyPair struct {
 	certKey, certFile, keyKey, keyFile string
 
-	mu    sync.Mutex
-	cert  *tls.Certificate
-	stats [2]os.FileInfo // of certFile and keyFile when cert was read
+	// Now is the clock of CheckEvery. Default time.Now.
+	Now func() time.Time
+	// CheckEvery bounds how often the files are looked at. Default 1s.
+	CheckEvery time.Duration
+	// OnReload, when set, hears of each change of the files: the new pair,
+	// or why it was not loaded (the last good pair stays in service).
+	OnReload func(cert *tls.Certificate, err error)
+
+	mu      sync.Mutex
+	cert    *tls.Certificate
+	stats   [2]os.FileInfo // of certFile and keyFile when last looked at
+	checked time.Time
 }
 
 // LoadKeyPair reads the pair once, so that a bad file fails at start with
 // an error naming its key (certKey or keyKey).
 func LoadKeyPair(certKey, certFile, keyKey, keyFile string) (*KeyPair, error) {
-	p := &KeyPair{certKey: certKey, certFile: certFile, keyKey: keyKey, keyFile: keyFile}
+	p := &KeyPair{certKey: certKey, certFile: certFile, keyKey: keyKey, keyFile: keyFile,
+		Now: time.Now, CheckEvery: time.Second}
 	stats, err := p.stat()
 	if err != nil {
 		return nil, err
@@ -60,7 +74,7 @@ func LoadKeyPair(certKey, certFile, keyKey, keyFile string) (*KeyPair, error) {
 	if p.cert, err = p.read(); err != nil {
 		return nil, err
 	}
-	p.stats = stats
+	p.stats = stats // checked stays zero: the first handshake looks again
 	return p, nil
 }
 
@@ -68,18 +82,37 @@ func LoadKeyPair(certKey, certFile, keyKey, keyFile string) (*KeyPair, error) {
 func (p *KeyPair) Certificate() (*tls.Certificate, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := p.Now()
+	if now.Sub(p.checked) < p.CheckEvery {
+		return p.cert, nil
+	}
+	p.checked = now
 	stats, err := p.stat()
-	if err != nil || (os.SameFile(stats[0], p.stats[0]) && os.SameFile(stats[1], p.stats[1]) &&
-		stats[0].ModTime().Equal(p.stats[0].ModTime()) && stats[1].ModTime().Equal(p.stats[1].ModTime())) {
+	if err != nil {
+		if p.stats[0] != nil && p.OnReload != nil {
+			p.OnReload(nil, err)
+		}
+		p.stats = [2]os.FileInfo{}
+		return p.cert, nil
+	}
+	if sameFile(stats[0], p.stats[0]) && sameFile(stats[1], p.stats[1]) {
 		return p.cert, nil
 	}
 	// Read once per change: a broken pair is not read again on every
-	// handshake, only after the files change again.
-	if cert, err := p.read(); err == nil {
+	// look, only after the files change again.
+	p.stats = stats
+	cert, err := p.read()
+	if err == nil {
 		p.cert = cert
 	}
-	p.stats = stats
+	if p.OnReload != nil {
+		p.OnReload(cert, err)
+	}
 	return p.cert, nil
+}
+
+func sameFile(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
 // GetCertificate is for tls.Config.GetCertificate (a server).

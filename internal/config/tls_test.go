@@ -5,12 +5,15 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,6 +77,10 @@ func TestKeyPairReloadsARotatedSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	now := time.Unix(1000, 0)
+	kp.Now = func() time.Time { return now }
+	var reloads []string
+	kp.OnReload = func(c *tls.Certificate, err error) { reloads = append(reloads, fmt.Sprint(c != nil, err != nil)) }
 	leaf := func() string {
 		t.Helper()
 		c, err := kp.GetCertificate(nil)
@@ -92,6 +99,10 @@ func TestKeyPairReloadsARotatedSecret(t *testing.T) {
 
 	cert2, key2 := keyPairPEM(t, "two.test")
 	secretDir(t, dir, 1, cert2, key2)
+	if got := leaf(); got != "one.test" {
+		t.Errorf("before the next look: %s, want one.test (files looked at once per CheckEvery)", got)
+	}
+	now = now.Add(kp.CheckEvery)
 	if got := leaf(); got != "two.test" {
 		t.Errorf("after rotation: %s, want two.test", got)
 	}
@@ -99,8 +110,14 @@ func TestKeyPairReloadsARotatedSecret(t *testing.T) {
 	// A broken rotation (a key that does not match) keeps the last good pair.
 	cert3, _ := keyPairPEM(t, "three.test")
 	secretDir(t, dir, 2, cert3, key2)
+	now = now.Add(kp.CheckEvery)
 	if got := leaf(); got != "two.test" {
 		t.Errorf("after a bad rotation: %s, want the last good two.test", got)
+	}
+	now = now.Add(kp.CheckEvery)
+	leaf()
+	if got := strings.Join(reloads, " "); got != "true false false true" {
+		t.Errorf("reloads reported %q, want one good and one bad (once per change)", got)
 	}
 	if c, err := kp.GetClientCertificate(nil); err != nil || c == nil {
 		t.Errorf("GetClientCertificate: %v", err)

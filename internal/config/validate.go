@@ -116,8 +116,20 @@ func (c *Config) validateHTTP() error {
 			return errorf(r.key, "%d is outside 1 to %d %s", r.n, r.max, r.purpose)
 		}
 	}
+	// Streams and long polls are never evicted at the connection cap (the
+	// server evicts idle connections instead), so they must leave room for
+	// the probes and the other capped requests.
+	if need := h.MaxStreams + h.MaxWaiters + HTTPHeadroom; h.MaxConnections < need {
+		return errorf("http.max_connections", "%d must be at least http.max_streams + http.max_waiters + %d (%d), so the probes always get in",
+			h.MaxConnections, HTTPHeadroom, need)
+	}
 	return nil
 }
+
+// HTTPHeadroom is the connections http.max_connections keeps beyond the
+// /events streams and long polls: for the other capped requests
+// (/participants, 8) and the probes.
+const HTTPHeadroom = 16
 
 func (c *Config) validateLog() error {
 	if err := oneOf("log.level", strings.ToLower(c.Log.Level), "debug", "info", "warn", "error"); err != nil {

@@ -49,6 +49,10 @@ const (
 	LossSuspended LossReason = "suspended"
 	LossExpired   LossReason = "expired"
 	LossShutdown  LossReason = "shutdown"
+	// LossWithdrawn: candidacy withdrawn (SetCandidate), e.g. by an operator.
+	LossWithdrawn LossReason = "withdrawn"
+	// LossAppUnhealthy: withdrawn because the application failed its checks.
+	LossAppUnhealthy LossReason = "app_unhealthy"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -56,6 +60,11 @@ var (
 	ErrNotLeader     = errors.New("election: not leader")
 	ErrClosed        = errors.New("election: closed")
 	ErrSessionClosed = errors.New("election: session closed")
+	// ErrNoQueue: a switchover needs a queue, and race mode has none.
+	ErrNoQueue = errors.New("election: race mode has no queue to switch over in")
+	// ErrSwitchover: the switchover's target cannot take over (the error
+	// wrapping it says why); this participant still leads.
+	ErrSwitchover = errors.New("election: switchover refused")
 )
 
 // Participant is one node in the election queue.
@@ -77,6 +86,10 @@ type Status struct {
 	ID        string
 	Advertise string
 	Node      string // own node name; empty when not joined
+
+	// Candidate is whether this participant stands in the election now
+	// (Config.Observer, SetCandidate).
+	Candidate bool
 
 	// IsLeader is true only while this participant holds the lowest node,
 	// its lease is valid, claim_delay has passed and it is not draining.

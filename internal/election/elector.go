@@ -63,6 +63,8 @@ type view struct {
 	misconfigured string
 	refused       string     // why ZooKeeper refused our writes, until one succeeds
 	lossHint      LossReason // why the next loss happens, set just before it
+	standing      bool       // a candidate (loopState.standing, for Status)
+	withdrawn     LossReason // why not standing
 }
 
 // New validates cfg and returns an Elector that has not joined yet; Run joins.
@@ -102,6 +104,10 @@ func New(s *Session, cfg Config) (*Elector, error) {
 		e.rec = nopRecorder{}
 	}
 	e.loop.old = map[string]bool{}
+	e.loop.standing, e.v.standing = !cfg.Observer, !cfg.Observer
+	if cfg.Observer {
+		e.v.withdrawn = LossWithdrawn
+	}
 	if cfg.Mode == ModeRace {
 		e.r = &raceRecipe{e: e}
 	} else {
@@ -140,6 +146,7 @@ func (e *Elector) Status() Status {
 		ID:             e.cfg.ID,
 		Advertise:      e.cfg.Advertise,
 		Node:           v.node,
+		Candidate:      v.standing,
 		IsLeader:       why == ReasonLeader,
 		Why:            why,
 		Reason:         reasonText(why, &v, st),
@@ -225,7 +232,32 @@ func (e *Elector) Await(ctx context.Context) (<-chan struct{}, error) {
 // briefly when nobody does). It blocks until the own node is deleted or ctx
 // ends; ErrNotLeader on a follower.
 func (e *Elector) Release(ctx context.Context) error {
-	return e.send(ctx, cmdRelease)
+	return e.send(ctx, command{kind: cmdRelease})
+}
+
+// SetCandidate withdraws this participant from the election (false) or
+// makes it stand again (true). Withdrawn, it owns no node and never leads
+// but keeps watching the leader, so Status and Observe stay current. A
+// withdrawn leader hands over as on release, counted with reason why
+// (LossWithdrawn when empty); a follower leaves the queue; standing again
+// joins at the back. Status stops saying leader at once; the call blocks
+// until the own node is deleted, or returns the error that kept it (it is
+// then deleted once ZooKeeper allows), or ctx's.
+func (e *Elector) SetCandidate(ctx context.Context, candidate bool, why LossReason) error {
+	return e.send(ctx, command{kind: cmdCandidate, candidate: candidate, why: why})
+}
+
+// Switchover hands leadership to the participant whose id is to (the first
+// in queue order if several carry it): the participants queued ahead of it
+// are moved behind it, then this leader releases (docs/DESIGN.md,
+// "Switchover"). ErrNotLeader on a follower, ErrNoQueue in race mode, an
+// error wrapping ErrSwitchover when the target is unknown, not a
+// candidate, already the leader, gone, or queued behind a participant that
+// cannot re-queue (a Curator peer). It never makes two leaders: this
+// participant leads until its own node is deleted, the last step. When ctx
+// ends first it returns ctx.Err() and still leads.
+func (e *Elector) Switchover(ctx context.Context, to string) error {
+	return e.send(ctx, command{kind: cmdSwitchover, to: to})
 }
 
 // Drain makes Status report not-leader from now on without touching
@@ -243,7 +275,7 @@ func (e *Elector) Drain() {
 // returns afterwards.
 func (e *Elector) Resign(ctx context.Context) error {
 	e.Drain()
-	err := e.send(ctx, cmdResign)
+	err := e.send(ctx, command{kind: cmdResign})
 	if errors.Is(err, ErrClosed) {
 		return nil
 	}

@@ -23,7 +23,7 @@ func leaderFixture(t *testing.T, cfg Config) (*Elector, *Session, *fakeClock) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.v = view{holds: true, joined: true, node: "n", nodeSession: 7, token: 42, claimedAt: clk.Now()}
+	e.v = view{holds: true, joined: true, node: "n", nodeSession: 7, token: 42, claimedAt: clk.Now(), standing: true}
 	return e, s, clk
 }
 
@@ -92,7 +92,7 @@ func BenchmarkStatus(b *testing.B) {
 	s := &Session{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
 		state: StateConnected, authed: true, sessionID: 7, leaseSID: 7, leaseEnd: clk.Now().Add(time.Hour)}
 	e, _ := New(s, Config{Path: "/e", ID: "me", Clock: clk})
-	e.v = view{holds: true, joined: true, node: "n", nodeSession: 7, leader: &Participant{ID: "me"}}
+	e.v = view{holds: true, joined: true, node: "n", nodeSession: 7, leader: &Participant{ID: "me"}, standing: true}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if !e.Status().IsLeader {

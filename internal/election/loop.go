@@ -23,6 +23,7 @@ type loopState struct {
 	holdOff   time.Time // no join (misconfigured) or no race (just released) before this
 	backoff   time.Duration
 	leasing   bool // this elector counts in the Session's lease demand
+	standing  bool // a candidate: joins and may lead (SetCandidate)
 }
 
 // pendingCreate is a create whose reply was lost: the node may exist or not
@@ -36,13 +37,14 @@ type pendingCreate struct {
 type eventKind int
 
 const (
-	evPred     eventKind = iota // predecessor changed or vanished
-	evLeader                    // the leader node we watch changed or vanished
-	evOwn                       // our own node changed or vanished
-	evChildren                  // selector leader alone at term end: someone joined
-	evTerm                      // selector term ended
-	evTimer                     // hold-off over, retry
-	evMembers                   // queue leader: a node joined or left the path
+	evPred       eventKind = iota // predecessor changed or vanished
+	evLeader                      // the leader node we watch changed or vanished
+	evOwn                         // our own node changed or vanished
+	evChildren                    // selector leader alone at term end: someone joined
+	evTerm                        // selector term ended
+	evTimer                       // hold-off over, retry
+	evMembers                     // queue leader: a node joined or left the path
+	evMembersDue                  // queue leader: time to read the changed queue
 )
 
 type event struct {
@@ -57,17 +59,22 @@ type cmdKind int
 const (
 	cmdRelease cmdKind = iota
 	cmdResign
+	cmdCandidate
+	cmdSwitchover
 )
 
 type command struct {
-	kind  cmdKind
-	ctx   context.Context
-	reply chan error
+	kind      cmdKind
+	candidate bool       // cmdCandidate
+	why       LossReason // cmdCandidate
+	to        string     // cmdSwitchover: the target's id
+	ctx       context.Context
+	reply     chan error
 }
 
 // send hands a command to Run and waits for its answer.
-func (e *Elector) send(ctx context.Context, k cmdKind) error {
-	c := command{kind: k, ctx: ctx, reply: make(chan error, 1)}
+func (e *Elector) send(ctx context.Context, c command) error {
+	c.ctx, c.reply = ctx, make(chan error, 1)
 	select {
 	case e.cmds <- c:
 	case <-e.done:
@@ -137,7 +144,9 @@ func (e *Elector) run(ctx context.Context) error {
 // turn a back-off into a retry every renewal interval. done reports that Run
 // must return err.
 func (e *Elector) wait(ctx context.Context, sess <-chan struct{}, retry <-chan struct{}, failed bool) (done bool, err error) {
-	st, sid, _ := e.s.snapshot()
+	// What the last step saw: a change since then is worth a step at once,
+	// even one that happened before this wait began.
+	st, sid := e.loop.state, e.loop.sid
 	for {
 		select {
 		case <-ctx.Done():
@@ -159,7 +168,7 @@ func (e *Elector) wait(ctx context.Context, sess <-chan struct{}, retry <-chan s
 				c.reply <- err
 				return true, nil
 			}
-			c.reply <- e.release(LossReleased)
+			c.reply <- e.command(c)
 			return false, nil
 		case ev := <-e.events:
 			e.r.handle(ev)
@@ -246,6 +255,15 @@ func (e *Elector) step() (again bool, err error) {
 		}
 		l.sid, l.parentsOK, l.dirty = sid, false, true
 		l.gen++
+	}
+	if !l.standing {
+		if l.pending != nil || l.node != "" || l.metaSID == l.sid && l.sid != 0 {
+			// Withdrawn with something still in the election (the
+			// delete failed): delete it now.
+			if !e.leaveOnce(e.withdrawnWhy()) {
+				return false, errWithdrawPending
+			}
+		}
 	}
 	return e.r.step()
 }

@@ -107,3 +107,69 @@ func (q *queueRecipe) setLeader(name string, data []byte, stat *zk.Stat) {
 		v.leader, v.observedAt, v.joined = &p, e.wallNow(), true
 	})
 }
+
+// observe keeps the leader view current without standing (SetCandidate):
+// the first participant of the queue is watched, or, while there is none,
+// the path's children or the path itself. An observer owns no node and
+// never writes.
+func (q *queueRecipe) observe() error {
+	e, l := q.e, &q.e.loop
+	if !l.dirty {
+		return nil
+	}
+	l.gen++
+	e.nReads.Add(1)
+	kids, _, err := e.zk.Children(e.cfg.Path)
+	if errors.Is(err, zk.ErrNoNode) {
+		e.nReads.Add(1)
+		ok, _, ch, err := e.zk.ExistsW(e.cfg.Path)
+		if err != nil {
+			return fmt.Errorf("observe: %w", err)
+		}
+		l.dirty = ok // created meanwhile: look again
+		e.watch(ch, evLeader, "")
+		q.observed(nil, 0)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("observe: %w", err)
+	}
+	queue := q.queueOf(kids)
+	for _, name := range queue {
+		e.nReads.Add(1)
+		data, stat, ch, err := e.zk.GetW(join(e.cfg.Path, name))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // gone while we read: the next one leads
+		}
+		if err != nil {
+			return fmt.Errorf("observe: %w", err)
+		}
+		if q.notEphemeral(name, stat) {
+			continue
+		}
+		e.watch(ch, evLeader, name)
+		l.dirty = false
+		p := e.participant(name, data, stat)
+		p.IsLeader = true
+		q.observed(&p, len(queue))
+		return nil
+	}
+	e.nReads.Add(1)
+	_, _, ch, err := e.zk.ChildrenW(e.cfg.Path) // nobody stands: wait for someone
+	if err != nil {
+		return fmt.Errorf("observe: %w", err)
+	}
+	e.watch(ch, evLeader, "")
+	l.dirty = false
+	q.observed(nil, 0)
+	return nil
+}
+
+// observed records what an observer saw.
+func (q *queueRecipe) observed(leader *Participant, n int) {
+	e := q.e
+	e.wantLease(false)
+	e.updateView(func(v *view) {
+		v.leader, v.participants, v.observedAt, v.joined, v.holds = leader, n, e.wallNow(), true, false
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 	"github.com/google/uuid"
@@ -21,7 +20,7 @@ type queueRecipe struct {
 	uuid      string   // protected id of the own node
 	firstLook bool     // first re-check after a create: check duplicate ids
 	queue     []string // sorted queue up to and including our predecessor
-	members   []string // sorted queue at the last re-check
+	members   members  // the leader's view of the queue (queue_members.go)
 	leaderIdx int      // index in queue of the leader we watch
 	own       ownNode  // the own node, read and watched (armOwn)
 	termDue   bool     // selector: the term ended; re-queue at the next step
@@ -34,7 +33,7 @@ type queueRecipe struct {
 }
 
 func newQueueRecipe(e *Elector) *queueRecipe {
-	return &queueRecipe{e: e, tag: tagFor(e.cfg.Mode), ignored: map[string]string{}}
+	return &queueRecipe{e: e, tag: tagFor(e.cfg.Mode), ignored: map[string]string{}, members: newMembers()}
 }
 
 // queueOf orders kids into the queue (Curator's order, index 0 leads),
@@ -95,6 +94,9 @@ func (q *queueRecipe) step() (bool, error) {
 		}
 		return true, nil
 	}
+	if !l.standing {
+		return false, q.observe()
+	}
 	if l.node == "" {
 		if e.clock.Now().Before(l.holdOff) {
 			return false, nil
@@ -110,6 +112,9 @@ func (q *queueRecipe) step() (bool, error) {
 		}
 		return l.dirty || l.node == "", nil
 	}
+	if q.members.due {
+		return true, q.watchMembers()
+	}
 	if q.termDue {
 		return true, q.endTerm()
 	}
@@ -124,12 +129,23 @@ func (q *queueRecipe) handle(ev event) {
 		}
 		return
 	}
+	if ev.kind == evMembersDue {
+		q.members.armed = false
+		q.members.due = !e.stale(ev) && e.holding(l.node)
+		return
+	}
 	if e.stale(ev) {
 		return
 	}
+	if !l.standing {
+		l.dirty = l.dirty || ev.kind == evLeader // observing: look again
+		return
+	}
 	switch ev.kind {
-	case evPred, evOwn, evMembers:
+	case evPred, evOwn:
 		l.dirty = true
+	case evMembers:
+		q.membersChanged()
 	case evLeader:
 		if q.leaderIdx < 0 || q.leaderIdx >= len(q.queue) || ev.node != q.queue[q.leaderIdx] {
 			return // a node the walk passed over, not the leader it settled on
@@ -265,19 +281,17 @@ func (q *queueRecipe) recheck() error {
 	if err != nil {
 		return fmt.Errorf("re-check: %w", err)
 	}
-	if foreign := foreignNodes(e.cfg.Mode, kids); len(foreign) > 0 {
-		e.deleteNode(l.node)
-		e.forgetNode(LossSuspended)
-		e.refuseForeign(kids)
+	if q.stepDownForeign(kids) {
 		return nil
 	}
 	e.reapOld(kids)
 	q.forgetGone(kids)
 	sorted := q.queueOf(kids)
-	q.members = sorted
 	idx := indexOf(sorted, l.node)
 	if idx < 0 {
-		e.log.Warn("own node vanished; rejoining", "node", l.node)
+		// Deleted by another client: a switchover moving us behind its
+		// target, or an operator.
+		e.log.Info("own node was deleted; rejoining at the back", "node", l.node)
 		e.forgetNode(LossExpired)
 		return nil
 	}
@@ -288,9 +302,14 @@ func (q *queueRecipe) recheck() error {
 		err = q.follow(sorted, idx)
 	}
 	if err == nil && q.firstLook && l.node != "" {
-		// After the decision, so a newcomer names the leader a few reads sooner.
+		// After the decision, so a newcomer names the leader a read sooner.
+		// Every queued participant watches its own node: that is how a
+		// switchover moves it behind the target (switchover.go).
+		if ok, err := e.armOwn(&q.own); !ok {
+			return err
+		}
 		q.firstLook = false
-		tok := q.checkDuplicates(sorted)
+		tok := q.own.stat.Czxid + e.cfg.FencingOffset
 		e.updateView(func(v *view) { v.ownToken = tok })
 		e.log.Info("joined", "node", l.node, "session", sessionHex(l.sid), "fencing_token", tok,
 			"position", idx, "participants", len(sorted))
@@ -323,52 +342,6 @@ func (q *queueRecipe) claim() error {
 		e.after(d, event{kind: evTerm, node: l.node})
 	}
 	return q.watchMembers()
-}
-
-// watchMembers sets the leader's children watch (see claim). A failure only
-// delays noticing a newcomer: the next re-check sets it again.
-func (q *queueRecipe) watchMembers() error {
-	e, l := q.e, &q.e.loop
-	l.dirty = false
-	e.nReads.Add(1)
-	kids, _, ch, err := e.zk.ChildrenW(e.cfg.Path)
-	if err != nil {
-		l.dirty = true
-		return fmt.Errorf("watch members: %w", err)
-	}
-	e.watch(ch, evMembers, l.node)
-	// A node created between the re-check's read and this one fires no
-	// watch: look again if the queue changed in between.
-	if !slices.Equal(q.queueOf(kids), q.members) {
-		l.dirty = true
-	}
-	return nil
-}
-
-// checkDuplicates logs and counts ids used by more than one node; allowed
-// (a replacement pod may join before the old one's node is gone), but worth
-// an operator's look. Done once per join.
-func (q *queueRecipe) checkDuplicates(sorted []string) (ownToken int64) {
-	e := q.e
-	seen := map[string]int{}
-	for _, name := range sorted {
-		e.nReads.Add(1)
-		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
-		if err != nil || stat.EphemeralOwner == 0 {
-			continue
-		}
-		seen[string(data)]++
-		if name == e.loop.node {
-			ownToken = stat.Czxid + e.cfg.FencingOffset
-		}
-	}
-	for id, n := range seen {
-		if n > 1 {
-			e.log.Warn("duplicate participant id", "dup_id", id, "nodes", n)
-			e.rec.DuplicateID(id)
-		}
-	}
-	return ownToken
 }
 
 // endTerm ends a selector leader's term: re-queue at the back, unless nobody

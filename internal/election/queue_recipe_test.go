@@ -25,10 +25,15 @@ func TestQueueJoinAloneLeads(t *testing.T) {
 	if !u.f.exists("/e.advertise/" + sessionHex(unitSession)) {
 		t.Fatal("no meta node for the session")
 	}
-	// The leader watches the queue: a newcomer makes it re-check.
+	// The leader watches the queue: a newcomer makes it read the queue
+	// once the burst delay is over.
 	u.other(0x2000, "late")
 	if ev := u.event(); ev.kind != evMembers {
 		t.Fatalf("event %v, want evMembers", ev.kind)
+	}
+	u.clk.Advance(membersDelay)
+	if ev := u.event(); ev.kind != evMembersDue {
+		t.Fatalf("event %v, want evMembersDue", ev.kind)
 	}
 	u.settle()
 	if st := u.wantLeader(true); st.Participants != 2 {
@@ -216,7 +221,8 @@ func TestQueuePathVanished(t *testing.T) {
 	u.settle()
 	u.f.remove("/e/" + u.e.loop.node)
 	u.f.remove("/e")
-	u.event()
+	for u.event().kind != evOwn { // the members watch fires too
+	}
 	u.settle()
 	if !u.f.exists("/e") || len(u.ours()) != 1 {
 		t.Fatalf("path recreated: %v, own nodes %v", u.f.exists("/e"), u.ours())
@@ -324,13 +330,29 @@ func TestQueueParticipantsSkipsVanished(t *testing.T) {
 	}
 }
 
+// The leader reads each newcomer's id once and counts ids that several
+// nodes carry; a burst of joins costs one read of the queue.
 func TestQueueDuplicateIDsCounted(t *testing.T) {
 	rec := &countRecorder{}
 	u := newUnit(t, Config{ID: "web-1", Recorder: rec})
-	u.other(0x2000, "web-1")
 	u.settle()
-	if rec.dups != 1 {
-		t.Fatalf("duplicate ids counted %d times, want 1", rec.dups)
+	u.other(0x2000, "web-1")
+	u.other(0x2001, "web-2")
+	u.other(0x2002, "web-2")
+	u.event()
+	u.f.resetOps()
+	u.clk.Advance(membersDelay)
+	for u.event().kind != evMembersDue {
+	}
+	u.settle()
+	if rec.dups != 2 {
+		t.Fatalf("duplicate ids counted %d times, want 2 (web-1 and web-2)", rec.dups)
+	}
+	if n := u.f.opCount("children"); n != 1 {
+		t.Fatalf("%d reads of the queue for a burst of 3 joins, want 1", n)
+	}
+	if st := u.e.Status(); st.Participants != 4 {
+		t.Fatalf("participants %d, want 4", st.Participants)
 	}
 }
 

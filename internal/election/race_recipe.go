@@ -1,6 +1,7 @@
 package election
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -41,6 +42,10 @@ func (r *raceRecipe) step() (bool, error) {
 	}
 	if r.watching {
 		return false, nil // following: the leader watch wakes us
+	}
+	if !l.standing {
+		// Observing: watch the leader node, never race for it.
+		return false, r.follow(true)
 	}
 	if err := e.preparePath(); err != nil {
 		return false, err
@@ -159,7 +164,9 @@ func (r *raceRecipe) follow(absentOK bool) error {
 			e.updateView(func(v *view) { v.leader, v.joined, v.observedAt = nil, true, e.wallNow() })
 			r.watching = true
 			e.watch(ech, evLeader, raceNode)
-			e.after(l.holdOff.Sub(e.clock.Now()), event{kind: evTimer, gen: l.gen})
+			if l.standing {
+				e.after(l.holdOff.Sub(e.clock.Now()), event{kind: evTimer, gen: l.gen})
+			}
 			return nil
 		}
 		return r.follow(false)
@@ -235,3 +242,6 @@ func (r *raceRecipe) followers(leader int64) []Participant {
 	}
 	return out
 }
+
+// switchover needs a queue: the race has none.
+func (r *raceRecipe) switchover(context.Context, string) error { return ErrNoQueue }

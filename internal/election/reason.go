@@ -14,6 +14,7 @@ const (
 	ReasonMisconfigured                   // the path holds another mode's nodes
 	ReasonRefused                         // ZooKeeper refused a write (permissions)
 	ReasonShuttingDown                    // Drain was called
+	ReasonWithdrawn                       // not a candidate (SetCandidate)
 	ReasonSessionChanged                  // the node belongs to an older session
 	ReasonSuspendedStepDown               // disconnected, on_suspend: step-down
 	ReasonNoSession                       // connecting, expired or closed
@@ -28,6 +29,8 @@ func (e *Elector) judge(v *view, st State, sid int64, lease time.Duration) Reaso
 		return ReasonMisconfigured
 	case e.draining.Load():
 		return ReasonShuttingDown
+	case !v.standing:
+		return ReasonWithdrawn
 	case !v.holds:
 		switch {
 		case v.refused != "":
@@ -69,6 +72,8 @@ func reasonText(r Reason, v *view, st State) string {
 		return v.refused
 	case ReasonShuttingDown:
 		return "shutting down"
+	case ReasonWithdrawn:
+		return "not a candidate (" + string(v.withdrawn) + ")"
 	case ReasonSessionChanged:
 		return "session changed"
 	case ReasonSuspendedStepDown:

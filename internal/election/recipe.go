@@ -1,6 +1,7 @@
 package election
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -29,6 +30,9 @@ type recipe interface {
 	// participants reads who takes part, in order, leader first; reads
 	// only, from any goroutine.
 	participants() ([]Participant, error)
+	// switchover hands leadership to the participant with id to
+	// (Elector.Switchover).
+	switchover(ctx context.Context, to string) error
 }
 
 // refuseForeign reports (and stays out of) a path holding another mode's

@@ -69,7 +69,7 @@ func (e *Elector) leave(ctx context.Context) error {
 		case st == StateConnected && sid != l.sid:
 			return nil // our nodes belonged to an expired session
 		case st == StateConnected:
-			if e.leaveOnce() {
+			if e.leaveOnce(LossShutdown) {
 				return nil
 			}
 		}
@@ -86,8 +86,8 @@ func (e *Elector) leave(ctx context.Context) error {
 }
 
 // leaveOnce tries to delete the own node, a pending create and the meta node
-// once, and reports whether nothing is left.
-func (e *Elector) leaveOnce() bool {
+// once, and reports whether nothing is left. reason is logged.
+func (e *Elector) leaveOnce(reason LossReason) bool {
 	l := &e.loop
 	if l.pending != nil {
 		if err := e.r.resolvePending(); err != nil {
@@ -100,8 +100,8 @@ func (e *Elector) leaveOnce() bool {
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return false
 		}
-		e.log.Info("released", "node", l.node, "reason", string(LossShutdown), "session", sessionHex(l.sid), "fencing_token", e.ownToken())
-		e.forgetNode(LossShutdown)
+		e.log.Info("released", "node", l.node, "reason", string(reason), "session", sessionHex(l.sid), "fencing_token", e.ownToken())
+		e.forgetNode(reason)
 	}
 	if l.metaSID == l.sid && l.metaSID != 0 {
 		e.nWrites.Add(1)

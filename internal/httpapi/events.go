@@ -19,26 +19,35 @@ type observer interface {
 // events serves GET /events as Server-Sent Events: one "leader" event with
 // the /leader JSON on connect, then a "leader" event per change of leader
 // and a "state" event per change of own state, and a ": keepalive" comment
-// every keepAlive. It ends when the client goes or Observe's channel closes.
-func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, c Candidacy) http.HandlerFunc {
+// every keepAlive. It ends when the client goes, stops reading for
+// WriteTimeout, or Observe's channel closes. Streams are capped by streams.
+func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped, c Candidacy) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 		if r.Method == http.MethodHead {
+			sseHeaders(w.Header())
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		rc := http.NewResponseController(w)
-		_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any server WriteTimeout
+		done, ok := streams.enter(w, r)
+		if !ok {
+			return
+		}
+		defer done()
+		sseHeaders(w.Header())
 		ch := el.Observe(r.Context())
+		s := sse{w: w, rc: http.NewResponseController(w), now: now, c: c}
+		s.deadline()
 		w.WriteHeader(http.StatusOK)
-		s := sse{w: w, rc: rc, now: now, c: c}
 		if err := s.stream(r.Context(), ch, keepAlive); err != nil {
 			log.Debug("GET /events ended", "err", err)
 		}
 	}
+}
+
+func sseHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 }
 
 type sse struct {
@@ -109,11 +118,18 @@ func (s sse) event(name string, st election.Status) error {
 	return s.write(buf)
 }
 
+// write sends b at once. Each write gets WriteTimeout: a stream outlives
+// the server's deadline, a client that stops reading does not.
 func (s sse) write(b []byte) error {
+	s.deadline()
 	if _, err := s.w.Write(b); err != nil {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+func (s sse) deadline() {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(WriteTimeout)) // not supported: a test recorder
 }
 
 // leaderChanged compares the leaders by id, node and session.

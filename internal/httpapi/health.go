@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,21 +21,13 @@ type liveBody struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// ErrStarting, returned by Options.Live, makes /healthz answer 503 with
-// status "starting": the daemon runs but has no first view of the election
-// yet (bounded by the daemon; see cmd/electd).
-var ErrStarting = errors.New("no view of the election yet")
-
 // healthz serves GET /healthz: liveness of the daemon's loops, never of
-// ZooKeeper or leadership.
+// ZooKeeper or leadership (a restart would not bring ZooKeeper back). That
+// electd has a first view of the election is /readyz, the startup probe.
 func healthz(live func() error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := live(); err != nil {
-			status := "unavailable"
-			if errors.Is(err, ErrStarting) {
-				status = "starting"
-			}
-			writeJSON(w, http.StatusServiceUnavailable, liveBody{Status: status, Error: err.Error()})
+			writeJSON(w, http.StatusServiceUnavailable, liveBody{Status: "unavailable", Error: err.Error()})
 			return
 		}
 		writeJSON(w, http.StatusOK, liveBody{Status: "ok"})
@@ -65,8 +56,9 @@ func newLeaderHealthBody(st election.Status) leaderHealthBody {
 }
 
 // healthzLeader serves GET /healthz/leader: 200 iff this participant leads
-// now. ?wait=<duration> first waits, at most maxWait, until it leads.
-func healthzLeader(el awaiter, maxWait time.Duration) http.HandlerFunc {
+// now. ?wait=<duration> first waits, at most maxWait, until it leads; the
+// requests that wait are capped by waiters (the probes never wait).
+func healthzLeader(el awaiter, maxWait time.Duration, waiters capped) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var wait time.Duration
 		if r.URL.RawQuery != "" {
@@ -77,12 +69,16 @@ func healthzLeader(el awaiter, maxWait time.Duration) http.HandlerFunc {
 			}
 		}
 		if wait > 0 && !el.Status().IsLeader {
-			ctx, cancel := context.WithTimeout(r.Context(), wait)
-			_, _ = el.Await(ctx) // any error: the wait is over; Status says the rest
-			cancel()
+			done, ok := waiters.enter(w, r)
+			if !ok {
+				return
+			}
+			awaitLeader(r.Context(), el, wait)
+			done()
 			if r.Context().Err() != nil {
 				return // the client went away
 			}
+			extendWrite(w)
 		}
 		st := el.Status()
 		code := http.StatusOK
@@ -91,6 +87,13 @@ func healthzLeader(el awaiter, maxWait time.Duration) http.HandlerFunc {
 		}
 		writeJSON(w, code, newLeaderHealthBody(st))
 	}
+}
+
+// awaitLeader blocks until el leads, wait passes or ctx ends.
+func awaitLeader(ctx context.Context, el awaiter, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	_, _ = el.Await(ctx) // any error: the wait is over; Status says the rest
 }
 
 // parseWait reads ?wait=: a Go duration with a unit, 0 to maxWait; absent is 0.
@@ -123,7 +126,10 @@ type readyBody struct {
 	Reason string         `json:"reason"`
 }
 
-// readyz serves GET /readyz: 200 once joined and connected, from memory.
+// readyz serves GET /readyz: 200 while this participant is connected, has
+// joined and knows who leads (docs/DESIGN.md, "HTTP API"), from memory. It
+// is the startup probe: the app starts once electd's /leader names the
+// leader, and it says nothing about liveness (that is /healthz).
 func readyz(el statusReader) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st := el.Status()
@@ -145,6 +151,8 @@ func notReadyReason(st election.Status) string {
 		return "misconfigured: " + st.Misconfigured
 	case !st.Joined:
 		return "not joined"
+	case !st.IsLeader && st.Leader == nil:
+		return "no leader known yet"
 	}
 	return ""
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -159,8 +158,6 @@ func TestHealthz(t *testing.T) {
 		{name: "alive", live: func() error { return nil }, code: 200, body: `{"status":"ok"}` + "\n"},
 		{name: "dead", live: func() error { return errors.New("election loop stopped") }, code: 503,
 			body: `{"status":"unavailable","error":"election loop stopped"}` + "\n"},
-		{name: "starting", live: func() error { return fmt.Errorf("after 1s: %w", ErrStarting) }, code: 503,
-			body: `{"status":"starting","error":"after 1s: no view of the election yet"}` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,6 +183,8 @@ func TestReadyz(t *testing.T) {
 	notJoined.Joined = false
 	misconfigured := followerSt
 	misconfigured.Misconfigured = "lock- nodes under a latch path"
+	noLeaderKnown := followerSt
+	noLeaderKnown.Leader = nil
 	tests := []struct {
 		name string
 		st   election.Status
@@ -200,6 +199,10 @@ func TestReadyz(t *testing.T) {
 			body: `{"ready":false,"joined":false,"state":"connecting","node":"","reason":"zookeeper connecting"}` + "\n"},
 		{name: "suspended", st: suspended, code: 503,
 			body: `{"ready":false,"joined":true,"state":"suspended","node":"_c_b-latch-0000000004","reason":"zookeeper suspended"}` + "\n"},
+		{name: "leader", st: leaderSt, code: 200,
+			body: `{"ready":true,"joined":true,"state":"connected","node":"_c_b-latch-0000000004","reason":"joined"}` + "\n"},
+		{name: "joined, no leader known yet", st: noLeaderKnown, code: 503,
+			body: `{"ready":false,"joined":true,"state":"connected","node":"_c_b-latch-0000000004","reason":"no leader known yet"}` + "\n"},
 		{name: "misconfigured", st: misconfigured, code: 503,
 			body: `{"ready":false,"joined":true,"state":"connected","node":"_c_b-latch-0000000004","reason":"misconfigured: lock- nodes under a latch path"}` + "\n"},
 	}

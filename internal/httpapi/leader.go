@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/electd/electd/internal/election"
 )
@@ -97,12 +98,35 @@ func leader(el statusReader, now func() time.Time, c Candidacy) http.HandlerFunc
 	}
 }
 
-// leaderText is the leader's id and a newline; an empty line when none is known.
+// leaderText is the leader's id and a newline; an empty line when none is
+// known. The id comes from another participant's node, which electd did
+// not write (a Curator peer, or anyone with write access to the path): one
+// holding a control character or invalid UTF-8 is answered Go-quoted
+// ("a\x1b[2Jb"), so a script that reads a line never gets a raw newline or
+// terminal escape. A printable id is answered as it is.
 func leaderText(st election.Status) string {
 	if st.Leader == nil {
 		return "\n"
 	}
-	return st.Leader.ID + "\n"
+	id := st.Leader.ID
+	if !printable(id) {
+		id = strconv.Quote(id)
+	}
+	return id + "\n"
+}
+
+// printable reports whether s is valid UTF-8 without control characters
+// (C0, DEL, C1) or other runes strconv would escape (e.g. U+2028).
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 type badParam struct{ name, msg string }
@@ -111,6 +135,14 @@ func (e badParam) Error() string { return e.name + ": " + e.msg }
 
 // wantsText reads ?format= (json or text), else the Accept header: text only
 // when the client prefers text/plain strictly over application/json.
+//
+// The Accept header is negotiated here rather than by goautoneg (in the
+// module graph through client_golang) because goautoneg gets it wrong: its
+// sort is no strict weak ordering, so "text/*;q=0.5, application/json;q=0.4"
+// and "*/*, text/plain;q=0.1" pick the range the client likes less, the
+// answer depends on the order of equal ranges, q=0 ("not acceptable") still
+// matches, and media types are compared case-sensitively (RFC 9110, 8.3.1,
+// 12.5.1). The cases are in leader_test.go.
 func wantsText(r *http.Request) (bool, error) {
 	if vs, ok := r.URL.Query()["format"]; ok {
 		switch vs[0] {

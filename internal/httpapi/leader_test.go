@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +45,11 @@ func TestLeader(t *testing.T) {
 		{name: "accept text preferred", st: followerSt, target: "/leader", accept: "application/json;q=0.2, text/plain", code: 200, ctype: "text/plain; charset=utf-8", body: "web-1\n"},
 		{name: "accept */*", st: followerSt, target: "/leader", accept: "*/*", code: 200, ctype: "application/json", body: followerJSON},
 		{name: "accept browser", st: followerSt, target: "/leader", accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", code: 200, ctype: "application/json", body: followerJSON},
+		// Where goautoneg would answer wrongly (see wantsText).
+		{name: "accept */* beats text at q=0.1", st: followerSt, target: "/leader", accept: "*/*, text/plain;q=0.1", code: 200, ctype: "application/json", body: followerJSON},
+		{name: "accept text/* at 0.5 beats json at 0.4", st: followerSt, target: "/leader", accept: "text/*;q=0.5, application/json;q=0.4", code: 200, ctype: "text/plain; charset=utf-8", body: "web-1\n"},
+		{name: "accept is case-insensitive", st: followerSt, target: "/leader", accept: "TEXT/Plain", code: 200, ctype: "text/plain; charset=utf-8", body: "web-1\n"},
+		{name: "accept tie in either order is json", st: followerSt, target: "/leader", accept: "application/json, text/plain", code: 200, ctype: "application/json", body: followerJSON},
 		{name: "accept text q=0", st: followerSt, target: "/leader", accept: "text/plain;q=0", code: 200, ctype: "application/json", body: followerJSON},
 		{name: "unknown parameter ignored", st: followerSt, target: "/leader?pretty=1", code: 200, ctype: "application/json", body: followerJSON},
 	}
@@ -104,6 +111,40 @@ func TestAcceptQ(t *testing.T) {
 		t.Run(tt.accept, func(t *testing.T) {
 			if got, want := acceptQ(tt.accept, "text", "plain"), tt.want; got != want {
 				t.Errorf("acceptQ(%q) = %v, want %v", tt.accept, got, want)
+			}
+		})
+	}
+}
+
+// A leader id comes from another participant's node: in text it must never
+// reach a script raw when it holds control characters.
+func TestLeaderTextEscapesForeignIDs(t *testing.T) {
+	tests := []struct {
+		id, want string
+	}{
+		{"web-1", "web-1\n"},
+		{"pod with spaces", "pod with spaces\n"},
+		{"żółw-1", "żółw-1\n"},
+		{"evil\nleader", `"evil\nleader"` + "\n"},
+		{"\x1b[2Jcleared", `"\x1b[2Jcleared"` + "\n"},
+		{"nul\x00byte", `"nul\x00byte"` + "\n"},
+		{"bell\a", `"bell\a"` + "\n"},
+		{"del\x7f", `"del\x7f"` + "\n"},
+		{"c1\u0085", `"c1\u0085"` + "\n"},
+		{"line\u2028sep", `"line\u2028sep"` + "\n"},
+		{"bad\xffutf8", `"bad\xffutf8"` + "\n"},
+		{`back\slash`, `back\slash` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Quote(tt.id), func(t *testing.T) {
+			st := followerSt
+			st.Leader = &election.Participant{ID: tt.id, Node: "_c_x-latch-0000000001"}
+			_, body := doGet(t, newTestRouter(newFake(st), Options{}), "/leader?format=text")
+			if got, want := body, tt.want; got != want {
+				t.Errorf("body = %q, want %q", got, want)
+			}
+			if strings.Count(body, "\n") != 1 {
+				t.Errorf("body %q is not exactly one line", body)
 			}
 		})
 	}

@@ -25,9 +25,15 @@ type participantJSON struct {
 }
 
 // participants serves GET /participants: a JSON array in queue order.
-// It is the one read endpoint that asks ZooKeeper, bounded by participantsTimeout.
-func participants(el participantLister, log *slog.Logger) http.HandlerFunc {
+// It is the one read endpoint that asks ZooKeeper, bounded by
+// participantsTimeout and, in number, by readers.
+func participants(el participantLister, log *slog.Logger, readers capped) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		done, ok := readers.enter(w, r)
+		if !ok {
+			return
+		}
+		defer done()
 		ctx, cancel := context.WithTimeout(r.Context(), participantsTimeout)
 		defer cancel()
 		ps, err := el.Participants(ctx)

@@ -1,4 +1,4 @@
-// Package httpapi serves electd's HTTP API (DESIGN.md, "HTTP API"): who
+// Package httpapi serves electd's HTTP API (docs/DESIGN.md, "HTTP API"): who
 // leads, whether this participant leads, liveness, readiness, the queue,
 // a stream of changes, and an admin release.
 //
@@ -43,8 +43,8 @@ type Options struct {
 	// Metrics is served at GET /metrics; nil answers 404.
 	Metrics http.Handler
 	// Live reports liveness for /healthz: nil error while the daemon's
-	// loops are alive; ErrStarting before its first view of the election.
-	// A nil Live is always alive.
+	// loops are alive. It must not depend on ZooKeeper or the election
+	// (that is /readyz). A nil Live is always alive.
 	Live func() error
 	// Logger receives request-level warnings. Default: discard.
 	Logger *slog.Logger
@@ -55,6 +55,20 @@ type Options struct {
 	KeepAlive time.Duration
 	// MaxWait is the longest ?wait= on /healthz/leader. Default 5m.
 	MaxWait time.Duration
+	// MaxStreams caps concurrent GET /events clients; past it 503 with
+	// Retry-After. Default DefaultMaxStreams.
+	MaxStreams int
+	// MaxWaiters caps concurrent GET /healthz/leader?wait= long polls that
+	// wait; past it 503 with Retry-After. Default DefaultMaxWaiters.
+	MaxWaiters int
+	// Held, if set, is called when a request becomes a held one (a stream
+	// or a long poll admitted under its cap) and returns the function to
+	// call when it ends. The server uses it to tell a connection that is
+	// bounded by these caps from one it may evict. Default: nothing.
+	Held func(r *http.Request) (end func())
+	// Refused, if set, is called with the cap's name ("streams",
+	// "waiters" or "participants") each time a request is refused at it.
+	Refused func(reason string)
 	// Candidacy serves GET and POST /candidacy and /leader's
 	// self.candidate and self.app_healthy; nil serves none of them.
 	Candidacy Candidacy
@@ -90,31 +104,47 @@ func (o Options) withDefaults() Options {
 	if o.Live == nil {
 		o.Live = func() error { return nil }
 	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
+	if o.MaxWaiters <= 0 {
+		o.MaxWaiters = DefaultMaxWaiters
+	}
+	if o.Held == nil {
+		o.Held = func(*http.Request) func() { return func() {} }
+	}
+	if o.Refused == nil {
+		o.Refused = func(string) {}
+	}
 	return o
 }
 
 // NewRouter builds the whole HTTP API on el.
 func NewRouter(el Election, opts Options) http.Handler {
 	opts = opts.withDefaults()
+	limit := func(n int, reason, what string) capped {
+		return capped{s: newSlots(n), reason: reason, what: what, held: opts.Held, refused: opts.Refused}
+	}
 	r := chi.NewRouter()
-	// Set before any Group: inline routers copy these when created.
+	// Set before any Group or Use: inline routers copy these when created.
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
+	r.Use(noBody)
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
 		get(r, "/leader", leader(el, opts.Now, opts.Candidacy))
 		get(r, "/healthz", healthz(opts.Live))
-		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait))
+		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait, limit(opts.MaxWaiters, "waiters", "waiters on /healthz/leader")))
 		get(r, "/readyz", readyz(el))
-		get(r, "/participants", participants(el, opts.Logger))
+		get(r, "/participants", participants(el, opts.Logger, limit(maxParticipants, "participants", "requests on /participants")))
 		r.Post("/leader/release", withSwitchover(release(el, opts.AdminToken, opts.Logger), el, opts.Switchover, opts.AdminToken, opts.Logger))
 		if opts.Candidacy != nil {
 			get(r, "/candidacy", getCandidacy(el, opts.Candidacy))
 			r.Post("/candidacy", postCandidacy(el, opts.Candidacy, opts.AdminToken, opts.Logger))
 		}
 	})
-	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger, opts.Candidacy))
+	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients"), opts.Candidacy))
 	if opts.Metrics != nil {
 		get(r, "/metrics", opts.Metrics.ServeHTTP)
 	}

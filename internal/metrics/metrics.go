@@ -99,6 +99,12 @@ func New(reg prometheus.Registerer, path string, src StatusSource, info BuildInf
 	for _, r := range lossReasons {
 		m.lost.WithLabelValues(string(r))
 	}
+	// Not client_golang's collectors/version: it labels <program>_build_info
+	// with revision, branch, tags, goos and goarch from the globals of
+	// prometheus/common/version (empty or "unknown" unless set at link time
+	// there). docs/DESIGN.md's contract is electd_build_info{version,commit,
+	// goversion}; adding commit as an extra label would leave a revision
+	// that repeats it and labels that say nothing. This is that one gauge.
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "build_info", ConstLabels: prometheus.Labels{
 			"election": path, "version": info.Version, "commit": info.Commit, "goversion": info.GoVersion,

@@ -1,0 +1,67 @@
+package election
+
+import (
+	"errors"
+	"fmt"
+)
+
+// errWithdrawPending: withdrawn, but the own node or meta node could not be
+// deleted yet; the loop retries.
+var errWithdrawPending = errors.New("election: withdrawn; the own node is deleted once ZooKeeper allows")
+
+// command carries out a command other than Resign on Run's goroutine.
+func (e *Elector) command(c command) error {
+	switch c.kind {
+	case cmdCandidate:
+		return e.setCandidate(c.candidate, c.why)
+	case cmdSwitchover:
+		return e.r.switchover(c.ctx, c.to)
+	}
+	return e.release(LossReleased)
+}
+
+// setCandidate withdraws or restores candidacy (SetCandidate).
+func (e *Elector) setCandidate(candidate bool, why LossReason) error {
+	l := &e.loop
+	if candidate {
+		if !l.standing {
+			l.standing, l.dirty = true, true
+			l.gen++ // the observer's watches stop mattering
+			e.updateView(func(v *view) { v.standing, v.withdrawn = true, "" })
+			e.log.Info("standing in the election again: joining at the back")
+		}
+		return nil
+	}
+	if why == "" {
+		why = LossWithdrawn
+	}
+	if l.standing || e.withdrawnWhy() != why {
+		l.standing, l.dirty = false, true
+		l.gen++
+		// The application must stop acting before anyone else can start.
+		e.updateView(func(v *view) {
+			v.standing, v.withdrawn = false, why
+			if v.holds {
+				v.holds, v.lossHint = false, why
+			}
+		})
+		e.log.Info("withdrawing from the election: watching without standing", "reason", string(why))
+	}
+	st, sid, _ := e.s.snapshot()
+	if st != StateConnected || sid != l.sid {
+		if l.node == "" && l.pending == nil {
+			return nil
+		}
+		return fmt.Errorf("%w (zookeeper %s)", errWithdrawPending, st)
+	}
+	if !e.leaveOnce(why) {
+		return errWithdrawPending
+	}
+	return nil
+}
+
+func (e *Elector) withdrawnWhy() LossReason {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.v.withdrawn
+}

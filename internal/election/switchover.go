@@ -1,0 +1,131 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
+)
+
+// switchover hands leadership to the participant with id to: the queue
+// recipes' protocol (docs/DESIGN.md, "Switchover").
+//
+// The leader L reads the queue [L, p1, ..., pk, T, ...]. Every queued electd
+// participant watches its own node (armOwn at its first re-check), and
+// re-queues at the back when that node is deleted, as after a lost node.
+// So L deletes p1..pk, in queue order, and then its own node: T's
+// predecessor watch fires and T leads. Nobody but the participants ahead of
+// T is disturbed (one extra watch each, no herd), and there are never two
+// leaders: L leads until its own node is deleted, the last step, and the pi
+// only ever re-queue behind T. Before deleting its own node L reads the
+// queue again and gives up, still leading, unless T is right behind it.
+//
+// A participant whose session has no electd meta node (a Curator peer)
+// would not re-queue: the switchover is refused if one is ahead of T, as
+// when T is unknown or has no node (an observer is no candidate).
+func (q *queueRecipe) switchover(ctx context.Context, to string) error {
+	e, l := q.e, &q.e.loop
+	if !e.Status().IsLeader {
+		return ErrNotLeader
+	}
+	queue, err := q.readQueue()
+	if err != nil {
+		return err
+	}
+	target, ahead, err := q.findTarget(queue, to)
+	if err != nil {
+		return err
+	}
+	for _, p := range ahead {
+		if !q.isElectd(p) {
+			return fmt.Errorf("%w: %s is queued behind %q (node %s), a participant that is not electd (a Curator client?) and cannot be moved behind it",
+				ErrSwitchover, to, p.ID, p.Node)
+		}
+	}
+	e.log.Info("switchover: moving the participants ahead of the target behind it", "to", to,
+		"target_node", target.Node, "ahead", len(ahead))
+	for _, p := range ahead {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
+		}
+		e.nWrites.Add(1)
+		if err := e.zk.Delete(join(e.cfg.Path, p.Node), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: could not move %q behind %s: %v (still the leader)", ErrSwitchover, p.ID, to, err)
+		}
+	}
+	// The last look: T must be next, or this leader stays.
+	queue, err = q.readQueue()
+	if err != nil {
+		return err
+	}
+	if len(queue) < 2 || queue[0] != l.node || queue[1] != target.Node {
+		return fmt.Errorf("%w: %s (node %s) is not next in line any more (it left, or its session ended); still the leader",
+			ErrSwitchover, to, target.Node)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
+	}
+	return e.release(LossReleased)
+}
+
+// readQueue reads the queue as re-check does: participant nodes, in order.
+func (q *queueRecipe) readQueue() ([]string, error) {
+	e := q.e
+	e.nReads.Add(1)
+	kids, _, err := e.zk.Children(e.cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("election: switchover: read the queue: %w", err)
+	}
+	return q.queueOf(kids), nil
+}
+
+// findTarget reads the queue's nodes in order until the first whose id is
+// to; it returns it and the participants between the leader and it.
+func (q *queueRecipe) findTarget(queue []string, to string) (Participant, []Participant, error) {
+	e, l := q.e, &q.e.loop
+	var ahead []Participant
+	for i, name := range queue {
+		if i == 0 {
+			if name != l.node {
+				return Participant{}, nil, fmt.Errorf("%w: the queue changed under the leader; try again", ErrSwitchover)
+			}
+			continue
+		}
+		e.nReads.Add(1)
+		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return Participant{}, nil, fmt.Errorf("election: switchover: read %s: %w", name, err)
+		}
+		if q.notEphemeral(name, stat) {
+			continue
+		}
+		p := e.participant(name, data, stat)
+		if p.ID == to {
+			return p, ahead, nil
+		}
+		ahead = append(ahead, p)
+	}
+	if to == e.cfg.ID {
+		return Participant{}, nil, fmt.Errorf("%w: %s already leads", ErrSwitchover, to)
+	}
+	ids := make([]string, len(ahead))
+	for i, p := range ahead {
+		ids[i] = p.ID
+	}
+	return Participant{}, nil, fmt.Errorf("%w: no candidate with id %q in the queue (candidates: %s)",
+		ErrSwitchover, to, strings.Join(ids, ", "))
+}
+
+// isElectd reports whether p's session published an electd meta node: only
+// electd participants re-queue when their node is deleted.
+func (q *queueRecipe) isElectd(p Participant) bool {
+	e := q.e
+	e.nReads.Add(1)
+	ok, _, err := e.zk.Exists(join(e.metaPath(), sessionHex(p.Session)))
+	return err == nil && ok
+}

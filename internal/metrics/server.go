@@ -1,0 +1,46 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// refusalReasons are the label values of electd_http_requests_refused_total:
+// the caps of httpapi, all exported from the start so rate() works at once.
+var refusalReasons = []string{"streams", "waiters", "participants"}
+
+// Server counts what the HTTP server and the log writer turned away or
+// lost, so that an operator sees a flood, or caps set too low, or a log
+// reader that stalls. Its methods never block.
+type Server struct {
+	evicted prometheus.Counter
+	refused *prometheus.CounterVec
+}
+
+// NewServer registers the server's metrics on reg with election=<path>.
+// openConns and droppedLines are read at scrape time.
+func NewServer(reg prometheus.Registerer, path string, openConns func() int, droppedLines func() uint64) *Server {
+	labels := prometheus.Labels{"election": path}
+	f := promauto.With(reg)
+	s := &Server{
+		evicted: f.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "http_connections_evicted_total",
+			ConstLabels: labels, Help: "Idle or slow HTTP connections closed to make room for a new one at http.max_connections."}),
+		refused: f.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "http_requests_refused_total",
+			ConstLabels: labels, Help: "Requests answered 503 at a cap, by cap."}, []string{"reason"}),
+	}
+	for _, r := range refusalReasons {
+		s.refused.WithLabelValues(r)
+	}
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "http_connections", ConstLabels: labels,
+		Help: "Open HTTP connections."}, func() float64 { return float64(openConns()) })
+	f.NewCounterFunc(prometheus.CounterOpts{Namespace: namespace, Name: "log_lines_dropped_total", ConstLabels: labels,
+		Help: "Log lines dropped because stderr was not read fast enough, or was closed."},
+		func() float64 { return float64(droppedLines()) })
+	return s
+}
+
+// ConnectionEvicted counts one eviction.
+func (s *Server) ConnectionEvicted() { s.evicted.Inc() }
+
+// RequestRefused counts one request refused at the cap named reason.
+func (s *Server) RequestRefused(reason string) { s.refused.WithLabelValues(reason).Inc() }
