@@ -17,17 +17,6 @@ import (
 	"github.com/electd/electd/internal/election"
 )
 
-// Reasons given to SetCandidate when this participant stops standing: the
-// operator's withdrawal wins over the application's health, since it
-// lasts until the operator says otherwise.
-//
-// TODO(lead, at merge): these are election.LossWithdrawn and
-// election.LossAppUnhealthy; use those.
-const (
-	LossWithdrawn    election.LossReason = "withdrawn"
-	LossAppUnhealthy election.LossReason = "app_unhealthy"
-)
-
 // Elector is the part of *election.Elector a Controller drives.
 type Elector interface {
 	// SetCandidate withdraws (false) or restores (true) candidacy and
@@ -120,20 +109,22 @@ func New(el Elector, cfg Config) *Controller {
 		done: applied{standing: cfg.Standing},
 	}
 	if !cfg.Standing {
-		c.done.why = LossWithdrawn // what the election reports for an observer
+		c.done.why = election.LossWithdrawn // what the election reports for an observer
 	}
 	c.wake()
 	return c
 }
 
 // want is the standing the operator and the application allow, and the
-// reason when they do not. Called with mu held.
+// reason when they do not: the operator's withdrawal wins over the
+// application's health, since it lasts until the operator says otherwise.
+// Called with mu held.
 func (c *Controller) want() applied {
 	switch {
 	case !c.operator:
-		return applied{why: LossWithdrawn}
+		return applied{why: election.LossWithdrawn}
 	case c.app != AppDisabled && c.app != AppHealthy:
-		return applied{why: LossAppUnhealthy}
+		return applied{why: election.LossAppUnhealthy}
 	}
 	return applied{standing: true}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/electd/electd/internal/election"
 )
 
+var _ Elector = (*election.Elector)(nil)
+
 // fakeElector records SetCandidate calls. While gate is not nil, each call
 // waits for a value on it (or ctx's end); errs, when not empty, are
 // returned by the next calls in turn.
@@ -133,7 +135,7 @@ func TestAppHealthDecides(t *testing.T) {
 	}
 	c.SetApp(unhealthy())
 	wantCalls(t, f, "withdraw:app_unhealthy", "stand", "withdraw:app_unhealthy")
-	if s := c.State(); s.Standing || s.App != AppUnhealthy || s.Why != LossAppUnhealthy {
+	if s := c.State(); s.Standing || s.App != AppUnhealthy || s.Why != election.LossAppUnhealthy {
 		t.Errorf("unhealthy: %+v", s)
 	}
 }
@@ -147,7 +149,7 @@ func TestOperatorWins(t *testing.T) {
 	wantCalls(t, f, "withdraw:app_unhealthy", "stand")
 
 	s, err := c.SetOperator(context.Background(), false)
-	if err != nil || s.Standing || s.Operator || s.Pending || s.Why != LossWithdrawn {
+	if err != nil || s.Standing || s.Operator || s.Pending || s.Why != election.LossWithdrawn {
 		t.Fatalf("withdrawn: %+v, %v", s, err)
 	}
 	// An unhealthy application changes nothing while withdrawn.
@@ -159,7 +161,7 @@ func TestOperatorWins(t *testing.T) {
 
 	// Restored by the operator, it still waits for a healthy application.
 	s, err = c.SetOperator(context.Background(), true)
-	if err != nil || s.Standing || !s.Operator || s.Why != LossAppUnhealthy {
+	if err != nil || s.Standing || !s.Operator || s.Why != election.LossAppUnhealthy {
 		t.Fatalf("restored, app unhealthy: %+v, %v", s, err)
 	}
 	c.SetApp(healthy())

@@ -12,6 +12,8 @@ import (
 	"github.com/electd/electd/internal/election"
 )
 
+var _ Election = (*election.Elector)(nil)
+
 // fakeElection is an Election whose leadership the test sets.
 type fakeElection struct {
 	mu       sync.Mutex

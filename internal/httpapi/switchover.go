@@ -17,20 +17,11 @@ import (
 // implements it.
 type Switcher interface {
 	// Switchover returns election.ErrNotLeader on a follower, an error
-	// wrapping errNoQueue in race mode or errSwitchover (saying why) when
+	// wrapping ErrNoQueue in race mode or ErrSwitchover (saying why) when
 	// the target cannot take over, and ctx's error, still leading, when
 	// ctx ends first.
 	Switchover(ctx context.Context, to string) error
 }
-
-// The engine's switchover errors.
-//
-// TODO(lead, at merge): these are election.ErrNoQueue and
-// election.ErrSwitchover; use those.
-var (
-	errNoQueue    = errors.New("election: no queue")
-	errSwitchover = errors.New("election: switchover refused")
-)
 
 // switchoverBody is the 202 answer of POST /leader/release?to=.
 type switchoverBody struct {
@@ -120,9 +111,9 @@ func switchoverAnswer(err error, to string, leading bool) (int, string) {
 		return http.StatusAccepted, ""
 	case errors.Is(err, election.ErrNotLeader):
 		return http.StatusConflict, "not the leader: ask the leader to hand over"
-	case errors.Is(err, errNoQueue):
+	case errors.Is(err, election.ErrNoQueue):
 		return http.StatusConflict, "election.mode race has no queue to hand leadership along; switchover needs latch or selector"
-	case errors.Is(err, errSwitchover):
+	case errors.Is(err, election.ErrSwitchover):
 		return http.StatusConflict, strings.TrimPrefix(err.Error(), "election: ")
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "the switchover to " + strconv.Quote(to) +

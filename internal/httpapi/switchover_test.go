@@ -47,9 +47,9 @@ func TestSwitchover(t *testing.T) {
 		{name: "escaped id", target: "?to=pod%20a%2Fb%C3%A9", auth: bearer, code: 202, contains: `"to":"pod a/bé"`, to: "pod a/bé"},
 		{name: "follower", target: "?to=web-3", auth: bearer, err: fmt.Errorf("switchover: %w", election.ErrNotLeader),
 			code: 409, contains: `not the leader`, to: "web-3"},
-		{name: "race mode", target: "?to=web-3", auth: bearer, err: errNoQueue,
+		{name: "race mode", target: "?to=web-3", auth: bearer, err: election.ErrNoQueue,
 			code: 409, contains: `election.mode race has no queue`, to: "web-3"},
-		{name: "unknown target", target: "?to=web-9", auth: bearer, err: fmt.Errorf("%w: web-9 is not a participant", errSwitchover),
+		{name: "unknown target", target: "?to=web-9", auth: bearer, err: fmt.Errorf("%w: web-9 is not a participant", election.ErrSwitchover),
 			code: 409, contains: `{"error":"switchover refused: web-9 is not a participant"}`, to: "web-9"},
 		{name: "other failure", target: "?to=web-3", auth: bearer, err: errors.New("zk: connection closed"),
 			code: 503, contains: `switchover failed: zk: connection closed; this participant still leads`, to: "web-3"},
@@ -115,3 +115,5 @@ func TestSwitchoverNotAvailable(t *testing.T) {
 		t.Errorf("%d %s", resp.StatusCode, body)
 	}
 }
+
+var _ Switcher = (*election.Elector)(nil)
