@@ -44,8 +44,9 @@ type candidacyBody struct {
 	// Candidate is the operator's setting: election.candidate, then POST
 	// /candidacy.
 	Candidate bool `json:"candidate"`
-	// Standing is whether this participant stands now: it needs both the
-	// operator's setting and a healthy application.
+	// Standing is whether this participant stands now (the election's
+	// Status.Candidate): it needs both the operator's setting and a
+	// healthy application.
 	Standing bool `json:"standing"`
 	// Pending says the election has not taken the wanted standing yet.
 	Pending bool `json:"pending"`
@@ -60,7 +61,7 @@ type candidacyBody struct {
 func newCandidacyBody(st statusReader, c Candidacy) candidacyBody {
 	s, es := c.State(), st.Status()
 	return candidacyBody{
-		ID: es.ID, Candidate: s.Operator, Standing: s.Standing, Pending: s.Pending,
+		ID: es.ID, Candidate: s.Operator, Standing: es.Candidate, Pending: s.Pending,
 		AppHealth: s.App, AppDetail: s.AppDetail, Reason: es.Reason,
 	}
 }
@@ -77,6 +78,12 @@ type candidacyRequest struct {
 	Candidate *bool `json:"candidate"`
 }
 
+// takesBody reports whether r is POST /candidacy, the one request with a
+// body: noBody lets it through and postCandidacy bounds it.
+func takesBody(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/candidacy"
+}
+
 // postCandidacy serves POST /candidacy: {"candidate": false} withdraws this
 // participant (a leader hands over as on release), {"candidate": true}
 // lets it stand again (at the back of the queue). 200 once the election
@@ -85,10 +92,12 @@ type candidacyRequest struct {
 func postCandidacy(el statusReader, c Candidacy, token string, log *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !admit(w, r, token, log) {
+			dropBody(w)
 			return
 		}
 		want, code, msg := readCandidacy(w, r)
 		if code != 0 {
+			dropBody(w)
 			writeError(w, code, msg)
 			return
 		}
@@ -112,7 +121,6 @@ func postCandidacy(el statusReader, c Candidacy, token string, log *slog.Logger)
 func readCandidacy(w http.ResponseWriter, r *http.Request) (want bool, code int, msg string) {
 	tooLarge := "the body is larger than " + strconv.Itoa(maxCandidacyBody) + ` bytes; send {"candidate": false} or {"candidate": true}`
 	if r.ContentLength > maxCandidacyBody {
-		w.Header().Set("Connection", "close") // the body is not read
 		return false, http.StatusRequestEntityTooLarge, tooLarge
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout)) // a test recorder cannot
@@ -139,6 +147,15 @@ func readCandidacy(w http.ResponseWriter, r *http.Request) (want bool, code int,
 	return *req.Candidate, 0, ""
 }
 
+// dropBody gives up on the rest of a refused request's body, as noBody
+// does: the connection closes after the answer and the server stops
+// reading at once, so a client that announced a body and never sends it
+// holds nothing.
+func dropBody(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now()) // a test recorder cannot
+	w.Header().Set("Connection", "close")
+}
+
 // admit checks the admin token of a mutating request, answering 403 when
 // none is configured and 401 when it is missing or wrong; it reports
 // whether the request may go on.
@@ -156,15 +173,13 @@ func admit(w http.ResponseWriter, r *http.Request, token string, log *slog.Logge
 	return true
 }
 
-// selfCandidacy fills /leader's self.candidate (standing now) and
-// self.app_healthy (null without app.health_url); a nil c leaves both out.
+// selfCandidacy fills /leader's self.app_healthy: left out without
+// app.health_url (or a nil c), false until the first check passed.
 func selfCandidacy(s *selfJSON, c Candidacy) {
 	if c == nil {
 		return
 	}
-	st := c.State()
-	s.Candidate = &st.Standing
-	if st.App != candidacy.AppDisabled {
+	if st := c.State(); st.App != candidacy.AppDisabled {
 		healthy := st.App == candidacy.AppHealthy
 		s.AppHealthy = &healthy
 	}

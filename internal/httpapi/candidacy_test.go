@@ -14,12 +14,14 @@ import (
 )
 
 // fakeCandidacy is a Candidacy whose state the test sets; SetOperator
-// records the setting and returns err (with Pending set when err is not nil).
+// records the setting and returns err (with Pending set when err is not
+// nil); without an error it sets el's Candidate, when el is set.
 type fakeCandidacy struct {
 	mu   sync.Mutex
 	st   candidacy.State
 	err  error
 	sets []bool
+	el   *fakeElection
 }
 
 func (f *fakeCandidacy) State() candidacy.State {
@@ -35,6 +37,11 @@ func (f *fakeCandidacy) SetOperator(ctx context.Context, c bool) (candidacy.Stat
 	f.st.Operator = c
 	if f.err == nil {
 		f.st.Standing = c && (f.st.App == candidacy.AppDisabled || f.st.App == candidacy.AppHealthy)
+		if f.el != nil {
+			st := f.el.Status()
+			st.Candidate = f.st.Standing
+			f.el.set(st)
+		}
 	}
 	f.st.Pending = f.err != nil
 	return f.st, f.err
@@ -51,7 +58,7 @@ func postBody(target, auth, body string) *http.Request {
 func TestGetCandidacy(t *testing.T) {
 	c := &fakeCandidacy{st: candidacy.State{Operator: true, App: candidacy.AppUnhealthy, AppDetail: "HTTP 503 Service Unavailable"}}
 	st := followerSt
-	st.Reason = "not a candidate (app_unhealthy)"
+	st.Candidate, st.Reason = false, "not a candidate (app_unhealthy)"
 	h := newTestRouter(newFake(st), Options{Candidacy: c})
 	resp, body := doGet(t, h, "/candidacy")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != "no-store" {
@@ -73,13 +80,13 @@ func TestLeaderSelfCandidacy(t *testing.T) {
 		c    Candidacy
 		want string
 	}{
-		{"no candidacy", nil, `"observed_at":"2026-11-22T10:00:00Z"}`},
+		{"no candidacy", nil, `"observed_at":"2026-11-22T10:00:00Z","candidate":true}`},
 		{"no health checks", &fakeCandidacy{st: candidacy.State{Operator: true, Standing: true, App: candidacy.AppDisabled}},
 			`"observed_at":"2026-11-22T10:00:00Z","candidate":true}`},
 		{"healthy", &fakeCandidacy{st: candidacy.State{Operator: true, Standing: true, App: candidacy.AppHealthy}},
 			`"candidate":true,"app_healthy":true}`},
 		{"unknown", &fakeCandidacy{st: candidacy.State{Operator: true, App: candidacy.AppUnknown}},
-			`"candidate":false,"app_healthy":false}`},
+			`"candidate":true,"app_healthy":false}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newTestRouter(newFake(followerSt), Options{Candidacy: tc.c})
@@ -125,8 +132,9 @@ func TestPostCandidacy(t *testing.T) {
 		{name: "too large", token: token, auth: bearer, body: `{"candidate": false` + strings.Repeat(" ", 300) + `}`, code: 413, contains: "larger than 256 bytes", sets: "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &fakeCandidacy{st: candidacy.State{Operator: true, Standing: true, App: candidacy.AppDisabled}, err: tc.err}
-			h := newTestRouter(newFake(followerSt), Options{AdminToken: tc.token, Candidacy: c})
+			el := newFake(followerSt)
+			c := &fakeCandidacy{st: candidacy.State{Operator: true, Standing: true, App: candidacy.AppDisabled}, err: tc.err, el: el}
+			h := newTestRouter(el, Options{AdminToken: tc.token, Candidacy: c})
 			resp, body := serve(t, h, postBody("/candidacy", tc.auth, tc.body))
 			if resp.StatusCode != tc.code {
 				t.Errorf("status %d, want %d (%s)", resp.StatusCode, tc.code, body)
@@ -179,4 +187,13 @@ func fmtBools(bs []bool) string {
 		}
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// A change of candidacy is a change of own state on /events.
+func TestCandidacyChangeIsAStateEvent(t *testing.T) {
+	withdrawn := followerSt
+	withdrawn.Candidate = false
+	if !stateChanged(followerSt, withdrawn) {
+		t.Error("no state event for a withdrawal")
+	}
 }

@@ -141,7 +141,8 @@ func leaderChanged(a, b election.Status) bool {
 	return x.ID != y.ID || x.Node != y.Node || x.Session != y.Session
 }
 
-// stateChanged compares this participant's leadership and connection state.
+// stateChanged compares this participant's leadership, connection state
+// and candidacy.
 func stateChanged(a, b election.Status) bool {
-	return a.IsLeader != b.IsLeader || a.State != b.State
+	return a.IsLeader != b.IsLeader || a.State != b.State || a.Candidate != b.Candidate
 }

@@ -36,8 +36,9 @@ type selfJSON struct {
 	IsLeader   bool           `json:"is_leader"`
 	State      election.State `json:"state"`
 	ObservedAt string         `json:"observed_at"` // RFC 3339, UTC, seconds
-	// Candidate and AppHealthy: see selfCandidacy (candidacy.go).
-	Candidate  *bool `json:"candidate,omitempty"`
+	// Candidate is whether this participant stands in the election now.
+	Candidate bool `json:"candidate"`
+	// AppHealthy: see selfCandidacy (candidacy.go).
 	AppHealthy *bool `json:"app_healthy,omitempty"`
 }
 
@@ -53,6 +54,7 @@ func newLeaderBody(st election.Status, now func() time.Time) leaderBody {
 			IsLeader:   st.IsLeader,
 			State:      st.State,
 			ObservedAt: at.UTC().Format(time.RFC3339),
+			Candidate:  st.Candidate,
 		},
 		Mode: st.Mode,
 		Path: st.Path,
