@@ -7,14 +7,13 @@ import (
 	"github.com/electd/electd/internal/apphealth"
 )
 
-// AppSource is read at scrape time for the gauges of app health and
-// candidacy (docs/DESIGN.md, "Beyond the first release").
+// AppSource is read at scrape time for electd_app_healthy
+// (docs/DESIGN.md, "Beyond the first release": app health).
+// electd_candidate is the status collector's (Status.Candidate).
 type AppSource interface {
 	// AppHealthy is false while the application fails its checks or has
 	// not passed one yet; true without app.health_url.
 	AppHealthy() bool
-	// Candidate is whether this participant stands for leadership now.
-	Candidate() bool
 }
 
 // App counts application health checks; it implements apphealth.Recorder.
@@ -24,7 +23,7 @@ type App struct {
 
 var _ apphealth.Recorder = (*App)(nil)
 
-// NewApp registers electd_app_healthy, electd_candidate and
+// NewApp registers electd_app_healthy and
 // electd_app_health_checks_total on reg, with the const label
 // election=<path>. Every result is exported from the start, so rate()
 // works before the first failure.
@@ -44,11 +43,6 @@ func NewApp(reg prometheus.Registerer, path string, src AppSource) *App {
 		Help: "1 while the application passes its health checks, or without app.health_url; " +
 			"0 while it fails them or before it passed one (this participant then does not stand).",
 	}, func() float64 { return bool01(src.AppHealthy()) })
-	f.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: namespace, Name: "candidate", ConstLabels: labels,
-		Help: "1 while this participant stands for leadership; 0 while it does not " +
-			"(election.candidate: false, POST /candidacy, or an unhealthy application).",
-	}, func() float64 { return bool01(src.Candidate()) })
 	return a
 }
 

@@ -40,6 +40,7 @@ type BuildInfo struct {
 var lossReasons = []election.LossReason{
 	election.LossReleased, election.LossTerm, election.LossSuspended,
 	election.LossExpired, election.LossShutdown,
+	election.LossWithdrawn, election.LossAppUnhealthy,
 }
 
 // states are the label values of electd_zk_state.
