@@ -37,6 +37,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if code, ok := runCommand(args, stdout, stderr); ok {
 		return code
 	}
+	// `electd run [FLAGS] -- CMD` is the daemon in exec mode (run.go).
+	if code, ok := runGuard(args); ok {
+		return code
+	}
+	args, execArgs := splitRun(args)
 	fs, opts, err := parseFlags(args)
 	if err != nil {
 		return fail(stderr, err)
@@ -45,6 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case opts.help:
 		printHelp(stdout)
 		printSignals(stdout)
+		printRunHelp(stdout)
 		return 0
 	case opts.version:
 		printVersion(stdout)
@@ -52,6 +58,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := load(fs, opts.config)
 	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := execArgs.apply(cfg); err != nil {
 		return fail(stderr, err)
 	}
 	if opts.validate {
@@ -134,6 +143,7 @@ type daemon struct {
 	el             *election.Elector
 	http           *httpServer
 	cancelRequests context.CancelFunc // ends long polls and /events streams
+	follow         *following         // app health, candidacy, exec mode (follow.go)
 }
 
 // newDaemon listens, starts the ZooKeeper session and builds the election
@@ -163,16 +173,20 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 	}
 	ec := cfg.electionConfig()
 	ec.Logger, ec.Recorder = log, m
+	ec.Observer = cfg.startsObserver()
 	if d.el, err = election.New(d.sess, ec); err != nil {
 		ln.Close()
 		d.sess.Close()
 		return nil, err
 	}
+	d.follow = newFollowing(cfg, d.el, reg, d.log)
+	apiEl, switcher := d.follow.api()
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel
-	d.http = newAPIServer(ln, d.el, apiConfig{
+	d.http = newAPIServer(ln, apiEl, apiConfig{
 		opts: sopts, certs: certs, adminToken: cfg.HTTP.AdminToken, live: d.live,
 		reg: reg, path: cfg.path(), droppedLines: logs.Dropped, log: d.log,
+		candidacy: d.follow.cand, switchover: switcher,
 	}, reqCtx)
 	return d, nil
 }
@@ -183,6 +197,9 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 	sigs := stopSignals()
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
+	// exec.on_exit: exit ends electd as a signal does.
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
 	d, err := newDaemon(cfg, sopts, certs, logs, log)
 	if err != nil {
 		log.Error("electd cannot start", "err", err)
@@ -195,6 +212,10 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(d.http.serve)
+	g.Go(func() error {
+		d.follow.run(runCtx, quit)
+		return nil
+	})
 	g.Go(func() error {
 		err := d.el.Run(runCtx)
 		if ctx.Err() == nil {
@@ -212,7 +233,7 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 		return 1
 	}
 	d.log.Info("electd stopped")
-	return 0
+	return d.follow.status()
 }
 
 // live is /healthz: the election loop runs and the session is not closed.

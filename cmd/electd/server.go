@@ -114,6 +114,8 @@ type apiConfig struct {
 	path         string               // the election label of the metrics
 	droppedLines func() uint64
 	log          *slog.Logger
+	candidacy    httpapi.Candidacy // GET/POST /candidacy
+	switchover   httpapi.Switcher  // POST /leader/release?to=
 }
 
 // newAPIServer builds the HTTP server of el on ln: the API within the
@@ -134,6 +136,8 @@ func newAPIServer(ln net.Listener, el httpapi.Election, c apiConfig, base contex
 		MaxWaiters: c.opts.MaxWaiters,
 		Held:       limit.held,
 		Refused:    sm.RequestRefused,
+		Candidacy:  c.candidacy,
+		Switchover: c.switchover,
 	})
 	return newHTTPServer(limit, api, c.certs, base, errLog)
 }
