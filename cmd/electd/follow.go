@@ -70,6 +70,22 @@ func newFollowing(cfg *Config, el *election.Elector, reg prometheus.Registerer, 
 	return f
 }
 
+// State implements httpapi.Candidacy: the controller's state with the
+// last check's outcome (the controller hears of changes of state only).
+func (f *following) State() candidacy.State {
+	s := f.cand.State()
+	if f.checker != nil {
+		s.AppDetail = f.checker.Health().Detail
+	}
+	return s
+}
+
+// SetOperator implements httpapi.Candidacy.
+func (f *following) SetOperator(ctx context.Context, candidate bool) (candidacy.State, error) {
+	_, err := f.cand.SetOperator(ctx, candidate)
+	return f.State(), err
+}
+
 // AppHealthy implements metrics.AppSource.
 func (f *following) AppHealthy() bool {
 	s := f.cand.State().App

@@ -186,7 +186,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 	d.http = newAPIServer(ln, apiEl, apiConfig{
 		opts: sopts, certs: certs, adminToken: cfg.HTTP.AdminToken, live: d.live,
 		reg: reg, path: cfg.path(), droppedLines: logs.Dropped, log: d.log,
-		candidacy: d.follow.cand, switchover: switcher,
+		candidacy: d.follow, switchover: switcher,
 	}, reqCtx)
 	return d, nil
 }
