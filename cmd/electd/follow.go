@@ -45,6 +45,10 @@ func newFollowing(cfg *Config, el *election.Elector, reg prometheus.Registerer, 
 	if cfg.exec != nil {
 		log.Info("exec mode: the command runs only while this participant leads",
 			"command", cfg.exec.command, "kill_timeout", cfg.Exec.KillTimeout, "on_exit", cfg.Exec.OnExit)
+		if cfg.App.HealthURL != "" {
+			log.Warn("app.health_url with electd run: the command runs on the leader only, " +
+				"so if it serves that URL the followers never stand")
+		}
 		f.sup = execmode.New(el, execmode.GuardStarter{Argv: cfg.exec.command, KillTimeout: cfg.Exec.KillTimeout}, execmode.Config{
 			KillTimeout: cfg.Exec.KillTimeout, OnExit: execmode.OnExit(cfg.Exec.OnExit),
 			Env: commandEnviron(), ElectionPath: cfg.Election.Path, HTTPAddr: cfg.HTTP.Addr,

@@ -67,8 +67,9 @@ func newHTTPServer(limit *connLimit, api http.Handler, certs *config.KeyPair, ba
 		Protocols:         &protocols,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ReadHeaderTimeout: readHeaderTimeout,
-		// No ReadTimeout: no endpoint reads a body (httpapi refuses them),
-		// and a ReadTimeout would end /events streams and long polls.
+		// No ReadTimeout: no endpoint reads a body (httpapi refuses them)
+		// but POST /candidacy, which bounds its own read, and a ReadTimeout
+		// would end /events streams and long polls.
 		WriteTimeout: httpapi.WriteTimeout,
 		IdleTimeout:  idleTimeout,
 		ConnContext:  connContext,
