@@ -7,6 +7,8 @@
 #
 # The full set also needs a Java compiler (the Curator interop tests compile
 # a small Java program): when javac is missing, default-jdk-headless is added.
+# etcd-server is the storage of the kube-apiserver that internal/kubetest
+# builds and runs for the Kubernetes tests.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly
@@ -20,6 +22,7 @@ ALL_PACKAGES=(
 	libcurator-client-java
 	python3-kazoo
 	python3-yaml
+	etcd-server
 )
 
 need_jdk=0
@@ -42,7 +45,8 @@ if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>
 	say "this is not a Debian-based system (no dpkg-query/apt-get)."
 	say "install by hand: Apache ZooKeeper 3.8 jars in /usr/share/java (zookeeper.jar and its"
 	say "dependencies), Apache Curator 5.x jars (curator-client, curator-framework,"
-	say "curator-recipes), a Java runtime, and the Python 3 modules kazoo and yaml."
+	say "curator-recipes), a Java runtime, the Python 3 modules kazoo and yaml, and etcd 3.4+"
+	say "(the etcd binary in PATH, for the Kubernetes API server tests)."
 	exit 1
 fi
 

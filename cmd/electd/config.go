@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/kube"
 )
 
 // Config is electd's loaded configuration: the keys' values (internal/config,
@@ -25,3 +26,6 @@ func (c *Config) electionConfig() election.Config       { return c.prepared.Elec
 // httpCert is the certificate of http.tls_cert_file, reloaded when its files
 // change; nil without one (plain HTTP).
 func (c *Config) httpCert() *config.KeyPair { return c.prepared.HTTPCert }
+
+// kubeConfig is the leader label and Lease mirror's configuration.
+func (c *Config) kubeConfig() kube.Config { return c.prepared.Kube }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +15,10 @@ import (
 // names are made by setEveryKey.
 func everyKey(t *testing.T) map[string]string {
 	cert, key := writeKeyPair(t)
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("eyJhbGciOiJSUzI1NiJ9.e30.sig\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return map[string]string{
 		"id":                        "web-1",
 		"advertise":                 "10.0.0.7:8080",
@@ -51,6 +57,16 @@ func everyKey(t *testing.T) map[string]string {
 		"app.success_threshold":     "3",
 		"exec.kill_timeout":         "7s",
 		"exec.on_exit":              "restart",
+		// A CA file stands in for the service account's: what is checked
+		// at start is that it parses.
+		"kubernetes.leader_label":     "electd.io/leader",
+		"kubernetes.lease_name":       "web-leader",
+		"kubernetes.pod_name":         "web-1-7d4b9",
+		"kubernetes.namespace":        "prod",
+		"kubernetes.api_server":       "https://10.96.0.1:443",
+		"kubernetes.token_file":       token,
+		"kubernetes.ca_file":          cert,
+		"kubernetes.recheck_interval": "30s",
 	}
 }
 
@@ -87,6 +103,11 @@ func checkEveryKey(t *testing.T, c *Config, every map[string]string) {
 	h.MaxConnections, h.MaxStreams, h.MaxWaiters = 100, 10, 20
 	want.Log.Level, want.Log.Format = "debug", "text"
 	want.ShutdownGrace, want.ShutdownTimeout = 2*time.Second, 20*time.Second
+	want.Kubernetes = config.Kubernetes{
+		LeaderLabel: "electd.io/leader", LeaseName: "web-leader", PodName: "web-1-7d4b9", Namespace: "prod",
+		APIServer: "https://10.96.0.1:443", TokenFile: every["kubernetes.token_file"], CAFile: every["kubernetes.ca_file"],
+		RecheckInterval: 30 * time.Second,
+	}
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("\n got %+v\nwant %+v", c.Config, want)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/config"
+	"github.com/electd/electd/internal/kube"
 )
 
 // cleanEnv hides the caller's ELECTD_* variables and POD_NAME: viper treats
@@ -97,6 +98,8 @@ func TestDefaults(t *testing.T) {
 	want.ShutdownTimeout = 10 * time.Second
 	want.App = config.App{HealthInterval: 10 * time.Second, HealthTimeout: time.Second, FailureThreshold: 3, SuccessThreshold: 1}
 	want.Exec = config.Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
+	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
+	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c.Config, want)
 	}
@@ -325,5 +328,15 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 	if !strings.Contains(help, "second of these signals exits at once") {
 		t.Error("--help does not document the second signal")
+	}
+}
+
+// JSON logs print durations as the configuration writes them, not in
+// nanoseconds (issue 12: "timeout":10000000000).
+func TestLogDurationsAsText(t *testing.T) {
+	var b bytes.Buffer
+	newLogger(&b, "info", "json").Info("x", "timeout", 10*time.Second)
+	if got := b.String(); !strings.Contains(got, `"timeout":"10s"`) {
+		t.Fatalf("log line %s, want \"timeout\":\"10s\"", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/electd/electd/internal/config"
+	"github.com/electd/electd/internal/kube"
 )
 
 // load builds the configuration from the optional file named by --config,
@@ -38,8 +39,13 @@ func load(fs *pflag.FlagSet, file string) (*Config, error) {
 	}
 	c := &Config{Config: config.Defaults()}
 	c.ID = defaultID()
+	c.Kubernetes.PodName = os.Getenv("POD_NAME")
+	c.Kubernetes.APIServer = kube.InClusterServer(os.Getenv)
 	if err := v.UnmarshalExact(&c.Config, config.DecoderOptions); err != nil {
 		return nil, decodeError(err)
+	}
+	if k := &c.Kubernetes; k.Namespace == "" && (k.LeaderLabel != "" || k.LeaseName != "") {
+		k.Namespace = kube.DefaultNamespace(os.Getenv, kube.DefaultNamespaceFile)
 	}
 	p, err := c.Prepare()
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/metrics"
 )
 
@@ -116,11 +117,20 @@ func fail(stderr io.Writer, err error) int {
 func newLogger(w io.Writer, level, format string) *slog.Logger {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(level)) // validated already
-	opts := &slog.HandlerOptions{Level: lvl}
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationsAsText}
 	if format == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// durationsAsText prints durations as the text format and the
+// configuration do ("10s"): slog's JSON handler would print nanoseconds.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // droppedNotice renders the line that stands for lost log lines, in the
@@ -142,6 +152,7 @@ type daemon struct {
 	sess           *election.Session
 	el             *election.Elector
 	http           *httpServer
+	kube           *kube.Labeler      // nil unless a leader label or Lease is configured
 	cancelRequests context.CancelFunc // ends long polls and /events streams
 	follow         *following         // app health, candidacy, exec mode (follow.go)
 }
@@ -179,15 +190,25 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 		d.sess.Close()
 		return nil, err
 	}
+	if d.kube, err = newKube(cfg, d.el, m, d.log); err != nil {
+		ln.Close()
+		d.sess.Close()
+		return nil, err
+	}
 	d.follow = newFollowing(cfg, d.el, reg, d.log)
 	apiEl, switcher := d.follow.api()
+
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel
-	d.http = newAPIServer(ln, apiEl, apiConfig{
+	api := apiConfig{
 		opts: sopts, certs: certs, adminToken: cfg.HTTP.AdminToken, live: d.live,
 		reg: reg, path: cfg.path(), droppedLines: logs.Dropped, log: d.log,
 		candidacy: d.follow, switchover: switcher,
-	}, reqCtx)
+	}
+	if d.kube != nil {
+		api.kube = func() any { return d.kube.Status() }
+	}
+	d.http = newAPIServer(ln, apiEl, api, reqCtx)
 	return d, nil
 }
 
@@ -211,6 +232,7 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
+	d.runKube(runCtx)
 	g.Go(d.http.serve)
 	g.Go(func() error {
 		d.follow.run(runCtx, quit)

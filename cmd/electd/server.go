@@ -114,6 +114,7 @@ type apiConfig struct {
 	reg          *prometheus.Registry // served on /metrics, gets the server's metrics
 	path         string               // the election label of the metrics
 	droppedLines func() uint64
+	kube         func() any // the label mirror's state for /leader, or nil
 	log          *slog.Logger
 	candidacy    httpapi.Candidacy // GET/POST /candidacy
 	switchover   httpapi.Switcher  // POST /leader/release?to=
@@ -139,6 +140,7 @@ func newAPIServer(ln net.Listener, el httpapi.Election, c apiConfig, base contex
 		Refused:    sm.RequestRefused,
 		Candidacy:  c.candidacy,
 		Switchover: c.switchover,
+		Kubernetes: c.kube,
 	})
 	return newHTTPServer(limit, api, c.certs, base, errLog)
 }

@@ -44,6 +44,7 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 		t.Stop()
 	}
 	var failed error
+	d.releaseKube(ctx)
 	if err := d.el.Resign(ctx); err != nil {
 		failed = fmt.Errorf("could not delete the own node: %w", err)
 		d.log.Warn("could not delete the own node; it goes when the session closes", "err", err)

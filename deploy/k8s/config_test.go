@@ -83,6 +83,9 @@ func TestConfigExampleHasEveryKey(t *testing.T) {
 		present[m[1]] = true
 	}
 	for _, k := range config.Keys() {
+		if k.Computed != "" && k.Section() != "" && strings.Contains(string(data), "\n  # "+k.Leaf()+": ") {
+			continue // a computed default inside a section, shown commented out
+		}
 		if !present[k.Name] {
 			t.Errorf("config.example.yaml lacks the key %s", k.Name)
 		}

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -74,6 +75,12 @@ func DecodeStrict(doc []byte) (any, metav1.TypeMeta, error) {
 		obj = &corev1.Secret{}
 	case "policy/v1 PodDisruptionBudget":
 		obj = &policyv1.PodDisruptionBudget{}
+	case "v1 ServiceAccount":
+		obj = &corev1.ServiceAccount{}
+	case "rbac.authorization.k8s.io/v1 Role":
+		obj = &rbacv1.Role{}
+	case "rbac.authorization.k8s.io/v1 RoleBinding":
+		obj = &rbacv1.RoleBinding{}
 	default:
 		return nil, tm, fmt.Errorf("unexpected apiVersion %q kind %q", tm.APIVersion, tm.Kind)
 	}

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -24,6 +25,9 @@ type manifests struct {
 	configMaps   []*corev1.ConfigMap
 	secrets      []*corev1.Secret
 	pdbs         []*policyv1.PodDisruptionBudget
+	accounts     []*corev1.ServiceAccount
+	roles        []*rbacv1.Role
+	bindings     []*rbacv1.RoleBinding
 }
 
 type object struct {
@@ -113,36 +117,49 @@ func load(t *testing.T) *manifests {
 			if err != nil {
 				t.Fatalf("%s, document %d: %v", f, i+1, err)
 			}
-			var meta *metav1.ObjectMeta
-			switch o := obj.(type) {
-			case *appsv1.Deployment:
-				m.deployments, meta = append(m.deployments, o), &o.ObjectMeta
-			case *appsv1.StatefulSet:
-				m.statefulSets, meta = append(m.statefulSets, o), &o.ObjectMeta
-			case *corev1.Service:
-				m.services, meta = append(m.services, o), &o.ObjectMeta
-			case *corev1.ConfigMap:
-				m.configMaps, meta = append(m.configMaps, o), &o.ObjectMeta
-			case *corev1.Secret:
-				m.secrets, meta = append(m.secrets, o), &o.ObjectMeta
-			case *policyv1.PodDisruptionBudget:
-				m.pdbs, meta = append(m.pdbs, o), &o.ObjectMeta
-			}
-			if meta.Name == "" {
-				t.Fatalf("%s, document %d: %s without metadata.name", f, i+1, tm.Kind)
-			}
-			if meta.Namespace != "" {
-				t.Errorf("%s: %s %s sets a namespace; leave it to kubectl -n or kustomize", f, tm.Kind, meta.Name)
-			}
-			key := tm.Kind + "/" + meta.Name
-			if prev, dup := seen[key]; dup {
-				t.Errorf("%s: %s defined again (first in %s)", f, key, prev)
-			}
-			seen[key] = f
-			m.files[f] = append(m.files[f], object{f, tm.APIVersion, tm.Kind, meta.Name})
+			m.add(t, obj, tm, f, i, seen)
 		}
 	}
 	return m
+}
+
+// add files one decoded object under its kind; i is its document number
+// in file, seen maps kind/name to the file that defined it first.
+func (m *manifests) add(t *testing.T, obj any, tm metav1.TypeMeta, f string, i int, seen map[string]string) {
+	t.Helper()
+	var meta *metav1.ObjectMeta
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		m.deployments, meta = append(m.deployments, o), &o.ObjectMeta
+	case *appsv1.StatefulSet:
+		m.statefulSets, meta = append(m.statefulSets, o), &o.ObjectMeta
+	case *corev1.Service:
+		m.services, meta = append(m.services, o), &o.ObjectMeta
+	case *corev1.ConfigMap:
+		m.configMaps, meta = append(m.configMaps, o), &o.ObjectMeta
+	case *corev1.Secret:
+		m.secrets, meta = append(m.secrets, o), &o.ObjectMeta
+	case *policyv1.PodDisruptionBudget:
+		m.pdbs, meta = append(m.pdbs, o), &o.ObjectMeta
+	case *corev1.ServiceAccount:
+		m.accounts, meta = append(m.accounts, o), &o.ObjectMeta
+	case *rbacv1.Role:
+		m.roles, meta = append(m.roles, o), &o.ObjectMeta
+	case *rbacv1.RoleBinding:
+		m.bindings, meta = append(m.bindings, o), &o.ObjectMeta
+	}
+	if meta.Name == "" {
+		t.Fatalf("%s, document %d: %s without metadata.name", f, i+1, tm.Kind)
+	}
+	if meta.Namespace != "" {
+		t.Errorf("%s: %s %s sets a namespace; leave it to kubectl -n or kustomize", f, tm.Kind, meta.Name)
+	}
+	key := tm.Kind + "/" + meta.Name
+	if prev, dup := seen[key]; dup {
+		t.Errorf("%s: %s defined again (first in %s)", f, key, prev)
+	}
+	seen[key] = f
+	m.files[f] = append(m.files[f], object{f, tm.APIVersion, tm.Kind, meta.Name})
 }
 
 func TestManifestsDecodeStrictly(t *testing.T) {

@@ -108,14 +108,23 @@ func probes(c *corev1.Container) []namedProbe {
 }
 
 func TestElectdIsANativeSidecarWithRealProbes(t *testing.T) {
-	m := load(t)
+	forEachFlavour(t, checkElectdIsANativeSidecarWithRealProbes)
+}
+
+func checkElectdIsANativeSidecarWithRealProbes(t *testing.T, m *manifests) {
 	for _, s := range sidecars(t, m) {
 		ref := s.w.ref
 		if got := s.c.Ports; len(got) == 0 || !slices.ContainsFunc(got, func(p corev1.ContainerPort) bool { return p.ContainerPort == s.port }) {
 			t.Errorf("%s: electd declares no containerPort %d (its ELECTD_HTTP_ADDR port)", ref, s.port)
 		}
-		if s.c.ReadinessProbe == nil || s.c.ReadinessProbe.HTTPGet == nil || s.c.ReadinessProbe.HTTPGet.Path != "/healthz/leader" {
-			t.Errorf("%s: electd's readinessProbe must GET /healthz/leader: that is what makes only the leader Ready", ref)
+		// Gated flavour: Ready = leads. Label flavour: Ready = alive and
+		// joined, and the label marks the leader.
+		wantReady, why := "/healthz/leader", "that is what makes only the leader Ready"
+		if _, ok := s.env["ELECTD_KUBERNETES_LEADER_LABEL"]; ok {
+			wantReady, why = "/readyz", "with a leader label every joined pod is Ready"
+		}
+		if s.c.ReadinessProbe == nil || s.c.ReadinessProbe.HTTPGet == nil || s.c.ReadinessProbe.HTTPGet.Path != wantReady {
+			t.Errorf("%s: electd's readinessProbe must GET %s: %s", ref, wantReady, why)
 		}
 		if s.c.LivenessProbe == nil || s.c.LivenessProbe.HTTPGet == nil || s.c.LivenessProbe.HTTPGet.Path != "/healthz" {
 			t.Errorf("%s: electd's livenessProbe must GET /healthz (alive even as a follower or while ZooKeeper is away)", ref)
@@ -164,7 +173,7 @@ func TestElectdIsANativeSidecarWithRealProbes(t *testing.T) {
 
 var durationKeys = map[string]bool{
 	"zookeeper.session_timeout": true, "election.term": true, "election.claim_delay": true,
-	"shutdown_grace": true, "shutdown_timeout": true,
+	"shutdown_grace": true, "shutdown_timeout": true, "kubernetes.recheck_interval": true,
 }
 
 // duration parses a configuration duration the way DESIGN.md demands:
@@ -178,7 +187,10 @@ func duration(v string) (time.Duration, bool) {
 }
 
 func TestElectdEnvironmentNamesRealKeys(t *testing.T) {
-	m := load(t)
+	forEachFlavour(t, checkElectdEnvironmentNamesRealKeys)
+}
+
+func checkElectdEnvironmentNamesRealKeys(t *testing.T, m *manifests) {
 	envToKey := map[string]string{}
 	for _, k := range designKeys {
 		envToKey[envName(k)] = k
@@ -324,7 +336,10 @@ func zookeeperPodAddresses(t *testing.T, m *manifests) []string {
 }
 
 func TestSecurityContextsAreRestrictive(t *testing.T) {
-	m := load(t)
+	forEachFlavour(t, checkSecurityContextsAreRestrictive)
+}
+
+func checkSecurityContextsAreRestrictive(t *testing.T, m *manifests) {
 	for _, w := range m.workloads() {
 		pod := w.template.Spec.SecurityContext
 		if pod == nil {
@@ -369,8 +384,9 @@ func TestSecurityContextsAreRestrictive(t *testing.T) {
 	}
 }
 
-func TestResourcesAreSet(t *testing.T) {
-	m := load(t)
+func TestResourcesAreSet(t *testing.T) { forEachFlavour(t, checkResourcesAreSet) }
+
+func checkResourcesAreSet(t *testing.T, m *manifests) {
 	for _, w := range m.workloads() {
 		for _, c := range allContainers(&w.template.Spec) {
 			r := c.Resources
@@ -464,7 +480,10 @@ func TestRolloutCompletesWithOneReadyPod(t *testing.T) {
 // one healthy pod, the leader. Its eviction is allowed only if
 // currentHealthy (1) - desiredHealthy >= 1.
 func TestDisruptionBudgetsLetNodesDrain(t *testing.T) {
-	m := load(t)
+	forEachFlavour(t, checkDisruptionBudgetsLetNodesDrain)
+}
+
+func checkDisruptionBudgetsLetNodesDrain(t *testing.T, m *manifests) {
 	for _, w := range m.workloads() {
 		var matched []*policyv1.PodDisruptionBudget
 		for _, pdb := range m.pdbs {

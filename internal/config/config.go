@@ -34,6 +34,8 @@ type Config struct {
 	App       App       `mapstructure:"app"`
 	Exec      Exec      `mapstructure:"exec"`
 
+	Kubernetes Kubernetes `mapstructure:"kubernetes"`
+
 	ShutdownGrace   time.Duration `mapstructure:"shutdown_grace" default:"0s" help:"on SIGTERM, answer 503 this long before releasing leadership; shorter than shutdown_timeout"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout" default:"10s" help:"how long shutdown after SIGTERM may take in all, at most 10m"`
 }
@@ -77,6 +79,19 @@ type HTTP struct {
 	MaxConnections int    `mapstructure:"max_connections" default:"256" help:"most HTTP connections open at once, 1 to 16384"`
 	MaxStreams     int    `mapstructure:"max_streams" default:"64" help:"most /events clients at once, 1 to 4096; more get 503"`
 	MaxWaiters     int    `mapstructure:"max_waiters" default:"64" help:"most /healthz/leader?wait= long polls at once, 1 to 4096; more get 503"`
+}
+
+// Kubernetes is the "kubernetes" section: the leader label and Lease mirror
+// (internal/kube), off unless leader_label or lease_name is set.
+type Kubernetes struct {
+	LeaderLabel     string        `mapstructure:"leader_label" default:"" help:"label key set to \"true\" on the leader's own pod, e.g. electd.io/leader; empty: no label"`
+	LeaseName       string        `mapstructure:"lease_name" default:"" help:"coordination.k8s.io/v1 Lease that mirrors the leader; empty: none"`
+	PodName         string        `mapstructure:"pod_name" computed:"$POD_NAME" example:"web-1-7d4b9-x2x" help:"this pod's name (the downward API's metadata.name)"`
+	Namespace       string        `mapstructure:"namespace" computed:"$POD_NAMESPACE, else the service account's namespace file" example:"prod" help:"this pod's namespace"`
+	APIServer       string        `mapstructure:"api_server" computed:"https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT" example:"https://10.96.0.1:443" help:"base URL of the Kubernetes API server"`
+	TokenFile       string        `mapstructure:"token_file" default:"/var/run/secrets/kubernetes.io/serviceaccount/token" help:"service account token, read again for every call (the kubelet rotates it)"`
+	CAFile          string        `mapstructure:"ca_file" default:"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt" help:"CA bundle that verifies the API server"`
+	RecheckInterval time.Duration `mapstructure:"recheck_interval" default:"10s" help:"how often the leader re-checks the label and renews the Lease, at least 1s"`
 }
 
 // Log is the "log" section.

@@ -19,13 +19,14 @@ func TestExampleIsGenerated(t *testing.T) {
 		t.Errorf("config.example.yaml differs from the table; run: go generate ./internal/config")
 	}
 	for _, k := range table {
-		line := "\n  " + k.Leaf() + ": "
+		indent, comment := "  ", ""
 		if k.Section() == "" {
-			line = "\n" + k.Leaf() + ": "
+			indent = ""
 		}
 		if k.Computed != "" {
-			line = "\n# " + k.Leaf() + ": "
+			comment = "# " // shown with its example, commented out
 		}
+		line := "\n" + indent + comment + k.Leaf() + ": "
 		if !bytes.Contains(committed, []byte(line)) {
 			t.Errorf("config.example.yaml lacks %s", k.Name)
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/electd/electd/internal/kube"
 	"reflect"
 	"strconv"
 	"strings"
@@ -56,6 +57,8 @@ func TestDefaults(t *testing.T) {
 	want.ShutdownTimeout = 10 * time.Second
 	want.App = App{HealthInterval: 10 * time.Second, HealthTimeout: time.Second, FailureThreshold: 3, SuccessThreshold: 1}
 	want.Exec = Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
+	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
+	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	if got := Defaults(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Defaults() =\n %+v\nwant %+v", got, want)
 	}

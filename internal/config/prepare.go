@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/kube"
 )
 
 // Prepared is what a checked Config gives the parts of electd.
@@ -15,6 +16,9 @@ type Prepared struct {
 	// HTTPCert is the certificate of http.tls_cert_file, reloaded when the
 	// files change; nil serves plain HTTP.
 	HTTPCert *KeyPair
+	// Kube configures the leader label and Lease mirror; off unless
+	// Kube.Enabled().
+	Kube kube.Config
 }
 
 // Prepare finishes a decoded Config: it reads the secret files into their
@@ -43,6 +47,14 @@ func (c *Config) Prepare() (Prepared, error) {
 	}
 	if err := p.Election.Validate(); err != nil {
 		return p, c.keyOf(err)
+	}
+	p.Kube = c.kube()
+	if err := p.Kube.Validate(); err != nil {
+		var ke *kube.KeyError
+		if errors.As(err, &ke) {
+			return p, &KeyError{Key: ke.Key, Err: ke.Err}
+		}
+		return p, err
 	}
 	if h := c.HTTP; h.TLSCertFile != "" {
 		if p.HTTPCert, err = LoadKeyPair("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile); err != nil {
@@ -79,6 +91,15 @@ func (c *Config) election() election.Config {
 		OnSuspend:     election.SuspendPolicy(c.Election.OnSuspend),
 		ClaimDelay:    c.Election.ClaimDelay,
 		FencingOffset: c.Election.FencingOffset,
+	}
+}
+
+func (c *Config) kube() kube.Config {
+	k := c.Kubernetes
+	return kube.Config{
+		LeaderLabel: k.LeaderLabel, LeaseName: k.LeaseName, Identity: c.ID,
+		PodName: k.PodName, Namespace: k.Namespace, Server: k.APIServer,
+		TokenFile: k.TokenFile, CAFile: k.CAFile, RecheckInterval: k.RecheckInterval,
 	}
 }
 

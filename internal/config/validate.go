@@ -38,12 +38,21 @@ const (
 func (c *Config) validate() error {
 	for _, check := range []func() error{
 		c.validateChroot, c.validateZooKeeperTLS, c.validateFixACL,
-		c.validateHTTP, c.validateLog, c.validateShutdown,
+		c.validateHTTP, c.validateLog, c.validateShutdown, c.validateKubernetes,
 		c.validateApp, c.validateExec,
 	} {
 		if err := check(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// validateKubernetes checks what does not depend on running in a pod; the
+// rest is kube.Config.Validate's, when a label or Lease is set.
+func (c *Config) validateKubernetes() error {
+	if d := c.Kubernetes.RecheckInterval; d < time.Second || d > time.Hour {
+		return errorf("kubernetes.recheck_interval", "%v is outside 1s to 1h", d)
 	}
 	return nil
 }

@@ -21,6 +21,9 @@ type leaderBody struct {
 	Self   selfJSON      `json:"self"`
 	Mode   election.Mode `json:"mode"`
 	Path   string        `json:"path"`
+	// Kubernetes is the leader label and Lease mirror's state on GET
+	// /leader, when it runs (Options.Kubernetes); absent from /events.
+	Kubernetes any `json:"kubernetes,omitempty"`
 }
 
 type leaderJSON struct {
@@ -78,7 +81,7 @@ func sessionHex(id int64) string {
 }
 
 // leader serves GET /leader: who leads, as JSON or as text for scripts.
-func leader(el statusReader, now func() time.Time, c Candidacy) http.HandlerFunc {
+func leader(el statusReader, now func() time.Time, c Candidacy, kube func() any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		text, err := wantsText(r)
 		if err != nil {
@@ -96,6 +99,9 @@ func leader(el statusReader, now func() time.Time, c Candidacy) http.HandlerFunc
 		}
 		b := newLeaderBody(st, now)
 		selfCandidacy(&b.Self, c)
+		if kube != nil {
+			b.Kubernetes = kube()
+		}
 		writeJSON(w, code, b)
 	}
 }

@@ -74,6 +74,9 @@ type Options struct {
 	Candidacy Candidacy
 	// Switchover serves POST /leader/release?to=; nil answers it 501.
 	Switchover Switcher
+	// Kubernetes, when set, is the leader label and Lease mirror's state,
+	// shown under "kubernetes" on GET /leader.
+	Kubernetes func() any
 }
 
 // Defaults of Options.
@@ -133,7 +136,7 @@ func NewRouter(el Election, opts Options) http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
-		get(r, "/leader", leader(el, opts.Now, opts.Candidacy))
+		get(r, "/leader", leader(el, opts.Now, opts.Candidacy, opts.Kubernetes))
 		get(r, "/healthz", healthz(opts.Live))
 		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait, limit(opts.MaxWaiters, "waiters", "waiters on /healthz/leader")))
 		get(r, "/readyz", readyz(el))

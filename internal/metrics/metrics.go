@@ -39,8 +39,7 @@ type BuildInfo struct {
 // exported from the start so rate() works before the first loss.
 var lossReasons = []election.LossReason{
 	election.LossReleased, election.LossTerm, election.LossSuspended,
-	election.LossExpired, election.LossShutdown,
-	election.LossWithdrawn, election.LossAppUnhealthy,
+	election.LossExpired, election.LossShutdown, election.LossWithdrawn, election.LossAppUnhealthy,
 }
 
 // states are the label values of electd_zk_state.
@@ -59,6 +58,7 @@ type Metrics struct {
 	expirations   prometheus.Counter
 	reconnects    prometheus.Counter
 	renewals      prometheus.Histogram
+	kubeFailures  *prometheus.CounterVec
 }
 
 var (
@@ -97,6 +97,8 @@ func New(reg prometheus.Registerer, path string, src StatusSource, info BuildInf
 		// 1 ms on loopback to seconds on a struggling ensemble.
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	})
+	m.kubeFailures = f.NewCounterVec(opts("kube_call_failures_total",
+		"Kubernetes API calls of the leader label and Lease mirror that failed, by operation."), []string{"op"})
 	for _, r := range lossReasons {
 		m.lost.WithLabelValues(string(r))
 	}
@@ -135,6 +137,9 @@ func (m *Metrics) SessionExpired() { m.expirations.Inc() }
 
 // Reconnected implements election.SessionRecorder.
 func (m *Metrics) Reconnected() { m.reconnects.Inc() }
+
+// KubeCallFailed implements kube.Recorder.
+func (m *Metrics) KubeCallFailed(op string) { m.kubeFailures.WithLabelValues(op).Inc() }
 
 // LeaseRenewed implements election.SessionRecorder.
 func (m *Metrics) LeaseRenewed(rtt time.Duration) { m.renewals.Observe(rtt.Seconds()) }

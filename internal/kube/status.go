@@ -1,0 +1,102 @@
+package kube
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Status is what the Labeler last achieved, for GET /leader (e.g. under a
+// "kubernetes" key) and for tests.
+type Status struct {
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod,omitempty"`
+	Label     string `json:"label,omitempty"`
+	Lease     string `json:"lease,omitempty"`
+	// Labelled: the own pod carries <label>=true, as of the last call that
+	// set, found or removed it.
+	Labelled bool `json:"labelled"`
+	// LeaseHeld: the Lease names this participant, as of the last call.
+	LeaseHeld bool `json:"lease_held"`
+	// InSync: the last round of calls reached what leadership asks for
+	// (label and Lease on the leader, neither on a follower).
+	InSync bool `json:"in_sync"`
+	// SyncedAt is when that last happened.
+	SyncedAt time.Time `json:"synced_at,omitzero"`
+	// Failures counts failed API calls since start.
+	Failures    uint64    `json:"failures"`
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+}
+
+// Recorder counts failed API calls by operation (list_pods, patch_pod,
+// get_lease, create_lease, patch_lease); the metrics package can implement
+// it as a counter vector. Methods must not block.
+type Recorder interface {
+	KubeCallFailed(op string)
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) KubeCallFailed(string) {}
+
+// Operation names given to the Recorder and the log.
+const (
+	opListPods    = "list_pods"
+	opPatchPod    = "patch_pod"
+	opGetLease    = "get_lease"
+	opCreateLease = "create_lease"
+	opPatchLease  = "patch_lease"
+)
+
+// logEvery is the least time between two failure lines of one operation:
+// an API server that is down for an hour must not write a line per retry.
+const logEvery = time.Minute
+
+// failLog rate-limits failure lines per operation and says when an
+// operation works again. Only the sync in progress uses it (one at a time).
+type failLog struct {
+	log   *slog.Logger
+	clock Clock
+	ops   map[string]*opState
+}
+
+type opState struct {
+	failing    bool
+	lastLogged time.Time
+	suppressed int
+	failures   int // since the last success
+}
+
+func newFailLog(log *slog.Logger, clock Clock) *failLog {
+	return &failLog{log: log, clock: clock, ops: map[string]*opState{}}
+}
+
+func (f *failLog) state(op string) *opState {
+	s, ok := f.ops[op]
+	if !ok {
+		s = &opState{}
+		f.ops[op] = s
+	}
+	return s
+}
+
+func (f *failLog) failed(op string, err error) {
+	s := f.state(op)
+	s.failures++
+	now := f.clock.Now()
+	if s.failing && now.Sub(s.lastLogged) < logEvery {
+		s.suppressed++
+		return
+	}
+	f.log.Warn("kubernetes API call failed; retrying with backoff (the election is not affected)",
+		"op", op, "err", err.Error(), "failures", s.failures, "suppressed", s.suppressed)
+	s.failing, s.lastLogged, s.suppressed = true, now, 0
+}
+
+func (f *failLog) succeeded(op string) {
+	s := f.state(op)
+	if s.failing {
+		f.log.Info("kubernetes API call succeeds again", "op", op, "failures", s.failures)
+	}
+	*s = opState{}
+}
