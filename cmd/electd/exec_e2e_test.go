@@ -14,8 +14,7 @@ import (
 // electd run -- CMD on a real ZooKeeper: the command runs only on the
 // leader, and never on two participants at once (execScript's flock)
 // across a release, SIGTERM of electd, SIGKILL of electd, and the loss of
-// the lease while electd is stopped (docs/DESIGN.md, "Beyond the first
-// release": exec mode).
+// the lease while electd is stopped (internal/execmode's package doc).
 func TestE2EExec(t *testing.T) {
 	zk := startZK(t)
 	dir := t.TempDir()

@@ -18,7 +18,7 @@ import (
 )
 
 // following is what makes leadership follow the application
-// (docs/DESIGN.md, "Beyond the first release"): the health checks of
+// (docs/DESIGN.md, "Candidacy"; exec mode: internal/execmode): the health checks of
 // app.health_url, the candidacy that they and the operator decide, and in
 // `electd run` the command that runs only while this participant leads.
 type following struct {

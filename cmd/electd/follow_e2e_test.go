@@ -11,8 +11,7 @@ import (
 )
 
 // Three electd processes on a real ZooKeeper, each with a small HTTP
-// application whose health the test flips (docs/DESIGN.md, "Beyond the
-// first release": app health).
+// application whose health the test flips (docs/DESIGN.md, "Candidacy").
 func TestE2EAppHealth(t *testing.T) {
 	zk := startZK(t)
 	const interval, failures = 200 * time.Millisecond, 2
@@ -96,8 +95,7 @@ func index(ps []*proc, p *proc) int {
 }
 
 // election.candidate: false observes; POST /candidacy withdraws and
-// restores at run time (docs/DESIGN.md, "Beyond the first release":
-// candidacy).
+// restores at run time (docs/DESIGN.md, "Candidacy").
 func TestE2ECandidacy(t *testing.T) {
 	zk := startZK(t)
 	p0 := startMember(t, zk, "/e2e/candidacy", "p0", "latch")

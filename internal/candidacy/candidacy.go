@@ -1,5 +1,5 @@
 // Package candidacy decides whether this participant stands for leadership
-// (docs/DESIGN.md, "Beyond the first release": candidacy and app health).
+// (docs/DESIGN.md, "Candidacy").
 // Two things must allow it: the operator's setting (election.candidate at
 // start, POST /candidacy at run time) and, when app.health_url is set, the
 // application's health. A Controller applies the decision to the election

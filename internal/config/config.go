@@ -101,7 +101,7 @@ type Log struct {
 }
 
 // App is the "app" section: the health of the application next to electd
-// (docs/DESIGN.md, "Beyond the first release"). The defaults are a
+// (docs/DESIGN.md, "Candidacy"). The defaults are a
 // Kubernetes probe's (periodSeconds, timeoutSeconds, failureThreshold,
 // successThreshold).
 type App struct {

@@ -1,6 +1,5 @@
 // Package execmode runs a command only while this participant leads:
-// `electd run -- CMD` (docs/DESIGN.md, "Beyond the first release": exec
-// mode, as `consul lock` runs its child).
+// `electd run -- CMD`, as `consul lock` runs its child.
 //
 // Two processes stand between electd and the command, each with one job:
 //

@@ -31,8 +31,8 @@ type switchoverBody struct {
 }
 
 // withSwitchover serves POST /leader/release?to=<id> with sw and hands
-// every other release to next: the switchover of docs/DESIGN.md, "Beyond
-// the first release". Its answers:
+// every other release to next: the switchover of docs/DESIGN.md,
+// "Switchover". Its answers:
 //
 //   - 202 once this leader has released and to is next in line;
 //   - 409 when it cannot: not the leader, race mode (no queue), or the
