@@ -12,6 +12,7 @@ import (
 type Config struct {
 	config.Config
 	prepared config.Prepared
+	exec     *execSpec // electd run's command; nil otherwise (run.go)
 }
 
 // path is the election path with the chroot applied.

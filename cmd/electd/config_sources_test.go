@@ -38,6 +38,7 @@ func everyKey(t *testing.T) map[string]string {
 		"election.on_suspend":       "step-down",
 		"election.claim_delay":      "250ms",
 		"election.fencing_offset":   "4294967296",
+		"election.candidate":        "false",
 		"http.addr":                 "127.0.0.1:4141",
 		"http.admin_token":          "t0ken",
 		"http.tls_cert_file":        cert,
@@ -49,6 +50,13 @@ func everyKey(t *testing.T) map[string]string {
 		"log.format":                "text",
 		"shutdown_grace":            "2s",
 		"shutdown_timeout":          "20s",
+		"app.health_url":            "http://127.0.0.1:8080/healthz",
+		"app.health_interval":       "5s",
+		"app.health_timeout":        "500ms",
+		"app.failure_threshold":     "2",
+		"app.success_threshold":     "3",
+		"exec.kill_timeout":         "7s",
+		"exec.on_exit":              "restart",
 		// A CA file stands in for the service account's: what is checked
 		// at start is that it parses.
 		"kubernetes.leader_label":     "electd.io/leader",
@@ -86,6 +94,9 @@ func checkEveryKey(t *testing.T, c *Config, every map[string]string) {
 	e := &want.Election
 	e.Path, e.Mode, e.Term, e.OnSuspend = "/services/web", "selector", 90*time.Second, "step-down"
 	e.ClaimDelay, e.FencingOffset = 250*time.Millisecond, 1<<32
+	want.App = config.App{HealthURL: "http://127.0.0.1:8080/healthz", HealthInterval: 5 * time.Second,
+		HealthTimeout: 500 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
+	want.Exec = config.Exec{KillTimeout: 7 * time.Second, OnExit: "restart"}
 	h := &want.HTTP
 	h.Addr, h.AdminToken = "127.0.0.1:4141", "t0ken"
 	h.TLSCertFile, h.TLSKeyFile = every["http.tls_cert_file"], every["http.tls_key_file"]

@@ -91,10 +91,13 @@ func TestDefaults(t *testing.T) {
 	want.Election.Path = "/services/web"
 	want.Election.Mode = "latch"
 	want.Election.OnSuspend = "hold"
+	want.Election.Candidate = true
 	want.HTTP.Addr = ":4040"
 	want.HTTP.MaxConnections, want.HTTP.MaxStreams, want.HTTP.MaxWaiters = 256, 64, 64
 	want.Log.Level, want.Log.Format = "info", "json"
 	want.ShutdownTimeout = 10 * time.Second
+	want.App = config.App{HealthInterval: 10 * time.Second, HealthTimeout: time.Second, FailureThreshold: 3, SuccessThreshold: 1}
+	want.Exec = config.Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
 	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
 	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	if !reflect.DeepEqual(c.Config, want) {

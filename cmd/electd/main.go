@@ -38,6 +38,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if code, ok := runCommand(args, stdout, stderr); ok {
 		return code
 	}
+	// `electd run [FLAGS] -- CMD` is the daemon in exec mode (run.go).
+	if code, ok := runGuard(args); ok {
+		return code
+	}
+	args, execArgs := splitRun(args)
 	fs, opts, err := parseFlags(args)
 	if err != nil {
 		return fail(stderr, err)
@@ -46,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case opts.help:
 		printHelp(stdout)
 		printSignals(stdout)
+		printRunHelp(stdout)
 		return 0
 	case opts.version:
 		printVersion(stdout)
@@ -53,6 +59,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := load(fs, opts.config)
 	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := execArgs.apply(cfg); err != nil {
 		return fail(stderr, err)
 	}
 	if opts.validate {
@@ -145,6 +154,7 @@ type daemon struct {
 	http           *httpServer
 	kube           *kube.Labeler      // nil unless a leader label or Lease is configured
 	cancelRequests context.CancelFunc // ends long polls and /events streams
+	follow         *following         // app health, candidacy, exec mode (follow.go)
 }
 
 // newDaemon listens, starts the ZooKeeper session and builds the election
@@ -174,6 +184,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 	}
 	ec := cfg.electionConfig()
 	ec.Logger, ec.Recorder = log, m
+	ec.Observer = cfg.startsObserver()
 	if d.el, err = election.New(d.sess, ec); err != nil {
 		ln.Close()
 		d.sess.Close()
@@ -184,17 +195,20 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 		d.sess.Close()
 		return nil, err
 	}
+	d.follow = newFollowing(cfg, d.el, reg, d.log)
+	apiEl, switcher := d.follow.api()
 
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel
 	api := apiConfig{
 		opts: sopts, certs: certs, adminToken: cfg.HTTP.AdminToken, live: d.live,
 		reg: reg, path: cfg.path(), droppedLines: logs.Dropped, log: d.log,
+		candidacy: d.follow, switchover: switcher,
 	}
 	if d.kube != nil {
 		api.kube = func() any { return d.kube.Status() }
 	}
-	d.http = newAPIServer(ln, d.el, api, reqCtx)
+	d.http = newAPIServer(ln, apiEl, api, reqCtx)
 	return d, nil
 }
 
@@ -204,6 +218,9 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 	sigs := stopSignals()
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
+	// exec.on_exit: exit ends electd as a signal does.
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
 	d, err := newDaemon(cfg, sopts, certs, logs, log)
 	if err != nil {
 		log.Error("electd cannot start", "err", err)
@@ -217,6 +234,10 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 	g, gctx := errgroup.WithContext(ctx)
 	d.runKube(runCtx)
 	g.Go(d.http.serve)
+	g.Go(func() error {
+		d.follow.run(runCtx, quit)
+		return nil
+	})
 	g.Go(func() error {
 		err := d.el.Run(runCtx)
 		if ctx.Err() == nil {
@@ -234,7 +255,7 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 		return 1
 	}
 	d.log.Info("electd stopped")
-	return 0
+	return d.follow.status()
 }
 
 // live is /healthz: the election loop runs and the session is not closed.

@@ -67,8 +67,9 @@ func newHTTPServer(limit *connLimit, api http.Handler, certs *config.KeyPair, ba
 		Protocols:         &protocols,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ReadHeaderTimeout: readHeaderTimeout,
-		// No ReadTimeout: no endpoint reads a body (httpapi refuses them),
-		// and a ReadTimeout would end /events streams and long polls.
+		// No ReadTimeout: no endpoint reads a body (httpapi refuses them)
+		// but POST /candidacy, which bounds its own read, and a ReadTimeout
+		// would end /events streams and long polls.
 		WriteTimeout: httpapi.WriteTimeout,
 		IdleTimeout:  idleTimeout,
 		ConnContext:  connContext,
@@ -115,6 +116,8 @@ type apiConfig struct {
 	droppedLines func() uint64
 	kube         func() any // the label mirror's state for /leader, or nil
 	log          *slog.Logger
+	candidacy    httpapi.Candidacy // GET/POST /candidacy
+	switchover   httpapi.Switcher  // POST /leader/release?to=
 }
 
 // newAPIServer builds the HTTP server of el on ln: the API within the
@@ -135,6 +138,8 @@ func newAPIServer(ln net.Listener, el httpapi.Election, c apiConfig, base contex
 		MaxWaiters: c.opts.MaxWaiters,
 		Held:       limit.held,
 		Refused:    sm.RequestRefused,
+		Candidacy:  c.candidacy,
+		Switchover: c.switchover,
 		Kubernetes: c.kube,
 	})
 	return newHTTPServer(limit, api, c.certs, base, errLog)

@@ -34,6 +34,7 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	}
 
 	d.el.Drain()
+	d.follow.stop(ctx) // exec mode: the command goes before leadership does
 	if g := d.cfg.ShutdownGrace; g > 0 && signalled {
 		t := time.NewTimer(g)
 		select {

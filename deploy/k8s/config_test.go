@@ -28,15 +28,6 @@ func keyNames() []string {
 // envName is the variable of a key: ELECTD_ + upper case, "." as "_".
 func envName(key string) string { return config.EnvName(key) }
 
-// manifests_test.go keeps its own set of duration keys; it must be the table's.
-func TestDurationKeysAreTheTables(t *testing.T) {
-	for _, k := range config.Keys() {
-		if got, want := durationKeys[k.Name], k.Type == "duration"; got != want {
-			t.Errorf("durationKeys[%s] = %v; the table says duration: %v", k.Name, got, want)
-		}
-	}
-}
-
 const exampleConfig = "../../config.example.yaml"
 
 // flatten turns nested mappings into dotted keys; lists and scalars are leaves.

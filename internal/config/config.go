@@ -31,6 +31,8 @@ type Config struct {
 	Election  Election  `mapstructure:"election"`
 	HTTP      HTTP      `mapstructure:"http"`
 	Log       Log       `mapstructure:"log"`
+	App       App       `mapstructure:"app"`
+	Exec      Exec      `mapstructure:"exec"`
 
 	Kubernetes Kubernetes `mapstructure:"kubernetes"`
 
@@ -61,6 +63,10 @@ type Election struct {
 	OnSuspend     string        `mapstructure:"on_suspend" default:"hold" engine:"OnSuspend" help:"hold (lead through a disconnect while the lease lasts) or step-down (give up at once)"`
 	ClaimDelay    time.Duration `mapstructure:"claim_delay" default:"0s" engine:"ClaimDelay" help:"a new leader waits this long, at most 10m, before its first 200 on /healthz/leader"`
 	FencingOffset int64         `mapstructure:"fencing_offset" default:"0" engine:"FencingOffset" help:"added to every fencing token, 0 to 2^62, to keep tokens growing across an ensemble rebuild"`
+	// Candidate is not mapped by an engine tag: the daemon starts the
+	// engine as an observer (election.Config.Observer) when it is false or
+	// when app.health_url is set (nobody stands before a first passed check).
+	Candidate bool `mapstructure:"candidate" default:"true" help:"stand for leadership; false joins as an observer (no node, never leads, /leader stays current); POST /candidacy changes it at run time"`
 }
 
 // HTTP is the "http" section.
@@ -92,4 +98,22 @@ type Kubernetes struct {
 type Log struct {
 	Level  string `mapstructure:"level" default:"info" help:"slog level: debug, info, warn or error"`
 	Format string `mapstructure:"format" default:"json" help:"json or text"`
+}
+
+// App is the "app" section: the health of the application next to electd
+// (docs/DESIGN.md, "Candidacy"). The defaults are a
+// Kubernetes probe's (periodSeconds, timeoutSeconds, failureThreshold,
+// successThreshold).
+type App struct {
+	HealthURL        string        `mapstructure:"health_url" default:"" help:"http(s) URL electd GETs to check the application; 200-399 passes; while it fails this participant does not stand (at most 2048 bytes; empty disables)"`
+	HealthInterval   time.Duration `mapstructure:"health_interval" default:"10s" help:"time between health checks, 100ms to 1h"`
+	HealthTimeout    time.Duration `mapstructure:"health_timeout" default:"1s" help:"how long one health check may take, 10ms up to app.health_interval"`
+	FailureThreshold int           `mapstructure:"failure_threshold" default:"3" help:"consecutive failed checks, 1 to 100, that make a healthy application unhealthy"`
+	SuccessThreshold int           `mapstructure:"success_threshold" default:"1" help:"consecutive passed checks, 1 to 100, that make an unhealthy (or unchecked) application healthy"`
+}
+
+// Exec is the "exec" section: `electd run -- CMD` only.
+type Exec struct {
+	KillTimeout time.Duration `mapstructure:"kill_timeout" default:"5s" help:"electd run: SIGKILL the command's process group this long after SIGTERM, 0s to 10m and shorter than shutdown_timeout"`
+	OnExit      string        `mapstructure:"on_exit" default:"release" help:"electd run: when the command exits while leading: release (re-queue at the back), restart (run it again) or exit (electd shuts down)"`
 }

@@ -50,11 +50,13 @@ func TestKeys(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	want := Config{}
 	want.ZooKeeper.SessionTimeout = 10 * time.Second
-	want.Election.Mode, want.Election.OnSuspend = "latch", "hold"
+	want.Election.Mode, want.Election.OnSuspend, want.Election.Candidate = "latch", "hold", true
 	want.HTTP.Addr = ":4040"
 	want.HTTP.MaxConnections, want.HTTP.MaxStreams, want.HTTP.MaxWaiters = 256, 64, 64
 	want.Log.Level, want.Log.Format = "info", "json"
 	want.ShutdownTimeout = 10 * time.Second
+	want.App = App{HealthInterval: 10 * time.Second, HealthTimeout: time.Second, FailureThreshold: 3, SuccessThreshold: 1}
+	want.Exec = Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
 	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
 	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	if got := Defaults(); !reflect.DeepEqual(got, want) {
@@ -144,6 +146,12 @@ func TestHelpQuotesTheLimits(t *testing.T) {
 		"http.max_streams":          "1 to " + strconv.Itoa(MaxStreams),
 		"http.max_waiters":          "1 to " + strconv.Itoa(MaxWaiters),
 		"shutdown_timeout":          "at most " + dur(MaxShutdownTimeout),
+		"app.health_url":            strconv.Itoa(MaxHealthURLBytes) + " bytes",
+		"app.health_interval":       dur(MinHealthInterval) + " to " + dur(MaxHealthInterval),
+		"app.health_timeout":        dur(MinHealthTimeout) + " up to",
+		"app.failure_threshold":     "1 to " + strconv.Itoa(MaxThreshold),
+		"app.success_threshold":     "1 to " + strconv.Itoa(MaxThreshold),
+		"exec.kill_timeout":         "0s to " + dur(MaxKillTimeout),
 	} {
 		if k, _ := Lookup(key); !strings.Contains(k.Help, want) {
 			t.Errorf("%s: help %q does not say %q", key, k.Help, want)

@@ -39,6 +39,7 @@ func (c *Config) validate() error {
 	for _, check := range []func() error{
 		c.validateChroot, c.validateZooKeeperTLS, c.validateFixACL,
 		c.validateHTTP, c.validateLog, c.validateShutdown, c.validateKubernetes,
+		c.validateApp, c.validateExec,
 	} {
 		if err := check(); err != nil {
 			return err

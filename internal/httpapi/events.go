@@ -21,7 +21,7 @@ type observer interface {
 // and a "state" event per change of own state, and a ": keepalive" comment
 // every keepAlive. It ends when the client goes, stops reading for
 // WriteTimeout, or Observe's channel closes. Streams are capped by streams.
-func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped) http.HandlerFunc {
+func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped, c Candidacy) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			sseHeaders(w.Header())
@@ -35,7 +35,7 @@ func events(el observer, now func() time.Time, keepAlive time.Duration, log *slo
 		defer done()
 		sseHeaders(w.Header())
 		ch := el.Observe(r.Context())
-		s := sse{w: w, rc: http.NewResponseController(w), now: now}
+		s := sse{w: w, rc: http.NewResponseController(w), now: now, c: c}
 		s.deadline()
 		w.WriteHeader(http.StatusOK)
 		if err := s.stream(r.Context(), ch, keepAlive); err != nil {
@@ -54,6 +54,7 @@ type sse struct {
 	w   io.Writer
 	rc  *http.ResponseController
 	now func() time.Time
+	c   Candidacy
 }
 
 // stream writes events from ch until it closes, ctx ends or a write fails.
@@ -102,7 +103,9 @@ func (s sse) changes(prev, st election.Status) error {
 }
 
 func (s sse) event(name string, st election.Status) error {
-	data, err := json.Marshal(newLeaderBody(st, s.now))
+	b := newLeaderBody(st, s.now)
+	selfCandidacy(&b.Self, s.c)
+	data, err := json.Marshal(b)
 	if err != nil {
 		return err
 	}
@@ -138,7 +141,8 @@ func leaderChanged(a, b election.Status) bool {
 	return x.ID != y.ID || x.Node != y.Node || x.Session != y.Session
 }
 
-// stateChanged compares this participant's leadership and connection state.
+// stateChanged compares this participant's leadership, connection state
+// and candidacy.
 func stateChanged(a, b election.Status) bool {
-	return a.IsLeader != b.IsLeader || a.State != b.State
+	return a.IsLeader != b.IsLeader || a.State != b.State || a.Candidate != b.Candidate
 }

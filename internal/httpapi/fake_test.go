@@ -120,17 +120,17 @@ var (
 	web1       = &election.Participant{ID: "web-1", Advertise: "10.0.0.7:8080", Node: "_c_a-latch-0000000003", Session: 0x1000a2b3c4d0001, FencingToken: 4294967302}
 	web2       = &election.Participant{ID: "web-2", Advertise: "10.0.0.8:8080", Node: "_c_b-latch-0000000004", Session: 0x1000a2b3c4d0002, FencingToken: 4294967310}
 	followerSt = election.Status{
-		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2", Node: web2.Node,
+		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2", Node: web2.Node, Candidate: true,
 		Reason: "following web-1", LeaseRemaining: 6120 * time.Millisecond,
 		State: election.StateConnected, Joined: true, Leader: web1, ObservedAt: fixedNow,
 	}
 	leaderSt = election.Status{
-		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2", Node: web2.Node,
+		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2", Node: web2.Node, Candidate: true,
 		IsLeader: true, Reason: "leader", FencingToken: web2.FencingToken, LeaseRemaining: 5873900 * time.Microsecond,
 		State: election.StateConnected, Joined: true, Leader: web2, ObservedAt: fixedNow,
 	}
 	noLeaderSt = election.Status{
-		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2",
+		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2", Candidate: true,
 		Reason: "not joined", State: election.StateConnecting,
 	}
 )

@@ -39,6 +39,10 @@ type selfJSON struct {
 	IsLeader   bool           `json:"is_leader"`
 	State      election.State `json:"state"`
 	ObservedAt string         `json:"observed_at"` // RFC 3339, UTC, seconds
+	// Candidate is whether this participant stands in the election now.
+	Candidate bool `json:"candidate"`
+	// AppHealthy: see selfCandidacy (candidacy.go).
+	AppHealthy *bool `json:"app_healthy,omitempty"`
 }
 
 // newLeaderBody renders st; now stands in for a zero ObservedAt.
@@ -53,6 +57,7 @@ func newLeaderBody(st election.Status, now func() time.Time) leaderBody {
 			IsLeader:   st.IsLeader,
 			State:      st.State,
 			ObservedAt: at.UTC().Format(time.RFC3339),
+			Candidate:  st.Candidate,
 		},
 		Mode: st.Mode,
 		Path: st.Path,
@@ -76,7 +81,7 @@ func sessionHex(id int64) string {
 }
 
 // leader serves GET /leader: who leads, as JSON or as text for scripts.
-func leader(el statusReader, now func() time.Time, kube func() any) http.HandlerFunc {
+func leader(el statusReader, now func() time.Time, c Candidacy, kube func() any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		text, err := wantsText(r)
 		if err != nil {
@@ -93,6 +98,7 @@ func leader(el statusReader, now func() time.Time, kube func() any) http.Handler
 			return
 		}
 		b := newLeaderBody(st, now)
+		selfCandidacy(&b.Self, c)
 		if kube != nil {
 			b.Kubernetes = kube()
 		}

@@ -12,8 +12,8 @@ import (
 
 func TestLeader(t *testing.T) {
 	const followerJSON = `{"leader":{"id":"web-1","advertise":"10.0.0.7:8080","node":"_c_a-latch-0000000003","session":"0x1000a2b3c4d0001","fencing_token":4294967302},` +
-		`"self":{"id":"web-2","is_leader":false,"state":"connected","observed_at":"2026-11-22T10:00:00Z"},"mode":"latch","path":"/services/web"}` + "\n"
-	const noLeaderJSON = `{"leader":null,"self":{"id":"web-2","is_leader":false,"state":"connecting","observed_at":"2026-11-22T10:00:00Z"},"mode":"latch","path":"/services/web"}` + "\n"
+		`"self":{"id":"web-2","is_leader":false,"state":"connected","observed_at":"2026-11-22T10:00:00Z","candidate":true},"mode":"latch","path":"/services/web"}` + "\n"
+	const noLeaderJSON = `{"leader":null,"self":{"id":"web-2","is_leader":false,"state":"connecting","observed_at":"2026-11-22T10:00:00Z","candidate":true},"mode":"latch","path":"/services/web"}` + "\n"
 	negSession := followerSt
 	negSession.Leader = &election.Participant{ID: "x", Session: -0x7f00000000000001}
 	negSession.ObservedAt = time.Date(2026, 1, 2, 4, 5, 6, 7, time.FixedZone("CET", 3600))

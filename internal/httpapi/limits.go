@@ -73,15 +73,16 @@ func (c capped) enter(w http.ResponseWriter, r *http.Request) (func(), bool) {
 	}, true
 }
 
-// noBody refuses every request that carries a body, since no endpoint takes
-// one. net/http would otherwise try to read (and discard) the body before it
+// noBody refuses every request that carries a body, except POST
+// /candidacy's (takesBody), which reads its own with the same care.
+// net/http would otherwise try to read (and discard) the body before it
 // answers or reuses the connection, so a client that announces a body and
 // never sends it would get no answer and hold a goroutine, and make a
 // graceful shutdown wait for it. The answer says Connection: close and the
 // read deadline is moved to now, so the server gives up on the body at once.
 func noBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength == 0 {
+		if r.ContentLength == 0 || takesBody(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -69,6 +69,11 @@ type Options struct {
 	// Refused, if set, is called with the cap's name ("streams",
 	// "waiters" or "participants") each time a request is refused at it.
 	Refused func(reason string)
+	// Candidacy serves GET and POST /candidacy and /leader's
+	// self.candidate and self.app_healthy; nil serves none of them.
+	Candidacy Candidacy
+	// Switchover serves POST /leader/release?to=; nil answers it 501.
+	Switchover Switcher
 	// Kubernetes, when set, is the leader label and Lease mirror's state,
 	// shown under "kubernetes" on GET /leader.
 	Kubernetes func() any
@@ -131,14 +136,18 @@ func NewRouter(el Election, opts Options) http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
-		get(r, "/leader", leader(el, opts.Now, opts.Kubernetes))
+		get(r, "/leader", leader(el, opts.Now, opts.Candidacy, opts.Kubernetes))
 		get(r, "/healthz", healthz(opts.Live))
 		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait, limit(opts.MaxWaiters, "waiters", "waiters on /healthz/leader")))
 		get(r, "/readyz", readyz(el))
 		get(r, "/participants", participants(el, opts.Logger, limit(maxParticipants, "participants", "requests on /participants")))
-		r.Post("/leader/release", release(el, opts.AdminToken, opts.Logger))
+		r.Post("/leader/release", withSwitchover(release(el, opts.AdminToken, opts.Logger), el, opts.Switchover, opts.AdminToken, opts.Logger))
+		if opts.Candidacy != nil {
+			get(r, "/candidacy", getCandidacy(el, opts.Candidacy))
+			r.Post("/candidacy", postCandidacy(el, opts.Candidacy, opts.AdminToken, opts.Logger))
+		}
 	})
-	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients")))
+	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients"), opts.Candidacy))
 	if opts.Metrics != nil {
 		get(r, "/metrics", opts.Metrics.ServeHTTP)
 	}

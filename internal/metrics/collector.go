@@ -8,7 +8,7 @@ type statusCollector struct {
 	src StatusSource
 
 	isLeader, participants, fencingToken, leaseRemaining *prometheus.Desc
-	sessionTimeout, state, misconfigured                 *prometheus.Desc
+	sessionTimeout, state, misconfigured, candidate      *prometheus.Desc
 }
 
 func newStatusCollector(path string, src StatusSource) *statusCollector {
@@ -32,12 +32,15 @@ func newStatusCollector(path string, src StatusSource) *statusCollector {
 			"1 for the current ZooKeeper connection state, 0 for the others.", "state"),
 		misconfigured: desc("misconfigured",
 			"1 while the election path holds nodes of another mode, so electd refuses to lead."),
+		candidate: desc("candidate",
+			"1 while this participant stands for leadership; 0 while it does not "+
+				"(election.candidate: false, POST /candidacy, or an unhealthy application)."),
 	}
 }
 
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.isLeader, c.participants, c.fencingToken,
-		c.leaseRemaining, c.sessionTimeout, c.state, c.misconfigured} {
+		c.leaseRemaining, c.sessionTimeout, c.state, c.misconfigured, c.candidate} {
 		ch <- d
 	}
 }
@@ -56,6 +59,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.state, bool01(st.State == s), string(s))
 	}
 	gauge(c.misconfigured, bool01(st.Misconfigured != ""))
+	gauge(c.candidate, bool01(st.Candidate))
 }
 
 func bool01(b bool) float64 {

@@ -81,9 +81,10 @@ electd_misconfigured{election="/services/web"} 0
 	}
 
 	// The next scrape sees the next status: nothing is cached.
-	src.set(election.Status{State: election.StateConnected, LeaseRemaining: -time.Second, Misconfigured: "lock- nodes"})
+	src.set(election.Status{State: election.StateConnected, LeaseRemaining: -time.Second, Misconfigured: "lock- nodes", Candidate: true})
 	for name, want := range map[string]float64{
 		"electd_is_leader": 0, "electd_fencing_token": 0, "electd_lease_remaining_seconds": 0, "electd_misconfigured": 1,
+		"electd_candidate": 1,
 	} {
 		if got := gather(t, reg, name, nil); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
@@ -167,7 +168,7 @@ func TestEveryDesignMetricIsRegistered(t *testing.T) {
 		"electd_leader_changes_total", "electd_participants", "electd_fencing_token",
 		"electd_lease_remaining_seconds", "electd_zk_session_timeout_seconds", "electd_zk_state",
 		"electd_zk_session_expirations_total", "electd_zk_reconnects_total", "electd_build_info",
-		"electd_duplicate_ids_total", "electd_misconfigured",
+		"electd_duplicate_ids_total", "electd_misconfigured", "electd_candidate",
 	} {
 		if !got[name] {
 			t.Errorf("%s is not exported", name)

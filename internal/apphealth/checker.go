@@ -1,0 +1,140 @@
+package apphealth
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Config configures a Checker. Validation of the values is the
+// configuration's (internal/config, app.*).
+type Config struct {
+	URL              string        // GET target; an answer from 200 to 399 passes
+	Interval         time.Duration // between the starts of two checks
+	Timeout          time.Duration // of one check, at most Interval
+	FailureThreshold int           // failures in a row that make it Unhealthy
+	SuccessThreshold int           // passes in a row that make it Healthy
+
+	// Client sends the checks. Default: NewClient(Timeout).
+	Client *http.Client
+	// Clock schedules the checks and stamps Health.Since. Default: RealClock.
+	Clock Clock
+	// Logger gets one line per change of state and a debug line per failed
+	// check. Default: discard.
+	Logger *slog.Logger
+	// Recorder counts every check. Default: none.
+	Recorder Recorder
+}
+
+// Recorder counts checks; the metrics package implements it. Its method
+// must not block.
+type Recorder interface {
+	AppHealthChecked(Result)
+}
+
+// Clock is the time source of the schedule.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// RealClock is the Clock of package time.
+type RealClock struct{}
+
+func (RealClock) Now() time.Time                         { return time.Now() }
+func (RealClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+type nopRecorder struct{}
+
+func (nopRecorder) AppHealthChecked(Result) {}
+
+// Checker checks one application until its context ends.
+type Checker struct {
+	cfg Config
+
+	mu     sync.Mutex
+	tally  tally
+	health Health
+}
+
+// New returns a Checker; nothing runs before Run.
+func New(cfg Config) *Checker {
+	if cfg.Client == nil {
+		cfg.Client = NewClient(cfg.Timeout)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = nopRecorder{}
+	}
+	return &Checker{
+		cfg:    cfg,
+		tally:  tally{failureThreshold: cfg.FailureThreshold, successThreshold: cfg.SuccessThreshold},
+		health: Health{State: Unknown, Since: cfg.Clock.Now()},
+	}
+}
+
+// Health returns what the checker knows now, from memory.
+func (c *Checker) Health() Health {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.health
+}
+
+// Run checks at once, then every Interval (from the start of one check to
+// the start of the next), until ctx ends. It calls changed, from Run's own
+// goroutine, with each new state; changed should not block for long, as
+// the next check waits for it.
+func (c *Checker) Run(ctx context.Context, changed func(Health)) {
+	for {
+		start := c.cfg.Clock.Now()
+		res, text := c.check(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if h, ok := c.record(res, text); ok {
+			changed(h)
+		}
+		wait := c.cfg.Interval - c.cfg.Clock.Now().Sub(start)
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.cfg.Clock.After(max(wait, 0)):
+		}
+	}
+}
+
+func (c *Checker) check(ctx context.Context) (Result, string) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	return probe(ctx, c.cfg.Client, c.cfg.URL)
+}
+
+// record counts one outcome and returns the new Health when the state
+// changed.
+func (c *Checker) record(res Result, text string) (Health, bool) {
+	c.cfg.Recorder.AppHealthChecked(res)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prev := c.health.State
+	c.health.Detail = text
+	if res != Success {
+		c.cfg.Logger.Debug("application health check failed", "url", c.cfg.URL, "result", string(res), "detail", text)
+	}
+	if !c.tally.add(res == Success) {
+		return Health{}, false
+	}
+	c.health.State, c.health.Since = c.tally.state, c.cfg.Clock.Now()
+	log := c.cfg.Logger.Info
+	if c.health.State != Healthy {
+		log = c.cfg.Logger.Warn
+	}
+	log("application "+c.health.State.String(), "url", c.cfg.URL, "was", prev.String(), "detail", text)
+	return c.health, true
+}

@@ -1,0 +1,157 @@
+package apphealth
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// stepClock is a Clock whose After channels fire only when the test says.
+type stepClock struct {
+	now   time.Time
+	waits chan time.Duration    // each After's duration
+	fire  chan chan<- time.Time // each After's channel, for the test to fire
+}
+
+func newStepClock() *stepClock {
+	return &stepClock{now: time.Unix(1000, 0), waits: make(chan time.Duration, 1), fire: make(chan chan<- time.Time, 1)}
+}
+
+func (c *stepClock) Now() time.Time { return c.now }
+
+func (c *stepClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	c.waits <- d
+	c.fire <- ch
+	return ch
+}
+
+// next waits until Run waits for its next check, checks the wait, and lets it go.
+func (c *stepClock) next(t *testing.T, want time.Duration) {
+	t.Helper()
+	select {
+	case d := <-c.waits:
+		if d != want {
+			t.Errorf("waited %v, want %v", d, want)
+		}
+		(<-c.fire) <- c.now
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not wait for a next check")
+	}
+}
+
+type countRecorder struct {
+	mu sync.Mutex
+	n  map[Result]int
+}
+
+func (r *countRecorder) AppHealthChecked(res Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n[res]++
+}
+
+func TestCheckerRun(t *testing.T) {
+	var code atomic.Int32
+	code.Store(http.StatusOK)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(int(code.Load()))
+	}))
+	defer srv.Close()
+
+	clock := newStepClock()
+	rec := &countRecorder{n: map[Result]int{}}
+	c := New(Config{URL: srv.URL, Interval: 10 * time.Second, Timeout: time.Second,
+		FailureThreshold: 2, SuccessThreshold: 2, Clock: clock, Recorder: rec})
+	if h := c.Health(); h.State != Unknown || h.Detail != "" {
+		t.Fatalf("before any check: %+v", h)
+	}
+	changes := make(chan Health, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx, func(h Health) { changes <- h })
+	}()
+
+	expect := func(want State) {
+		t.Helper()
+		select {
+		case h := <-changes:
+			if h.State != want {
+				t.Fatalf("change to %v, want %v (%+v)", h.State, want, h)
+			}
+		default:
+			t.Fatalf("no change; want one to %v (now %+v)", want, c.Health())
+		}
+	}
+	none := func() {
+		t.Helper()
+		select {
+		case h := <-changes:
+			t.Fatalf("unexpected change to %+v", h)
+		default:
+		}
+	}
+
+	// The first check runs at once; one pass is below the threshold of two.
+	clock.next(t, 10*time.Second)
+	none()
+	if h := c.Health(); h.State != Unknown || h.Detail != "HTTP 200 OK" {
+		t.Fatalf("after one pass: %+v", h)
+	}
+	clock.next(t, 10*time.Second)
+	expect(Healthy)
+
+	code.Store(http.StatusInternalServerError)
+	clock.next(t, 10*time.Second)
+	none()
+	clock.next(t, 10*time.Second)
+	expect(Unhealthy)
+	if h := c.Health(); h.Detail != "HTTP 500 Internal Server Error" {
+		t.Errorf("detail %q", h.Detail)
+	}
+
+	code.Store(http.StatusOK)
+	clock.next(t, 10*time.Second)
+	none()
+	clock.next(t, 10*time.Second)
+	expect(Healthy)
+
+	cancel()
+	<-done
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.n[Success] != 4 || rec.n[Failure] != 2 {
+		t.Errorf("recorded %v, want 4 successes and 2 failures", rec.n)
+	}
+}
+
+// A check that is cut short by the end of Run's context is neither
+// counted nor reported.
+func TestCheckerStopsWithContext(t *testing.T) {
+	entered := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	rec := &countRecorder{n: map[Result]int{}}
+	c := New(Config{URL: srv.URL, Interval: time.Hour, Timeout: time.Hour, FailureThreshold: 1, SuccessThreshold: 1, Recorder: rec})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx, func(h Health) { t.Errorf("change %+v", h) })
+	}()
+	<-entered
+	cancel()
+	<-done
+	if len(rec.n) != 0 || c.Health().State != Unknown {
+		t.Errorf("recorded %v, health %+v", rec.n, c.Health())
+	}
+}

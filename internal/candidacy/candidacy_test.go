@@ -1,0 +1,216 @@
+package candidacy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/internal/apphealth"
+	"github.com/electd/electd/internal/election"
+)
+
+var _ Elector = (*election.Elector)(nil)
+
+// fakeElector records SetCandidate calls. While gate is not nil, each call
+// waits for a value on it (or ctx's end); errs, when not empty, are
+// returned by the next calls in turn.
+type fakeElector struct {
+	mu    sync.Mutex
+	calls []string
+	errs  []error
+	gate  chan struct{}
+	call  chan string // each call as it starts, when not nil
+}
+
+func (f *fakeElector) SetCandidate(ctx context.Context, candidate bool, why election.LossReason) error {
+	s := "stand"
+	if !candidate {
+		s = "withdraw:" + string(why)
+	}
+	f.mu.Lock()
+	gate, call := f.gate, f.call
+	var err error
+	if len(f.errs) > 0 {
+		err, f.errs = f.errs[0], f.errs[1:]
+	}
+	f.mu.Unlock()
+	if call != nil {
+		call <- s
+	}
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, s)
+	return nil
+}
+
+func (f *fakeElector) got() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// eventually waits until cond holds, failing the test after 10s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func wantCalls(t *testing.T, f *fakeElector, want ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprint("calls ", want), func() bool { return fmt.Sprint(f.got()) == fmt.Sprint(want) })
+}
+
+func run(t *testing.T, c *Controller) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+func healthy() apphealth.Health {
+	return apphealth.Health{State: apphealth.Healthy, Detail: "HTTP 200 OK"}
+}
+func unhealthy() apphealth.Health {
+	return apphealth.Health{State: apphealth.Unhealthy, Detail: "HTTP 503"}
+}
+
+func TestNothingToDoByDefault(t *testing.T) {
+	for _, cfg := range []Config{
+		{Operator: true, Standing: true},
+		{Operator: false, Standing: false}, // election.candidate: false starts as an observer
+	} {
+		f := &fakeElector{}
+		c := New(f, cfg)
+		run(t, c)
+		if _, err := c.SetOperator(context.Background(), cfg.Operator); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.got(); len(got) != 0 {
+			t.Errorf("%+v: calls %v, want none", cfg, got)
+		}
+		if s := c.State(); s.Standing != cfg.Operator || s.Pending || s.App != AppDisabled {
+			t.Errorf("%+v: state %+v", cfg, s)
+		}
+	}
+}
+
+func TestAppHealthDecides(t *testing.T) {
+	f := &fakeElector{}
+	c := New(f, Config{Operator: true, AppChecked: true, Standing: false})
+	if s := c.State(); s.Standing || !s.Pending || s.App != AppUnknown {
+		t.Errorf("at start: %+v", s)
+	}
+	run(t, c)
+	// Not standing before the first passed check, for the app's sake.
+	wantCalls(t, f, "withdraw:app_unhealthy")
+	c.SetApp(healthy())
+	wantCalls(t, f, "withdraw:app_unhealthy", "stand")
+	if s := c.State(); !s.Standing || s.Pending || s.App != AppHealthy || s.AppDetail != "HTTP 200 OK" || s.Why != "" {
+		t.Errorf("healthy: %+v", s)
+	}
+	c.SetApp(unhealthy())
+	wantCalls(t, f, "withdraw:app_unhealthy", "stand", "withdraw:app_unhealthy")
+	if s := c.State(); s.Standing || s.App != AppUnhealthy || s.Why != election.LossAppUnhealthy {
+		t.Errorf("unhealthy: %+v", s)
+	}
+}
+
+func TestOperatorWins(t *testing.T) {
+	f := &fakeElector{}
+	c := New(f, Config{Operator: true, AppChecked: true, Standing: false})
+	run(t, c)
+	wantCalls(t, f, "withdraw:app_unhealthy")
+	c.SetApp(healthy())
+	wantCalls(t, f, "withdraw:app_unhealthy", "stand")
+
+	s, err := c.SetOperator(context.Background(), false)
+	if err != nil || s.Standing || s.Operator || s.Pending || s.Why != election.LossWithdrawn {
+		t.Fatalf("withdrawn: %+v, %v", s, err)
+	}
+	// An unhealthy application changes nothing while withdrawn.
+	c.SetApp(unhealthy())
+	if _, err := c.SetOperator(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	wantCalls(t, f, "withdraw:app_unhealthy", "stand", "withdraw:withdrawn")
+
+	// Restored by the operator, it still waits for a healthy application.
+	s, err = c.SetOperator(context.Background(), true)
+	if err != nil || s.Standing || !s.Operator || s.Why != election.LossAppUnhealthy {
+		t.Fatalf("restored, app unhealthy: %+v, %v", s, err)
+	}
+	c.SetApp(healthy())
+	wantCalls(t, f, "withdraw:app_unhealthy", "stand", "withdraw:withdrawn", "withdraw:app_unhealthy", "stand")
+}
+
+// A SetOperator whose context ends first returns its error with the change
+// pending; the change stays wanted and Run applies it.
+func TestSetOperatorTimesOutThenApplies(t *testing.T) {
+	f := &fakeElector{gate: make(chan struct{}), call: make(chan string, 4)}
+	c := New(f, Config{Operator: true, Standing: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error)
+	go func() {
+		_, err := c.SetOperator(ctx, false)
+		errc <- err
+	}()
+	if got := <-f.call; got != "withdraw:withdrawn" {
+		t.Fatalf("call %q", got)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if s := c.State(); !s.Pending || !s.Standing || s.Operator {
+		t.Errorf("after the timeout: %+v", s)
+	}
+	run(t, c)
+	if got := <-f.call; got != "withdraw:withdrawn" {
+		t.Fatalf("Run's call %q", got)
+	}
+	f.gate <- struct{}{}
+	wantCalls(t, f, "withdraw:withdrawn")
+	eventually(t, "applied", func() bool { s := c.State(); return !s.Pending && !s.Standing })
+}
+
+// Changes that come faster than they apply are applied as one.
+func TestChangesCoalesce(t *testing.T) {
+	f := &fakeElector{}
+	c := New(f, Config{Operator: true, AppChecked: true, Standing: false})
+	c.SetApp(unhealthy())
+	c.SetApp(healthy())
+	run(t, c)
+	wantCalls(t, f, "stand")
+}
+
+func TestRunRetries(t *testing.T) {
+	f := &fakeElector{errs: []error{errors.New("zk: connection closed"), election.ErrClosed}}
+	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Retry: time.Millisecond})
+	run(t, c)
+	wantCalls(t, f, "withdraw:app_unhealthy")
+}

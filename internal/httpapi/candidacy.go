@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/electd/electd/internal/candidacy"
+)
+
+// Candidacy is the daemon's control of whether this participant stands
+// (internal/candidacy.Controller): the operator's setting and the
+// application's health.
+type Candidacy interface {
+	// State is computed from memory.
+	State() candidacy.State
+	// SetOperator records the operator's setting and applies it, or
+	// returns ctx's error with the change still pending.
+	SetOperator(ctx context.Context, candidate bool) (candidacy.State, error)
+}
+
+// Bounds of POST /candidacy, the one endpoint that reads a body.
+const (
+	// maxCandidacyBody is far more than {"candidate": false} with any
+	// white space a person or a tool would add.
+	maxCandidacyBody = 256
+	// bodyReadTimeout bounds how long the body may take to arrive; it is
+	// read only after the token was checked.
+	bodyReadTimeout = 5 * time.Second
+	// candidacyTimeout bounds the wait for the change: a withdrawn leader
+	// hands over first (milliseconds when ZooKeeper answers).
+	candidacyTimeout = 10 * time.Second
+)
+
+// candidacyBody is the JSON of GET and POST /candidacy.
+type candidacyBody struct {
+	ID string `json:"id"`
+	// Candidate is the operator's setting: election.candidate, then POST
+	// /candidacy.
+	Candidate bool `json:"candidate"`
+	// Standing is whether this participant stands now (the election's
+	// Status.Candidate): it needs both the operator's setting and a
+	// healthy application.
+	Standing bool `json:"standing"`
+	// Pending says the election has not taken the wanted standing yet.
+	Pending bool `json:"pending"`
+	// AppHealth is disabled (no app.health_url), unknown (not checked
+	// enough yet), healthy or unhealthy; AppDetail the last check's outcome.
+	AppHealth candidacy.AppState `json:"app_health"`
+	AppDetail string             `json:"app_detail,omitempty"`
+	// Reason is /healthz/leader's reason.
+	Reason string `json:"reason"`
+}
+
+func newCandidacyBody(st statusReader, c Candidacy) candidacyBody {
+	s, es := c.State(), st.Status()
+	return candidacyBody{
+		ID: es.ID, Candidate: s.Operator, Standing: es.Candidate, Pending: s.Pending,
+		AppHealth: s.App, AppDetail: s.AppDetail, Reason: es.Reason,
+	}
+}
+
+// getCandidacy serves GET /candidacy, from memory.
+func getCandidacy(el statusReader, c Candidacy) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, newCandidacyBody(el, c))
+	}
+}
+
+// candidacyRequest is POST /candidacy's body; Candidate is required.
+type candidacyRequest struct {
+	Candidate *bool `json:"candidate"`
+}
+
+// takesBody reports whether r is POST /candidacy, the one request with a
+// body: noBody lets it through and postCandidacy bounds it.
+func takesBody(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/candidacy"
+}
+
+// postCandidacy serves POST /candidacy: {"candidate": false} withdraws this
+// participant (a leader hands over as on release), {"candidate": true}
+// lets it stand again (at the back of the queue). 200 once the election
+// has it; 202 with "pending": true when it did not within
+// candidacyTimeout (the setting holds and electd keeps applying it).
+func postCandidacy(el statusReader, c Candidacy, token string, log *slog.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !admit(w, r, token, log) {
+			dropBody(w)
+			return
+		}
+		want, code, msg := readCandidacy(w, r)
+		if code != 0 {
+			dropBody(w)
+			writeError(w, code, msg)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), candidacyTimeout)
+		defer cancel()
+		s, err := c.SetOperator(ctx, want)
+		log.Info("candidacy set on request", "candidate", want, "standing", s.Standing, "remote", r.RemoteAddr, "err", err)
+		switch {
+		case err == nil:
+			writeJSON(w, http.StatusOK, newCandidacyBody(el, c))
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+			writeJSON(w, http.StatusAccepted, newCandidacyBody(el, c))
+		default:
+			writeError(w, http.StatusServiceUnavailable, "candidacy recorded, not applied yet: "+err.Error())
+		}
+	}
+}
+
+// readCandidacy reads and checks the body: one JSON object with the one
+// key "candidate", a boolean. On a bad body it returns a 4xx code and why.
+func readCandidacy(w http.ResponseWriter, r *http.Request) (want bool, code int, msg string) {
+	tooLarge := "the body is larger than " + strconv.Itoa(maxCandidacyBody) + ` bytes; send {"candidate": false} or {"candidate": true}`
+	if r.ContentLength > maxCandidacyBody {
+		return false, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout)) // a test recorder cannot
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCandidacyBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return false, http.StatusRequestEntityTooLarge, tooLarge
+	case err != nil:
+		return false, http.StatusBadRequest, "cannot read the body: " + err.Error()
+	}
+	var req candidacyRequest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return false, http.StatusBadRequest, `the body is not {"candidate": true|false}: ` + err.Error()
+	}
+	if dec.More() || dec.InputOffset() != int64(len(bytes.TrimRight(b, " \t\r\n"))) {
+		return false, http.StatusBadRequest, `the body holds more than one JSON value; send {"candidate": true|false}`
+	}
+	if req.Candidate == nil {
+		return false, http.StatusBadRequest, `"candidate" is missing; send {"candidate": true|false}`
+	}
+	return *req.Candidate, 0, ""
+}
+
+// dropBody gives up on the rest of a refused request's body, as noBody
+// does: the connection closes after the answer and the server stops
+// reading at once, so a client that announced a body and never sends it
+// holds nothing.
+func dropBody(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now()) // a test recorder cannot
+	w.Header().Set("Connection", "close")
+}
+
+// admit checks the admin token of a mutating request, answering 403 when
+// none is configured and 401 when it is missing or wrong; it reports
+// whether the request may go on.
+func admit(w http.ResponseWriter, r *http.Request, token string, log *slog.Logger) bool {
+	if token == "" {
+		writeError(w, http.StatusForbidden, tokenDisabled)
+		return false
+	}
+	if msg, challenge := checkBearer(r, token); msg != "" {
+		log.Warn(r.Method+" "+r.URL.Path+" refused", "remote", r.RemoteAddr, "reason", msg)
+		w.Header().Set("WWW-Authenticate", challenge)
+		writeError(w, http.StatusUnauthorized, msg)
+		return false
+	}
+	return true
+}
+
+// selfCandidacy fills /leader's self.app_healthy: left out without
+// app.health_url (or a nil c), false until the first check passed.
+func selfCandidacy(s *selfJSON, c Candidacy) {
+	if c == nil {
+		return
+	}
+	if st := c.State(); st.App != candidacy.AppDisabled {
+		healthy := st.App == candidacy.AppHealthy
+		s.AppHealthy = &healthy
+	}
+}
