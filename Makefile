@@ -18,21 +18,28 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## install the Debian packages the tests need, if any is missing (as root)
+deps: ## install what the tests need: Debian packages (as root), then the test tools once per machine
 	@bash scripts/install-deps.sh
+	$(GO) run ./internal/kubetest/prebuild
+	@$(MAKE) --no-print-directory tools
 
 .PHONY: test
-test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator interop, demo)
+test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator, API server, browser), then a brief fuzz
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+	@$(MAKE) --no-print-directory fuzz
 
-# The configuration fuzz targets, each briefly (their seed corpora in
-# testdata/fuzz run with every `go test`). For `make test`: add fuzz-config.
-FUZZTIME ?= 5s
-.PHONY: fuzz-config
-fuzz-config: ## fuzz config parsing briefly (FUZZTIME=5s each)
+# Every fuzz target briefly: their seed corpora (testdata/fuzz) already run
+# with every `go test`; this also explores for FUZZTIME each.
+FUZZTIME ?= 3s
+.PHONY: fuzz
+fuzz: ## run each fuzz target for FUZZTIME (3s): configuration, query, Accept and Authorization parsing
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./cmd/electd
 	$(GO) test -run '^$$' -fuzz '^FuzzParseYAML$$' -fuzztime $(FUZZTIME) ./internal/config
+	$(GO) test -run '^$$' -fuzz '^FuzzQuery$$' -fuzztime $(FUZZTIME) ./internal/httpapi
+	$(GO) test -run '^$$' -fuzz '^FuzzAccept$$' -fuzztime $(FUZZTIME) ./internal/httpapi
+	$(GO) test -run '^$$' -fuzz '^FuzzAuthorization$$' -fuzztime $(FUZZTIME) ./internal/httpapi
+
 .PHONY: unit
 unit: ## the unit tests alone, in seconds: no ZooKeeper, Java or electd process (go test -short)
 	$(GO) test -short -count=1 ./...
@@ -66,7 +73,7 @@ lint: ## gofmt and go vet
 	$(GO) vet ./...
 
 .PHONY: tools
-tools: ## build the programs tests run (Helm, promcheck) into ~/.cache/electd-tools once; minutes the first time
+tools: ## build the programs tests run (Helm, promcheck) into ~/.cache/electd-tools once; minutes the first time (make deps does)
 	$(GO) test -count=1 -run '^(TestHelmVersion|TestPromcheckRejectsBadPromQL)$$' ./deploy/helm ./deploy/prometheus
 
 .PHONY: dist
