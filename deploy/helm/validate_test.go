@@ -215,16 +215,6 @@ func (k *kubelet) volumeFiles(t *testing.T, v *corev1.Volume) (map[string]string
 	return files, nil
 }
 
-// cleanEnviron is the test's environment without electd's own variables.
-func cleanEnviron() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ELECTD_") && !strings.HasPrefix(kv, "POD_") && !strings.HasPrefix(kv, "KUBERNETES_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
 
 // The Secrets as an operator makes them with --from-file: a trailing
 // newline, which electd trims.
@@ -293,7 +283,7 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 				t.Fatalf("the kubelet would not start electd: %v", err)
 			}
 			cmd := exec.Command(electd, "--validate")
-			cmd.Env = append(cleanEnviron(), env...)
+			cmd.Env = append(electdtest.CleanEnviron(), env...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {

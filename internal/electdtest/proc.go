@@ -144,11 +144,12 @@ func Launch(bin string, s Spec) (*Proc, error) {
 	return p, nil
 }
 
-// CleanEnviron is the caller's environment without ELECTD_* variables and POD_NAME.
+// CleanEnviron is the caller's environment without what electd reads from it:
+// ELECTD_*, POD_* (the downward API) and KUBERNETES_* (the API server).
 func CleanEnviron() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ELECTD_") && !strings.HasPrefix(kv, "POD_NAME=") {
+		if !strings.HasPrefix(kv, "ELECTD_") && !strings.HasPrefix(kv, "POD_") && !strings.HasPrefix(kv, "KUBERNETES_") {
 			out = append(out, kv)
 		}
 	}

@@ -1,12 +1,9 @@
 package kube_test
 
 import (
-	"io"
-	"net"
+	"context"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,101 +20,62 @@ func buildElectd(t *testing.T) string {
 
 const adminToken = "e2e-admin"
 
-// proc is one electd process; its pod is the API object of the same name.
+// proc is one electd process (internal/electdtest); its pod is the API
+// object of the same name.
 type proc struct {
-	t      *testing.T
-	id     string
-	addr   string
-	log    string
-	cmd    *exec.Cmd
-	exited chan struct{}
+	*electdtest.Proc
+	t    *testing.T
+	id   string
+	addr string
 }
 
-var httpc = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}
-
+// startElectd runs electd as pod id: configured by env on top of its id,
+// HTTP address and admin token.
 func startElectd(t *testing.T, bin, id string, env []string) *proc {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := electdtest.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	p := &proc{t: t, id: id, addr: addr, log: filepath.Join(t.TempDir(), id+".log"), exited: make(chan struct{})}
-	f, err := os.Create(p.log)
+	env = append([]string{"ELECTD_ID=" + id, "ELECTD_HTTP_ADDR=" + addr, "ELECTD_ADVERTISE=" + addr,
+		"ELECTD_HTTP_ADMIN_TOKEN=" + adminToken, "ELECTD_LOG_FORMAT=text"}, env...)
+	ep, err := electdtest.Launch(bin, electdtest.Spec{Name: id, Addr: addr, Env: env, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(bin)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ELECTD_") && !strings.HasPrefix(kv, "POD_") && !strings.HasPrefix(kv, "KUBERNETES_") {
-			p.cmd.Env = append(p.cmd.Env, kv)
-		}
-	}
-	p.cmd.Env = append(p.cmd.Env, "ELECTD_ID="+id, "ELECTD_HTTP_ADDR="+addr, "ELECTD_ADVERTISE="+addr,
-		"ELECTD_HTTP_ADMIN_TOKEN="+adminToken, "ELECTD_LOG_FORMAT=text")
-	p.cmd.Env = append(p.cmd.Env, env...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.cmd.Wait()
-		f.Close()
-		close(p.exited)
-	}()
 	t.Cleanup(func() {
-		if p.alive() {
-			p.cmd.Process.Signal(syscall.SIGCONT)
-			p.cmd.Process.Kill()
-			<-p.exited
-		}
+		ep.Kill()
 		if t.Failed() {
-			b, _ := os.ReadFile(p.log)
-			t.Logf("log of %s:\n%s", p.id, b)
+			t.Logf("log of %s:\n%s", id, ep.LogTail(400))
 		}
 	})
-	return p
+	return &proc{Proc: ep, t: t, id: id, addr: addr}
 }
 
-func (p *proc) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (p *proc) alive() bool { return p.Alive() }
 
 func (p *proc) signal(sig syscall.Signal) {
 	p.t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := p.Signal(sig); err != nil {
 		p.t.Fatalf("%s: %v: %v", p.id, sig, err)
 	}
 }
 
 func (p *proc) waitExit(timeout time.Duration) {
 	p.t.Helper()
-	select {
-	case <-p.exited:
-	case <-time.After(timeout):
+	if _, ok := p.Wait(timeout); !ok {
 		p.t.Fatalf("%s did not exit within %v", p.id, timeout)
 	}
 }
 
 func (p *proc) do(method, path, token string) (int, string) {
-	req, _ := http.NewRequest(method, "http://"+p.addr+path, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := httpc.Do(req)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	code, body, err := p.Do(ctx, method, path, token)
 	if err != nil {
 		return 0, err.Error()
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return code, string(body)
 }
 
 func (p *proc) leads() bool {
@@ -125,13 +83,10 @@ func (p *proc) leads() bool {
 	return code == http.StatusOK
 }
 
-func (p *proc) logHas(s string) bool {
-	b, _ := os.ReadFile(p.log)
-	return strings.Contains(string(b), s)
-}
+func (p *proc) logHas(s string) bool { return p.LogHas(s) }
 
 func (p *proc) logCount(s string) int {
-	b, _ := os.ReadFile(p.log)
+	b, _ := os.ReadFile(p.LogPath)
 	return strings.Count(string(b), s)
 }
 
