@@ -215,7 +215,6 @@ func (k *kubelet) volumeFiles(t *testing.T, v *corev1.Volume) (map[string]string
 	return files, nil
 }
 
-
 // The Secrets as an operator makes them with --from-file: a trailing
 // newline, which electd trims.
 var (
