@@ -122,12 +122,27 @@
         return;
       }
       // Refused (503 past http.max_streams) or not a stream: the browser
-      // gives up, so retry by hand, slowly.
+      // gives up, so retry by hand, slowly, and meanwhile read what the
+      // stream would have said.
       es.close();
       source = null;
       setConn("down", "Live updates unavailable (/events refused); retrying every " + RETRY_MS / 1000 + " s.");
       retryTimer = setTimeout(connect, RETRY_MS);
+      readLeader();
     };
+  }
+
+  // readLeader stands in for the stream while it is refused: GET /leader
+  // answers the JSON of its events (503 with "leader": null when none).
+  async function readLeader() {
+    let r;
+    try {
+      r = await getJSON("/leader");
+    } catch (e) {
+      return; // electd is unreachable: the next retry tries again
+    }
+    if (source !== null || !r.body || !r.body.self) return; // the stream is back: it is newer
+    show(r.body);
   }
 
   function disconnect() {
@@ -147,7 +162,12 @@
     } catch (e) {
       return;
     }
-    view.event = data;
+    show(data);
+  }
+
+  // show draws the /leader JSON d and re-reads what it may have changed.
+  function show(d) {
+    view.event = d;
     renderLeader();
     renderSelf();
     rereadLists();
@@ -165,6 +185,7 @@
     setText("leader-advertise", l ? orDash(l.advertise) : "–");
     setText("leader-node", l ? l.node : "–");
     $("leader-id").dataset.known = l ? "yes" : "no";
+    document.title = "electd: " + (l ? l.id + " leads" : "no leader known");
   }
 
   function renderSelf() {
@@ -211,7 +232,7 @@
     const left = leaseLeft();
     bar.max = Math.max(view.leaseMax, 1);
     bar.value = left;
-    setText("lease-text", left > 0 ? (left / 1000).toFixed(1) + " s certain" : "ran out: waiting for a renewal");
+    setText("lease-text", left > 0 ? (left / 1000).toFixed(1) + " s left" : "ran out: waiting for a renewal");
   }
 
   // ---- queue and history ---------------------------------------------------
