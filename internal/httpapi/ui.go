@@ -19,10 +19,11 @@ import (
 var uiFiles embed.FS
 
 // pageCSP lets the page run its own script and style only, talk to its own
-// origin only (the API and /events), and be framed by nobody: a value that
-// slipped into the page as HTML could neither run nor send anything away.
+// origin only (the API and /events), load nothing else (no images, fonts or
+// frames), and be framed by nobody: a value that slipped into the page as
+// HTML could neither run, nor load anything, nor send anything away.
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
-	"img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // asset is one embedded file, ready to serve.
 type asset struct {

@@ -110,7 +110,6 @@ func TestStatusPageCSP(t *testing.T) {
 		"script-src":      "'self'",
 		"style-src":       "'self'",
 		"connect-src":     "'self'",
-		"img-src":         "'self'",
 		"base-uri":        "'none'",
 		"form-action":     "'none'",
 		"frame-ancestors": "'none'",
