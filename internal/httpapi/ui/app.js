@@ -26,7 +26,6 @@
     health: null, // the last /healthz/leader answer
     leaseAt: 0, // performance.now() when that request was sent
     leaseMax: 0, // the longest lease seen: the bar's full length
-    history: [],
   };
 
   // ---- helpers -----------------------------------------------------------
@@ -249,6 +248,8 @@
     }
     setText("queue-note", "In queue order: the first participant leads. " + r.body.length + " participant" +
       (r.body.length === 1 ? "" : "s") + ".");
+    // This electd's row, by id: each of several participants sharing the
+    // id (electd_duplicate_ids_total counts them) is marked.
     const self = view.event ? view.event.self.id : null;
     const rows = r.body.map((p, i) => {
       const tr = document.createElement("tr");
@@ -270,7 +271,6 @@
       setText("history-note", "Cannot read /history: " + errorText(r));
       return;
     }
-    view.history = r.body;
     setText("history-note", "Newest first, as this participant saw them.");
     const newest = r.body[r.body.length - 1];
     // The session is this participant's, as of its last transition: every
