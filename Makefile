@@ -56,7 +56,8 @@ chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real 
 	$(GO) test -race -v -run Chaos -count=1 -timeout 60m ./internal/chaos/... -args -chaos.long
 
 .PHONY: screenshot
-screenshot: deps ## the status page in headless Chromium against a real election, saved as docs/status-page.png
+screenshot: ## the status page in headless Chromium against a real election, saved as docs/status-page.png
+	@bash scripts/install-deps.sh zookeeper chromium
 	$(GO) test -count=1 -run '^TestStatusPageInBrowser$$' ./internal/uitest -args -screenshot-to=$(CURDIR)/docs/status-page.png
 
 .PHONY: bench
