@@ -62,6 +62,11 @@ demo-ci: build ## the demo without pauses; fails if a step fails
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper
 	$(GO) test -race -v -run Chaos -count=1 -timeout 60m ./internal/chaos/... -args -chaos.long
 
+.PHONY: screenshot
+screenshot: ## the status page in headless Chromium against a real election, saved as docs/status-page.png
+	@bash scripts/install-deps.sh zookeeper chromium
+	$(GO) test -count=1 -run '^TestStatusPageInBrowser$$' ./internal/uitest -args -screenshot-to=$(CURDIR)/docs/status-page.png
+
 .PHONY: bench
 bench: ## benchmarks, no tests
 	$(GO) test -run '^$$' -bench . -benchmem ./...

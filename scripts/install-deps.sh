@@ -8,7 +8,8 @@
 # The full set also needs a Java compiler (the Curator interop tests compile
 # a small Java program): when javac is missing, default-jdk-headless is added.
 # etcd-server is the storage of the kube-apiserver that internal/kubetest
-# builds and runs for the Kubernetes tests.
+# builds and runs for the Kubernetes tests; chromium is the headless browser
+# internal/uitest drives the status page in.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly
@@ -23,6 +24,7 @@ ALL_PACKAGES=(
 	python3-kazoo
 	python3-yaml
 	etcd-server
+	chromium
 )
 
 need_jdk=0

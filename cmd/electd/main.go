@@ -24,6 +24,7 @@ import (
 
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/history"
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/metrics"
 )
@@ -155,6 +156,7 @@ type daemon struct {
 	kube           *kube.Labeler      // nil unless a leader label or Lease is configured
 	cancelRequests context.CancelFunc // ends long polls and /events streams
 	follow         *following         // app health, candidacy, exec mode (follow.go)
+	history        *history.Log       // GET /history and the status page, fed by serve
 }
 
 // newDaemon listens, starts the ZooKeeper session and builds the election
@@ -197,13 +199,14 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 	}
 	d.follow = newFollowing(cfg, d.el, reg, d.log)
 	apiEl, switcher := d.follow.api()
+	d.history = history.New(history.DefaultSize, time.Now)
 
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel
 	api := apiConfig{
 		opts: sopts, certs: certs, adminToken: cfg.HTTP.AdminToken, live: d.live,
 		reg: reg, path: cfg.path(), droppedLines: logs.Dropped, log: d.log,
-		candidacy: d.follow, switchover: switcher,
+		candidacy: d.follow, switchover: switcher, history: d.history,
 	}
 	if d.kube != nil {
 		api.kube = func() any { return d.kube.Status() }
@@ -236,6 +239,10 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncW
 	g.Go(d.http.serve)
 	g.Go(func() error {
 		d.follow.run(runCtx, quit)
+		return nil
+	})
+	g.Go(func() error {
+		d.history.Feed(d.el.Observe(runCtx)) // until the election stops
 		return nil
 	})
 	g.Go(func() error {

@@ -116,8 +116,9 @@ type apiConfig struct {
 	droppedLines func() uint64
 	kube         func() any // the label mirror's state for /leader, or nil
 	log          *slog.Logger
-	candidacy    httpapi.Candidacy // GET/POST /candidacy
-	switchover   httpapi.Switcher  // POST /leader/release?to=
+	candidacy    httpapi.Candidacy     // GET/POST /candidacy
+	switchover   httpapi.Switcher      // POST /leader/release?to=
+	history      httpapi.HistoryReader // GET /history
 }
 
 // newAPIServer builds the HTTP server of el on ln: the API within the
@@ -141,6 +142,7 @@ func newAPIServer(ln net.Listener, el httpapi.Election, c apiConfig, base contex
 		Candidacy:  c.candidacy,
 		Switchover: c.switchover,
 		Kubernetes: c.kube,
+		History:    c.history,
 	})
 	return newHTTPServer(limit, api, c.certs, base, errLog)
 }

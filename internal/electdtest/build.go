@@ -156,7 +156,8 @@ func sourceKey(root string, args []string) (string, error) {
 
 // buildInputs lists, relative to root and sorted, go.mod, go.sum and every Go or assembly
 // file the go tool could compile into a package of the module: not tests, not under
-// testdata or a directory the go tool ignores (".x", "_x"), not in a nested module.
+// testdata or a directory the go tool ignores (".x", "_x"), not in a nested module; and
+// the files those Go files embed (embed.go).
 func buildInputs(root string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -188,6 +189,11 @@ func buildInputs(root string) ([]string, error) {
 		files = append(files, rel)
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	embedded, err := embedInputs(root, files)
+	files = append(files, embedded...)
 	slices.Sort(files)
-	return files, err
+	return slices.Compact(files), err
 }

@@ -1,6 +1,7 @@
 // Package httpapi serves electd's HTTP API (docs/DESIGN.md, "HTTP API"): who
 // leads, whether this participant leads, liveness, readiness, the queue,
-// a stream of changes, and an admin release.
+// a stream of changes, an admin release, the recent transitions, and a
+// status page for people (GET /) built on the rest.
 //
 // Every answer on /leader, /healthz* and /metrics comes from memory
 // (Election.Status, the metrics handler): none waits on ZooKeeper.
@@ -77,6 +78,9 @@ type Options struct {
 	// Kubernetes, when set, is the leader label and Lease mirror's state,
 	// shown under "kubernetes" on GET /leader.
 	Kubernetes func() any
+	// History serves GET /history, the recent transitions the status page
+	// (GET /) shows; nil answers 404.
+	History HistoryReader
 }
 
 // Defaults of Options.
@@ -146,7 +150,11 @@ func NewRouter(el Election, opts Options) http.Handler {
 			get(r, "/candidacy", getCandidacy(el, opts.Candidacy))
 			r.Post("/candidacy", postCandidacy(el, opts.Candidacy, opts.AdminToken, opts.Logger))
 		}
+		if opts.History != nil {
+			get(r, "/history", historyHandler(opts.History))
+		}
 	})
+	routeUI(r)
 	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients"), opts.Candidacy))
 	if opts.Metrics != nil {
 		get(r, "/metrics", opts.Metrics.ServeHTTP)

@@ -1,0 +1,203 @@
+// Package history keeps the last transitions of one participant's election
+// in memory, for GET /history (docs/DESIGN.md, "HTTP API"): who led with
+// which fencing token, when this participant was elected or revoked, and
+// when its connection state, session or candidacy changed.
+//
+// A Log is fed the statuses of (*election.Elector).Observe. Observe gives a
+// slow reader the latest status and may skip intermediate ones, so the log
+// holds the transitions between the statuses it was given: a leader that
+// came and went between two of them is not in it. It holds at most its size
+// in entries, dropping the oldest first, so its memory is bounded whatever
+// happens to the election.
+package history
+
+import (
+	"sync"
+	"time"
+
+	"github.com/electd/electd/internal/election"
+)
+
+// DefaultSize is the number of entries a Log keeps unless told otherwise.
+const DefaultSize = 100
+
+// Kind is what a transition was.
+type Kind string
+
+const (
+	// Elected: this participant began to lead.
+	Elected Kind = "elected"
+	// Revoked: this participant stopped leading; the entry's token is the
+	// one of the leadership it lost.
+	Revoked Kind = "revoked"
+	// Leader: the leader this participant sees changed (or is no longer
+	// known).
+	Leader Kind = "leader"
+	// State: this participant's connection state, session, candidacy or
+	// reason changed; the first entry of a Log is one.
+	State Kind = "state"
+)
+
+// Entry is one transition.
+type Entry struct {
+	// Seq numbers the entries of a Log from 1, so that a reader can tell
+	// new entries from ones it has seen even after old ones were dropped.
+	Seq  uint64
+	Time time.Time
+	Kind Kind
+	// LeaderID is the leader's id after the transition; "" with HasLeader
+	// false when no leader is known.
+	LeaderID  string
+	HasLeader bool
+	// FencingToken is the token of the leadership the entry is about: the
+	// one lost (Revoked), won (Elected), or the leader's (Leader, State).
+	// Meaningful only when HasToken.
+	FencingToken int64
+	HasToken     bool
+	// Reason is this participant's reason after the transition
+	// (election.Status.Reason), e.g. "following web-1" or "lease expired".
+	Reason    string
+	State     election.State
+	Candidate bool
+	Session   int64 // this participant's session id; 0 before the first
+}
+
+// Log is a bounded record of transitions. Its methods are safe for
+// concurrent use.
+type Log struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	ring    []Entry // ring[(start+i)%len(ring)], i < n, oldest first
+	start   int
+	n       int
+	seq     uint64
+	prev    election.Status
+	started bool
+}
+
+// New returns a Log of at most size entries (DefaultSize when size < 1)
+// that timestamps entries with now.
+func New(size int, now func() time.Time) *Log {
+	if size < 1 {
+		size = DefaultSize
+	}
+	return &Log{now: now, ring: make([]Entry, size)}
+}
+
+// Feed adds every status received from ch until ch is closed, as from
+// (*election.Elector).Observe, whose channel closes when its ctx ends or
+// the elector stops.
+func (l *Log) Feed(ch <-chan election.Status) {
+	for st := range ch {
+		l.Add(st)
+	}
+}
+
+// Add records the transitions from the last status added to st. The first
+// status added is recorded as a State entry, and a Leader entry when it
+// knows a leader.
+func (l *Log) Add(st election.Status) {
+	at := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	prev, started := l.prev, l.started
+	l.prev, l.started = st, true
+	if !started {
+		l.push(newEntry(at, State, st, st))
+		if st.Leader != nil {
+			l.push(newEntry(at, Leader, st, st))
+		}
+		return
+	}
+	for _, k := range Transitions(prev, st) {
+		l.push(newEntry(at, k, prev, st))
+	}
+}
+
+// Last returns the newest n entries, oldest first; all of them when n < 1
+// or n exceeds what the log holds.
+func (l *Log) Last(n int) []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n < 1 || n > l.n {
+		n = l.n
+	}
+	out := make([]Entry, n)
+	for i := range out {
+		out[i] = l.ring[(l.start+l.n-n+i)%len(l.ring)]
+	}
+	return out
+}
+
+// Size is the most entries the log keeps.
+func (l *Log) Size() int { return len(l.ring) }
+
+func (l *Log) push(e Entry) {
+	l.seq++
+	e.Seq = l.seq
+	if l.n < len(l.ring) {
+		l.ring[(l.start+l.n)%len(l.ring)] = e
+		l.n++
+		return
+	}
+	l.ring[l.start] = e // the oldest goes
+	l.start = (l.start + 1) % len(l.ring)
+}
+
+// Transitions lists what changed from prev to st, in the order it is
+// recorded: a leadership lost, the new leader, a leadership won, then any
+// other change of this participant (State). A change of reason alone is a
+// State entry only when nothing else explains it.
+func Transitions(prev, st election.Status) []Kind {
+	var out []Kind
+	if prev.IsLeader && !st.IsLeader {
+		out = append(out, Revoked)
+	}
+	if leaderChanged(prev.Leader, st.Leader) {
+		out = append(out, Leader)
+	}
+	if !prev.IsLeader && st.IsLeader {
+		out = append(out, Elected)
+	}
+	switch {
+	case prev.State != st.State, prev.SessionID != st.SessionID, prev.Candidate != st.Candidate,
+		prev.Misconfigured != st.Misconfigured:
+		out = append(out, State)
+	case len(out) == 0 && prev.Why != st.Why:
+		out = append(out, State)
+	}
+	return out
+}
+
+// leaderChanged compares leaders as the election does: by node, session and
+// id; an advertise address published late is not a new leader.
+func leaderChanged(a, b *election.Participant) bool {
+	if a == nil || b == nil {
+		return (a == nil) != (b == nil)
+	}
+	return a.ID != b.ID || a.Node != b.Node || a.Session != b.Session
+}
+
+// newEntry describes the transition of kind k from prev to st.
+func newEntry(at time.Time, k Kind, prev, st election.Status) Entry {
+	e := Entry{
+		Time:      at,
+		Kind:      k,
+		Reason:    st.Reason,
+		State:     st.State,
+		Candidate: st.Candidate,
+		Session:   st.SessionID,
+	}
+	if l := st.Leader; l != nil {
+		e.LeaderID, e.HasLeader = l.ID, true
+		e.FencingToken, e.HasToken = l.FencingToken, true
+	}
+	switch k {
+	case Revoked:
+		e.FencingToken, e.HasToken = prev.FencingToken, true
+	case Elected:
+		e.FencingToken, e.HasToken = st.FencingToken, true
+	}
+	return e
+}
