@@ -45,6 +45,15 @@ const (
 	evMembers                   // queue leader: a node joined or left the path
 )
 
+// String names a watch's kind in debug lines.
+func (k eventKind) String() string {
+	names := [...]string{"predecessor", "leader", "own", "children", "term", "timer", "members"}
+	if int(k) < len(names) {
+		return names[k]
+	}
+	return "unknown"
+}
+
 type event struct {
 	kind eventKind
 	gen  uint64
@@ -305,6 +314,7 @@ func (e *Elector) watch(ch <-chan zk.Event, kind eventKind, node string) {
 			if !ok {
 				return
 			}
+			e.log.Debug("watch fired", "watch", kind.String(), "node", node, "event", ev.Type.String())
 			select {
 			case e.events <- event{kind: kind, gen: gen, node: node, zk: ev}:
 			case <-e.done:

@@ -265,6 +265,7 @@ func (q *queueRecipe) recheck() error {
 	if err != nil {
 		return fmt.Errorf("re-check: %w", err)
 	}
+	e.log.Debug("re-checked the queue", "children", len(kids))
 	if foreign := foreignNodes(e.cfg.Mode, kids); len(foreign) > 0 {
 		e.deleteNode(l.node)
 		e.forgetNode(LossSuspended)

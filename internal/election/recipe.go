@@ -85,6 +85,7 @@ func (e *Elector) takeLead(data []byte, stat *zk.Stat) time.Time {
 		v.holds, v.joined, v.node, v.nodeSession = true, true, l.node, l.sid
 		v.token, v.leader, v.observedAt, v.refused = self.FencingToken, &self, e.wallNow(), ""
 	})
+	e.log.Debug("claimed", "node", l.node)
 	return claimedAt
 }
 
