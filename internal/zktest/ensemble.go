@@ -21,6 +21,12 @@ type Options struct {
 	SyncLimit   int           // default 5
 	PeerProxies bool          // route every server's quorum+election traffic to each peer through its own Proxy, so Isolate works
 	TLS         *TLS          // also serve clients over TLS on a secure port of each member (see tls.go)
+	// Heap is each server JVM's -Xmx, e.g. "1g"; default "256m". Benchmarks with thousands
+	// of sessions need more.
+	Heap string
+	// ForceSync fsyncs the transaction log before acknowledging each write, as ZooKeeper
+	// does by default; default false (forceSync=no), which tests want for speed.
+	ForceSync bool
 }
 
 // Timeouts used when starting.
@@ -42,6 +48,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.SyncLimit == 0 {
 		o.SyncLimit = 5
+	}
+	if o.Heap == "" {
+		o.Heap = "256m"
 	}
 	switch {
 	case o.Servers < 1:
@@ -192,7 +201,9 @@ func (e *Ensemble) writeConfig(m *Member) error {
 	b.WriteString("admin.enableServer=false\n")
 	b.WriteString("4lw.commands.whitelist=*\n")
 	b.WriteString("maxClientCnxns=0\n") // tests open many connections from one address
-	b.WriteString("forceSync=no\n")     // no fsync per write: a killed JVM loses nothing, a crashed machine might
+	if !e.opts.ForceSync {
+		b.WriteString("forceSync=no\n") // no fsync per write: a killed JVM loses nothing, a crashed machine might
+	}
 	if e.opts.TLS != nil {
 		b.WriteString(e.opts.TLS.config(m.secure.port))
 	}
@@ -220,7 +231,7 @@ func portOf(addr string) string {
 
 func (e *Ensemble) jvmArgs(cfg string) []string {
 	return []string{
-		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Xmx" + e.opts.Heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",
