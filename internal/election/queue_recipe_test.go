@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,6 +332,42 @@ func TestQueueDuplicateIDsCounted(t *testing.T) {
 	u.settle()
 	if rec.dups != 1 {
 		t.Fatalf("duplicate ids counted %d times, want 1", rec.dups)
+	}
+}
+
+// A newcomer to a long queue checks ids at its head only (dupCheckMax), so
+// that joining costs a bounded number of reads whatever the queue's length.
+func TestQueueDuplicateCheckBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		dupAt int // position of the other node with our id
+		dups  int
+	}{
+		{"duplicate at the head", 3, 1},
+		{"duplicate past the head", 80, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &countRecorder{}
+			u := newUnit(t, Config{ID: "web-1", Recorder: rec})
+			const n = 100 // > 80 > dupCheckMax
+			for i := range n {
+				id := "other-" + strconv.Itoa(i)
+				if i == tc.dupAt {
+					id = "web-1"
+				}
+				u.other(int64(0x2000+i), id)
+			}
+			u.settle()
+			if rec.dups != tc.dups {
+				t.Errorf("duplicate ids counted %d times, want %d", rec.dups, tc.dups)
+			}
+			if reads := u.e.Counters().Reads; reads > dupCheckMax+10 {
+				t.Errorf("joining a queue of %d cost %d reads, want at most %d", n+1, reads, dupCheckMax+10)
+			}
+			if u.e.ownToken() == 0 {
+				t.Error("own fencing token not read")
+			}
+		})
 	}
 }
 
