@@ -50,8 +50,17 @@ demo-ci: build ## the demo without pauses; fails if a step fails
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper
 	$(GO) test -race -v -run Chaos -count=1 -timeout 60m ./internal/chaos/... -args -chaos.long
 
+# The bench (BENCHMARKS.md): handoff against Curator and ZooKeeper's floor,
+# failover, ZooKeeper load, scale and footprint, in about 15 minutes on two
+# cores. BENCHFLAGS picks sections and sizes, e.g. BENCHFLAGS='-only handoff,curator'
+# (go run ./cmd/electd-bench -h lists them).
+BENCHFLAGS ?=
 .PHONY: bench
-bench: ## benchmarks, no tests
+bench: build ## the bench: handoff vs Curator, failover, ZooKeeper load, scale, footprint (BENCHFLAGS=...)
+	$(GO) run ./cmd/electd-bench -electd $(BIN) $(BENCHFLAGS)
+
+.PHONY: microbench
+microbench: ## Go microbenchmarks (go test -bench), no tests
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: lint
