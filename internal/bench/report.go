@@ -125,6 +125,13 @@ func writeScale(w io.Writer, s *ScaleResult) {
 		}
 		fmt.Fprintf(w, "  %-22s %10s %34s %9s %12.1f %8.1f %10s %10s\n", name, joined, h, medianInt(p.Requests),
 			p.IdleRate, p.Syncs, kib(p.HeapPer), kib(p.RSSPer))
+		if len(p.Milestones) > 0 && p.N >= 1000 {
+			fmt.Fprintf(w, "    joined over time:")
+			for _, m := range p.Milestones {
+				fmt.Fprintf(w, " %d@%.1fs", m.Joined, m.At.Seconds())
+			}
+			fmt.Fprintln(w)
+		}
 		if p.Err != "" {
 			fmt.Fprintf(w, "    stopped: %s\n", p.Err)
 		}

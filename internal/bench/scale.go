@@ -36,7 +36,9 @@ type ScalePoint struct {
 	// Per participant: Go heap in use (includes go-zookeeper's 1.5 MiB
 	// buffers, mostly never touched) and resident memory, after a GC.
 	HeapPer, RSSPer int64
-	Err             string
+	// Milestones: when each tenth had joined.
+	Milestones []Milestone
+	Err        string
 }
 
 // joinLimit bounds the wait for a size to join.
@@ -106,7 +108,7 @@ func scaleBaseline(ctx context.Context, env *env, ens *zktest.Ensemble, c *crowd
 		return nil, err
 	}
 	for i := range env.cfg.Warmup + env.cfg.Rounds {
-		if err := awaitJoined(ctx, ms, 30*time.Second, 0); err != nil {
+		if _, err := awaitJoined(ctx, ms, time.Now(), 30*time.Second, 0); err != nil {
 			return nil, err
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil { // the successor's lease
@@ -139,7 +141,7 @@ func scaleOne(ctx context.Context, env *env, ens *zktest.Ensemble, c *crowd, n i
 	start := time.Now()
 	ms, err := c.start(ctx, path, "p-", n, 64)
 	if err == nil {
-		err = awaitJoined(ctx, ms, joinLimit(n), env.cfg.MemBudget)
+		p.Milestones, err = awaitJoined(ctx, ms, start, joinLimit(n), env.cfg.MemBudget)
 	}
 	if err != nil {
 		p.Err = err.Error()
@@ -188,7 +190,8 @@ func scaleElections(ctx context.Context, env *env, ens *zktest.Ensemble, c *crow
 		groups[i] = ms
 		all = append(all, ms...)
 	}
-	if err := awaitJoined(ctx, all, joinLimit(len(all)), env.cfg.MemBudget); err != nil {
+	var err error
+	if p.Milestones, err = awaitJoined(ctx, all, start, joinLimit(len(all)), env.cfg.MemBudget); err != nil {
 		p.Err = err.Error()
 		return p
 	}
@@ -196,7 +199,6 @@ func scaleElections(ctx context.Context, env *env, ens *zktest.Ensemble, c *crow
 	env.progress("%d elections: all joined in %v", e, p.Joined.Round(time.Millisecond))
 	heap1, rss1 := memNow()
 	p.HeapPer, p.RSSPer = (heap1-heap0)/int64(len(all)), (rss1-rss0)/int64(len(all))
-	var err error
 	if p.IdleRate, p.Syncs, err = idleEnsemble(ctx, ens, all, env.cfg.SettleWindow, env.cfg.ScaleWindow); err != nil {
 		p.Err = err.Error()
 		return p

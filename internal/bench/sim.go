@@ -116,11 +116,20 @@ func (c *crowd) start(ctx context.Context, path, prefix string, n, par int) ([]*
 	return out, nil
 }
 
+// Milestone is how many participants had joined how long after the first
+// was started.
+type Milestone struct {
+	Joined int
+	At     time.Duration
+}
+
 // awaitJoined polls until every member has joined and knows the leader. It
 // gives up after limit, or when this process's resident memory passes
-// budget (bytes; 0: no budget), saying how many had joined.
-func awaitJoined(ctx context.Context, ms []*member, limit time.Duration, budget int64) error {
+// budget (bytes; 0: no budget), saying how many had joined. It returns when
+// each further tenth of ms had joined, counted from start.
+func awaitJoined(ctx context.Context, ms []*member, start time.Time, limit time.Duration, budget int64) ([]Milestone, error) {
 	deadline := time.Now().Add(limit)
+	var marks []Milestone
 	for {
 		waiting := 0
 		for _, m := range ms {
@@ -128,18 +137,22 @@ func awaitJoined(ctx context.Context, ms []*member, limit time.Duration, budget 
 				waiting++
 			}
 		}
+		joined := len(ms) - waiting
+		for len(marks) < 10 && joined*10 >= (len(marks)+1)*len(ms) {
+			marks = append(marks, Milestone{Joined: joined, At: time.Since(start)})
+		}
 		if waiting == 0 {
-			return nil
+			return marks, nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d participants joined after %v", len(ms)-waiting, len(ms), limit)
+			return marks, fmt.Errorf("%d of %d participants joined after %v", joined, len(ms), limit)
 		}
 		if rss := selfRSS(); budget > 0 && rss > budget {
-			return fmt.Errorf("memory budget: the bench process's RSS reached %s with %d of %d participants joined",
-				mib(rss), len(ms)-waiting, len(ms))
+			return marks, fmt.Errorf("memory budget: the bench process's RSS reached %s with %d of %d participants joined, %v after the first started",
+				mib(rss), joined, len(ms), time.Since(start).Round(time.Second))
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
+			return marks, err
 		}
 	}
 }
