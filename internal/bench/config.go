@@ -10,7 +10,7 @@ import (
 )
 
 // Sections of a run, in the order they run.
-var Sections = []string{"floor", "handoff", "curator", "crash", "idle", "footprint", "scale"}
+var Sections = []string{"floor", "handoff", "crash", "idle", "footprint", "scale"}
 
 // Config sizes a run. Zero values take the defaults of Defaults.
 type Config struct {
@@ -48,8 +48,8 @@ type Config struct {
 	// settle before it counts anything, and the background counted before
 	// handoff rounds.
 	ScaleWindow, SettleWindow time.Duration
-	// MemBudget stops a scale configuration whose joining makes the bench
-	// process's RSS pass it (bytes): the machine is shared.
+	// MemBudget stops a scale configuration whose joining grows the bench
+	// process's RSS by more than this (bytes): the machine is shared.
 	MemBudget int64
 	// Progress receives a line per step; nil is quiet.
 	Progress io.Writer

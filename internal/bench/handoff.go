@@ -18,9 +18,11 @@ type HandoffResult struct {
 	Requests []float64
 	// Timelines holds each counted round's steps.
 	Timelines []Timeline
-	// IdleRate is packets/s of the participants between rounds (the
-	// background subtracted from Requests).
+	// IdleRate is packets/s of every participant between rounds (the
+	// background subtracted from Requests, electd's and Curator's).
 	IdleRate float64
+	// Floor is ZooKeeper's delete-to-watch and read in the same rounds.
+	Floor, FloorRead Dist
 }
 
 // handoffRig is a queue of electd processes on one election.
@@ -65,36 +67,75 @@ func (r *handoffRig) checkOrder(ctx context.Context) error {
 }
 
 // runHandoff measures graceful handoffs over HTTP between separate electd
-// processes: three in the queue, the leader gets SIGTERM, a new one joins
-// at the back after each round.
-func runHandoff(ctx context.Context, env *env, warmup, rounds int) (*HandoffResult, error) {
+// processes (three in the queue, the leader gets SIGTERM, a new one joins
+// at the back after each round), Curator's in-process handoff among three
+// latches the same way, and ZooKeeper's floor, round by round in turn on
+// the same server, so that the machine's drifting load weighs on all three
+// alike.
+func runHandoff(ctx context.Context, env *env, warmup, rounds int) (*HandoffResult, *CuratorResult, error) {
 	rig := &handoffRig{env: env, opts: env.electdOpts("/bench/handoff", env.cfg.SessionTimeout)}
 	defer rig.close()
 	for range 3 {
 		if err := rig.add(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	res := &HandoffResult{}
-	rate, err := idleRate(ctx, env, env.cfg.SettleWindow)
+	cur, err := newCuratorRig(env, "/bench/curator")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res.IdleRate = rate
+	defer cur.close()
+	floor, err := newFloorRig(env.single)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer floor.close()
+	res, cres := &HandoffResult{}, &CuratorResult{}
+	if res.IdleRate, err = idleRate(ctx, env, env.cfg.SettleWindow); err != nil {
+		return nil, nil, err
+	}
 	for i := range warmup + rounds {
-		took, reqs, tl, err := rig.round(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("handoff round %d: %w", i+1, err)
+		counted := i >= warmup
+		steps := []func() error{
+			func() error {
+				w, _, r, err := floor.round()
+				if counted {
+					res.Floor, res.FloorRead = append(res.Floor, w), append(res.FloorRead, r)
+				}
+				return err
+			},
+			func() error {
+				took, reqs, tl, err := rig.round(ctx)
+				if err == nil && counted {
+					res.Took = append(res.Took, took)
+					res.Requests = append(res.Requests, reqs-res.IdleRate*tl.window.Seconds())
+					res.Timelines = append(res.Timelines, tl.Timeline)
+				}
+				return err
+			},
+			func() error {
+				took, reqs, window, err := cur.round(ctx)
+				if err == nil && counted {
+					cres.Took = append(cres.Took, took)
+					cres.Requests = append(cres.Requests, reqs-res.IdleRate*window.Seconds())
+				}
+				return err
+			},
 		}
-		if i < warmup {
-			continue
+		for j := range steps { // each round in another order
+			if err := steps[(i+j)%len(steps)](); err != nil {
+				return nil, nil, fmt.Errorf("handoff round %d: %w", i+1, err)
+			}
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				return nil, nil, err
+			}
 		}
-		res.Took = append(res.Took, took)
-		res.Requests = append(res.Requests, reqs-rate*tl.window.Seconds())
-		res.Timelines = append(res.Timelines, tl.Timeline)
-		env.progress("handoff round %d/%d: %s", i+1-warmup, rounds, ms(took))
+		if counted {
+			env.progress("handoff round %d/%d: electd %s, Curator %s, floor %s", i+1-warmup, rounds,
+				ms(res.Took[len(res.Took)-1]), ms(cres.Took[len(cres.Took)-1]), ms(res.Floor[len(res.Floor)-1]))
+		}
 	}
-	return res, nil
+	return res, cres, nil
 }
 
 // idleRate is the packets/s the ensemble receives over window.

@@ -35,11 +35,11 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s load %s -> %s, took %s\n", l.Section, l.Before, l.After, l.Took.Round(time.Second))
 	}
 	if f := r.Floor; f != nil {
-		fmt.Fprintf(w, "\nZooKeeper floor, two go-zookeeper clients, standalone server:\n")
+		fmt.Fprintf(w, "\nZooKeeper floor, two go-zookeeper clients, standalone server, rounds alternating between forceSync=no and =yes:\n")
 		fmt.Fprintf(w, "  delete -> other client's watch fires:   %s\n", f.DeleteToWatch)
 		fmt.Fprintf(w, "  delete round-trip:                      %s\n", f.DeleteAck)
 		fmt.Fprintf(w, "  getChildren round-trip (a re-check):    %s\n", f.Read)
-		fmt.Fprintf(w, "  with forceSync=yes (ZooKeeper's default; the bench's servers run forceSync=no):\n")
+		fmt.Fprintf(w, "  forceSync=yes (ZooKeeper's default; the bench's other servers run forceSync=no):\n")
 		fmt.Fprintf(w, "  delete -> other client's watch fires:   %s\n", f.FsyncDeleteToWatch)
 		fmt.Fprintf(w, "  delete round-trip:                      %s\n", f.FsyncDeleteAck)
 	}
@@ -77,14 +77,12 @@ func (r *Report) Write(w io.Writer) {
 	if c := r.Curator; c != nil {
 		fmt.Fprintf(w, "\nCurator 5.4 LeaderLatch in one JVM (close() -> next isLeader()):\n")
 		fmt.Fprintf(w, "  %s\n", c.Took)
-		fmt.Fprintf(w, "  ZooKeeper packets per leader change: median %.1f (background %.2f/s subtracted)\n", median(c.Requests), c.IdleRate)
+		fmt.Fprintf(w, "  ZooKeeper packets per leader change: median %.1f (background subtracted, as for electd)\n", median(c.Requests))
 	}
 	if h, c := r.Handoff, r.Curator; h != nil && c != nil {
-		fmt.Fprintf(w, "\nhandoff p50 ratios: electd / Curator %.2f", ratio(h.Took.P50(), c.Took.P50()))
-		if f := r.Floor; f != nil {
-			fmt.Fprintf(w, ", electd / floor %.2f, Curator / floor %.2f", ratio(h.Took.P50(), f.DeleteToWatch.P50()), ratio(c.Took.P50(), f.DeleteToWatch.P50()))
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "\nZooKeeper floor in the same rounds: delete -> watch %s; getChildren %s\n", h.Floor, h.FloorRead)
+		fmt.Fprintf(w, "handoff p50 ratios: electd / Curator %.2f, electd / floor %.2f, Curator / floor %.2f\n",
+			ratio(h.Took.P50(), c.Took.P50()), ratio(h.Took.P50(), h.Floor.P50()), ratio(c.Took.P50(), h.Floor.P50()))
 	}
 	writeTargets(w, r.targets())
 }

@@ -29,8 +29,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep := &Report{Config: cfg, Machine: readMachine()}
-	if cfg.runs("floor") || cfg.runs("handoff") || cfg.runs("curator") || cfg.runs("crash") ||
-		cfg.runs("idle") || cfg.runs("footprint") {
+	if cfg.runs("floor") || cfg.runs("handoff") || cfg.runs("crash") || cfg.runs("idle") || cfg.runs("footprint") {
 		env.progress("starting a standalone ZooKeeper")
 		if env.single, err = zktest.StartEnsemble(zktest.Options{}); err != nil {
 			return nil, err
@@ -46,7 +45,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return err
 		}},
 		{"handoff", func() (err error) {
-			rep.Handoff, err = runHandoff(ctx, env, cfg.Warmup, cfg.Rounds)
+			rep.Handoff, rep.Curator, err = runHandoff(ctx, env, cfg.Warmup, cfg.Rounds)
 			return err
 		}},
 		{"crash", func() (err error) {
@@ -63,10 +62,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}},
 		{"scale", func() (err error) {
 			rep.Scale, err = runScale(ctx, env)
-			return err
-		}},
-		{"curator", func() (err error) {
-			rep.Curator, err = runCuratorHandoff(ctx, env, cfg.Warmup, cfg.Rounds)
 			return err
 		}},
 	}

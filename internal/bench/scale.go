@@ -86,6 +86,7 @@ func runScale(ctx context.Context, env *env) (*ScaleResult, error) {
 // servers first, so that thousands of leaving participants do not re-read
 // the queue as it empties.
 func onEnsemble(env *env, f func(*zktest.Ensemble, *crowd) (*ScalePoint, error)) (*ScalePoint, error) {
+	debug.FreeOSMemory() // what the previous configuration left
 	ens, err := zktest.StartEnsemble(zktest.Options{Servers: 3, Heap: env.cfg.ZKHeap})
 	if err != nil {
 		return nil, err
@@ -141,7 +142,7 @@ func scaleOne(ctx context.Context, env *env, ens *zktest.Ensemble, c *crowd, n i
 	start := time.Now()
 	ms, err := c.start(ctx, path, "p-", n, 64)
 	if err == nil {
-		p.Milestones, err = awaitJoined(ctx, ms, start, joinLimit(n), env.cfg.MemBudget)
+		p.Milestones, err = awaitJoined(ctx, ms, start, joinLimit(n), rss0+env.cfg.MemBudget)
 	}
 	if err != nil {
 		p.Err = err.Error()
@@ -191,7 +192,7 @@ func scaleElections(ctx context.Context, env *env, ens *zktest.Ensemble, c *crow
 		all = append(all, ms...)
 	}
 	var err error
-	if p.Milestones, err = awaitJoined(ctx, all, start, joinLimit(len(all)), env.cfg.MemBudget); err != nil {
+	if p.Milestones, err = awaitJoined(ctx, all, start, joinLimit(len(all)), rss0+env.cfg.MemBudget); err != nil {
 		p.Err = err.Error()
 		return p
 	}
