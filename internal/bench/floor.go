@@ -17,9 +17,10 @@ import (
 // default, which fsyncs the transaction log before it acknowledges a write.
 type FloorResult struct {
 	// DeleteToWatch: one client deletes a node until another client's
-	// watch on it fires. DeleteAck: the delete's own round-trip. Read: a
-	// getChildren round-trip (a successor's re-check).
-	DeleteToWatch, DeleteAck, Read Dist
+	// watch on it fires. ToRead: until that client's getChildren, sent
+	// when the watch fired, is answered (a successor's re-check: the least
+	// a queue recipe's handoff takes). DeleteAck: the delete's round-trip.
+	DeleteToWatch, ToRead, DeleteAck Dist
 	// The same on the forceSync=yes server.
 	FsyncDeleteToWatch, FsyncDeleteAck Dist
 }
@@ -55,9 +56,16 @@ func (r *floorRig) close() {
 	r.watcher.Close()
 }
 
-// round creates a node, watches it from the other client, reads the
-// directory, deletes the node and times the watch and the delete.
-func (r *floorRig) round() (toWatch, ack, read time.Duration, err error) {
+// idleBefore is how long a floor round leaves both clients and the server
+// idle before the delete, as a handoff finds them: threads that just
+// served a request wake faster than idle ones, and on this virtual machine
+// that difference is most of a loopback round-trip.
+const idleBefore = 100 * time.Millisecond
+
+// round creates a node, watches it from the other client, waits idle, then
+// deletes it, and times the other client's watch and its getChildren right
+// after (what a successor does), and the delete's round-trip.
+func (r *floorRig) round(ctx context.Context) (toWatch, toRead, ack time.Duration, err error) {
 	r.n++
 	node := floorDir + "/n" + strconv.Itoa(r.n)
 	if _, err := r.owner.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
@@ -67,24 +75,29 @@ func (r *floorRig) round() (toWatch, ack, read time.Duration, err error) {
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	fired := make(chan time.Time, 1)
+	type seen struct {
+		fired, read time.Time
+		err         error
+	}
+	done := make(chan seen, 1)
 	go func() {
 		<-ch
-		fired <- time.Now()
+		s := seen{fired: time.Now()}
+		_, _, s.err = r.watcher.Children(floorDir)
+		s.read = time.Now()
+		done <- s
 	}()
-	rs := time.Now()
-	if _, _, err := r.watcher.Children(floorDir); err != nil {
+	if err := sleep(ctx, idleBefore); err != nil {
 		return 0, 0, 0, err
 	}
-	read = time.Since(rs)
 	t0 := time.Now()
 	if err := r.owner.Delete(node, -1); err != nil {
 		return 0, 0, 0, err
 	}
 	ack = time.Since(t0)
 	select {
-	case at := <-fired:
-		return at.Sub(t0), ack, read, nil
+	case s := <-done:
+		return s.fired.Sub(t0), s.read.Sub(t0), ack, s.err
 	case <-time.After(10 * time.Second):
 		return 0, 0, 0, fmt.Errorf("watch on %s did not fire", node)
 	}
@@ -109,21 +122,19 @@ func runFloor(ctx context.Context, env *env, warmup, rounds int) (*FloorResult, 
 	}
 	defer fsync.close()
 	res := &FloorResult{}
+	warmup = max(warmup, 10) // the servers have just started: let their JIT compile the paths
 	for i := range warmup + rounds {
-		w, a, r, err := plain.round()
+		w, r, a, err := plain.round(ctx)
 		if err != nil {
 			return nil, err
 		}
-		fw, fa, _, err := fsync.round()
+		fw, _, fa, err := fsync.round(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("forceSync=yes: %w", err)
 		}
 		if i >= warmup {
-			res.DeleteToWatch, res.DeleteAck, res.Read = append(res.DeleteToWatch, w), append(res.DeleteAck, a), append(res.Read, r)
+			res.DeleteToWatch, res.ToRead, res.DeleteAck = append(res.DeleteToWatch, w), append(res.ToRead, r), append(res.DeleteAck, a)
 			res.FsyncDeleteToWatch, res.FsyncDeleteAck = append(res.FsyncDeleteToWatch, fw), append(res.FsyncDeleteAck, fa)
-		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return nil, err
 		}
 	}
 	env.progress("floor: delete->watch %s; with forceSync=yes %s", res.DeleteToWatch, res.FsyncDeleteToWatch)

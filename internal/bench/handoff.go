@@ -21,7 +21,9 @@ type HandoffResult struct {
 	// IdleRate is packets/s of every participant between rounds (the
 	// background subtracted from Requests, electd's and Curator's).
 	IdleRate float64
-	// Floor is ZooKeeper's delete-to-watch and read in the same rounds.
+	// Floor is ZooKeeper's delete until another client's watch fires, and
+	// FloorRead until its getChildren right after is answered, in the same
+	// rounds (floorRig.round).
 	Floor, FloorRead Dist
 }
 
@@ -98,7 +100,7 @@ func runHandoff(ctx context.Context, env *env, warmup, rounds int) (*HandoffResu
 		counted := i >= warmup
 		steps := []func() error{
 			func() error {
-				w, _, r, err := floor.round()
+				w, r, _, err := floor.round(ctx)
 				if counted {
 					res.Floor, res.FloorRead = append(res.Floor, w), append(res.FloorRead, r)
 				}
