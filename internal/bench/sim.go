@@ -116,6 +116,10 @@ func (c *crowd) start(ctx context.Context, path, prefix string, n, par int) ([]*
 	return out, nil
 }
 
+// minAvailable stops a scale configuration when the machine, shared with
+// others, has less memory available than this.
+const minAvailable = 6 << 30
+
 // Milestone is how many participants had joined how long after the first
 // was started.
 type Milestone struct {
@@ -150,6 +154,10 @@ func awaitJoined(ctx context.Context, ms []*member, start time.Time, limit time.
 		if rss := selfRSS(); budget > 0 && rss > budget {
 			return marks, fmt.Errorf("memory budget: the bench process's RSS reached %s with %d of %d participants joined, %v after the first started",
 				mib(rss), joined, len(ms), time.Since(start).Round(time.Second))
+		}
+		if avail := procKB("/proc/meminfo", "MemAvailable:") << 10; avail > 0 && avail < minAvailable {
+			return marks, fmt.Errorf("the machine's available memory fell to %s (RSS of the bench %s) with %d of %d participants joined, %v after the first started",
+				mib(avail), mib(selfRSS()), joined, len(ms), time.Since(start).Round(time.Second))
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return marks, err
