@@ -42,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.LoadDuration, "load", cfg.LoadDuration, "/healthz/leader load duration")
 	fs.IntVar(&cfg.LoadConns, "load-conns", cfg.LoadConns, "/healthz/leader keep-alive connections")
 	fs.StringVar(&cfg.ZKHeap, "zk-heap", cfg.ZKHeap, "-Xmx of the 3-server ensemble's JVMs (scale section)")
+	fs.DurationVar(&cfg.JoinLimit, "join-limit", 0, "longest wait for a scale configuration to join (default 30s + 10ms per participant)")
 	budget := fs.Int64("mem-budget-mib", cfg.MemBudget>>20, "stop a scale size when it grows the bench process's RSS by more than this (MiB)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the in-process participants of the scale section) to this file")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")

@@ -48,6 +48,9 @@ type Config struct {
 	// settle before it counts anything, and the background counted before
 	// handoff rounds.
 	ScaleWindow, SettleWindow time.Duration
+	// JoinLimit bounds the wait for a scale configuration to join; 0 is
+	// 30 s + 10 ms per participant.
+	JoinLimit time.Duration
 	// MemBudget stops a scale configuration whose joining grows the bench
 	// process's RSS by more than this (bytes): the machine is shared.
 	MemBudget int64

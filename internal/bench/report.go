@@ -131,6 +131,10 @@ func writeScale(w io.Writer, s *ScaleResult) {
 			}
 			fmt.Fprintln(w)
 		}
+		if p.JoinWall > 0 && p.N >= 1000 {
+			fmt.Fprintf(w, "    CPU while joining (%.1f s): the participants (this process) %.1f s, the 3 servers %.1f s\n",
+				p.JoinWall.Seconds(), p.BenchCPU.Seconds(), p.ServerCPU.Seconds())
+		}
 		if p.Err != "" {
 			fmt.Fprintf(w, "    stopped: %s\n", p.Err)
 		}

@@ -38,11 +38,20 @@ type ScalePoint struct {
 	HeapPer, RSSPer int64
 	// Milestones: when each tenth had joined.
 	Milestones []Milestone
-	Err        string
+	// CPU used while joining, by the bench process (the participants) and
+	// by the ZooKeeper servers together, and how long the joining took.
+	BenchCPU, ServerCPU, JoinWall time.Duration
+	Err                           string
 }
 
-// joinLimit bounds the wait for a size to join.
-func joinLimit(n int) time.Duration { return 30*time.Second + time.Duration(n)*10*time.Millisecond }
+// joinLimit bounds the wait for n participants to join: Config.JoinLimit,
+// or by default 30 s + 10 ms each.
+func (e *env) joinLimit(n int) time.Duration {
+	if e.cfg.JoinLimit > 0 {
+		return e.cfg.JoinLimit
+	}
+	return 30*time.Second + time.Duration(n)*10*time.Millisecond
+}
 
 func runScale(ctx context.Context, env *env) (*ScaleResult, error) {
 	cfg := env.cfg
@@ -139,11 +148,13 @@ func scaleOne(ctx context.Context, env *env, ens *zktest.Ensemble, c *crowd, n i
 	p := &ScalePoint{N: n, Elections: 1}
 	path := "/bench/scale/" + strconv.Itoa(n)
 	heap0, rss0 := memNow()
+	cpu := startCPU(ens)
 	start := time.Now()
 	ms, err := c.start(ctx, path, "p-", n, 64)
 	if err == nil {
-		p.Milestones, err = awaitJoined(ctx, ms, start, joinLimit(n), rss0+env.cfg.MemBudget)
+		p.Milestones, err = awaitJoined(ctx, ms, start, env.joinLimit(n), rss0+env.cfg.MemBudget)
 	}
+	cpu.stop(p)
 	if err != nil {
 		p.Err = err.Error()
 		env.progress("scale %d: %v", n, err)
@@ -179,6 +190,8 @@ func scaleOne(ctx context.Context, env *env, ens *zktest.Ensemble, c *crowd, n i
 func scaleElections(ctx context.Context, env *env, ens *zktest.Ensemble, c *crowd, e int) *ScalePoint {
 	p := &ScalePoint{N: 3 * e, Elections: e}
 	heap0, rss0 := memNow()
+	cpu := startCPU(ens)
+	defer cpu.stop(p)
 	start := time.Now()
 	groups := make([][]*member, e)
 	var all []*member
@@ -192,11 +205,12 @@ func scaleElections(ctx context.Context, env *env, ens *zktest.Ensemble, c *crow
 		all = append(all, ms...)
 	}
 	var err error
-	if p.Milestones, err = awaitJoined(ctx, all, start, joinLimit(len(all)), rss0+env.cfg.MemBudget); err != nil {
+	if p.Milestones, err = awaitJoined(ctx, all, start, env.joinLimit(len(all)), rss0+env.cfg.MemBudget); err != nil {
 		p.Err = err.Error()
 		return p
 	}
 	p.Joined = time.Since(start)
+	cpu.stop(p)
 	env.progress("%d elections: all joined in %v", e, p.Joined.Round(time.Millisecond))
 	heap1, rss1 := memNow()
 	p.HeapPer, p.RSSPer = (heap1-heap0)/int64(len(all)), (rss1-rss0)/int64(len(all))
@@ -267,3 +281,27 @@ func memNow() (heap, rss int64) {
 
 // selfRSS is this process's resident memory in bytes.
 func selfRSS() int64 { return procKB("/proc/"+strconv.Itoa(os.Getpid())+"/status", "VmRSS:") << 10 }
+
+// cpuMeter measures the CPU of this process and of the servers from its
+// start until stop, once.
+type cpuMeter struct {
+	servers  []int
+	self, zk time.Duration
+	start    time.Time
+	stopped  bool
+}
+
+func startCPU(ens *zktest.Ensemble) *cpuMeter {
+	m := &cpuMeter{servers: serverPIDs(ens), start: time.Now()}
+	m.self, m.zk = cpuTime(os.Getpid()), cpuOf(m.servers)
+	return m
+}
+
+func (m *cpuMeter) stop(p *ScalePoint) {
+	if m.stopped {
+		return
+	}
+	m.stopped = true
+	p.BenchCPU, p.ServerCPU = cpuTime(os.Getpid())-m.self, cpuOf(m.servers)-m.zk
+	p.JoinWall = time.Since(m.start)
+}
