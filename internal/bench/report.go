@@ -101,7 +101,7 @@ func median(xs []float64) float64 {
 
 func writeScale(w io.Writer, s *ScaleResult) {
 	fmt.Fprintf(w, "\nscale, in-process participants (own Session and Elector each, no HTTP), 3-server ensemble, -Xmx%s:\n", s.Heap)
-	fmt.Fprintf(w, "  %-22s %10s %34s %9s %12s %8s %10s %10s\n", "", "joined in", "handoff (Resign -> Await)", "req/chg", "ZK pkts/s", "syncs/s", "heap/each", "RSS/each")
+	fmt.Fprintf(w, "  %-22s %10s %34s %9s %12s %14s %10s %10s\n", "", "joined in", "handoff (Resign -> Await)", "req/chg", "ZK pkts/s", "syncs/s/elec.", "heap/each", "RSS/each")
 	pts := append([]*ScalePoint{s.Baseline}, s.Sizes...)
 	if s.Elections != nil {
 		pts = append(pts, s.Elections)
@@ -122,8 +122,8 @@ func writeScale(w io.Writer, s *ScaleResult) {
 		if len(p.Handoff) > 0 {
 			h = fmt.Sprintf("p50 %s p90 %s", ms(p.Handoff.P50()), ms(p.Handoff.P90()))
 		}
-		fmt.Fprintf(w, "  %-22s %10s %34s %9s %12.1f %8.1f %10s %10s\n", name, joined, h, medianInt(p.Requests),
-			p.IdleRate, p.Syncs, kib(p.HeapPer), kib(p.RSSPer))
+		fmt.Fprintf(w, "  %-22s %10s %34s %9s %12.1f %14.2f %10s %10s\n", name, joined, h, medianInt(p.Requests),
+			p.IdleRate, p.Syncs/float64(max(p.Elections, 1)), kib(p.HeapPer), kib(p.RSSPer))
 		if len(p.Milestones) > 0 && p.N >= 1000 {
 			fmt.Fprintf(w, "    joined over time:")
 			for _, m := range p.Milestones {
