@@ -54,7 +54,7 @@ func TestBenchSmoke(t *testing.T) {
 	f := rep.Floor
 	want("floor", f != nil && len(f.DeleteToWatch) == 3 && len(f.ToRead) == 3 && len(f.FsyncDeleteToWatch) == 3)
 	h := rep.Handoff
-	want("electd handoff", h != nil && len(h.Took) == 3 && len(h.Requests) == 3 && len(h.Timelines) == 3 && len(h.Floor) == 3)
+	want("electd handoff", h != nil && len(h.Took) == 3 && len(h.Requests) == 3 && len(h.Timelines) == 3 && len(h.Timed) == 3 && len(h.Floor) == 3)
 	if h != nil {
 		for i, s := range handoffSteps {
 			found := false

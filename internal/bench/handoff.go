@@ -16,8 +16,11 @@ type HandoffResult struct {
 	// Requests is ZooKeeper packets per leader change (mntr, background
 	// pings and renewals subtracted), from SIGTERM until quiet.
 	Requests []float64
-	// Timelines holds each counted round's steps.
+	// Timelines holds the steps of as many rounds again, run afterwards
+	// with the daemons logging at debug level (the lines the timeline
+	// reads); Timed is how long those rounds took end to end.
 	Timelines []Timeline
+	Timed     Dist
 	// IdleRate is packets/s of every participant between rounds (the
 	// background subtracted from Requests, electd's and Curator's).
 	IdleRate float64
@@ -75,7 +78,10 @@ func (r *handoffRig) checkOrder(ctx context.Context) error {
 // the same server, so that the machine's drifting load weighs on all three
 // alike.
 func runHandoff(ctx context.Context, env *env, warmup, rounds int) (*HandoffResult, *CuratorResult, error) {
+	// Info, electd's default level: the debug lines the timeline needs cost
+	// a few tenths of a millisecond per handoff (runTimeline).
 	rig := &handoffRig{env: env, opts: env.electdOpts("/bench/handoff", env.cfg.SessionTimeout)}
+	rig.opts.logLevel = "info"
 	defer rig.close()
 	for range 3 {
 		if err := rig.add(ctx); err != nil {
@@ -111,7 +117,6 @@ func runHandoff(ctx context.Context, env *env, warmup, rounds int) (*HandoffResu
 				if err == nil && counted {
 					res.Took = append(res.Took, took)
 					res.Requests = append(res.Requests, reqs-res.IdleRate*tl.window.Seconds())
-					res.Timelines = append(res.Timelines, tl.Timeline)
 				}
 				return err
 			},
@@ -137,7 +142,36 @@ func runHandoff(ctx context.Context, env *env, warmup, rounds int) (*HandoffResu
 				ms(res.Took[len(res.Took)-1]), ms(cres.Took[len(cres.Took)-1]), ms(res.Floor[len(res.Floor)-1]))
 		}
 	}
+	rig.close()
+	rig.queue = nil
+	if err := runTimeline(ctx, env, warmup, rounds, res); err != nil {
+		return nil, nil, err
+	}
 	return res, cres, nil
+}
+
+// runTimeline hands over rounds times more between electd processes that
+// log at debug level, and reads each handoff's steps from their logs.
+func runTimeline(ctx context.Context, env *env, warmup, rounds int, res *HandoffResult) error {
+	rig := &handoffRig{env: env, opts: env.electdOpts("/bench/timeline", env.cfg.SessionTimeout)}
+	defer rig.close()
+	for range 3 {
+		if err := rig.add(ctx); err != nil {
+			return err
+		}
+	}
+	for i := range warmup + rounds {
+		took, _, tl, err := rig.round(ctx)
+		if err != nil {
+			return fmt.Errorf("timeline round %d: %w", i+1, err)
+		}
+		if i >= warmup {
+			res.Timelines = append(res.Timelines, tl.Timeline)
+			res.Timed = append(res.Timed, took)
+		}
+	}
+	env.progress("timeline rounds (debug level): %s", res.Timed)
+	return nil
 }
 
 // idleRate is the packets/s the ensemble receives over window.

@@ -47,6 +47,7 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "\ngraceful handoff, electd processes over HTTP (SIGTERM -> next /healthz/leader?wait= 200):\n")
 		fmt.Fprintf(w, "  %s\n", h.Took)
 		fmt.Fprintf(w, "  ZooKeeper packets per leader change: median %.1f (background %.2f/s subtracted)\n", median(h.Requests), h.IdleRate)
+		fmt.Fprintf(w, "  where the time goes, from both processes' logs, in %d more rounds with electd at debug level (%s):\n", len(h.Timelines), h.Timed)
 		writeTimeline(w, h.Timelines)
 	}
 	if c := r.Crash; c != nil {
