@@ -26,14 +26,15 @@ func TestBenchSmoke(t *testing.T) {
 		Rounds: 3, Warmup: 1,
 		SessionTimeout: 4 * time.Second,
 		CrashRounds:    1, CrashTimeout: time.Second,
-		IdleParticipants: 3, IdleWindow: time.Second,
+		IdleParticipants: 3, IdleWindow: 500 * time.Millisecond,
 		Scale: []int{20}, ScaleRounds: 2,
-		Elections:       4,
-		FootprintWindow: time.Second,
+		Elections:       3,
+		FootprintWindow: 500 * time.Millisecond,
 		LoadDuration:    200 * time.Millisecond, LoadConns: 2,
 		ZKHeap:      "256m",
+		Progress:    testLog{t},
 		MemBudget:   2 << 30,
-		ScaleWindow: time.Second, SettleWindow: 300 * time.Millisecond,
+		ScaleWindow: 500 * time.Millisecond, SettleWindow: 200 * time.Millisecond,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -84,4 +85,12 @@ func TestBenchSmoke(t *testing.T) {
 	for _, heading := range []string{"ZooKeeper floor", "graceful handoff", "Curator 5.4", "crash failover", "idle ZooKeeper load", "idle electd", "scale,", "targets"} {
 		want("report section "+heading, strings.Contains(out.String(), heading))
 	}
+}
+
+// testLog sends the bench's progress lines to the test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }

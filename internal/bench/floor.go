@@ -122,7 +122,7 @@ func runFloor(ctx context.Context, env *env, warmup, rounds int) (*FloorResult, 
 	}
 	defer fsync.close()
 	res := &FloorResult{}
-	warmup = max(warmup, 10) // the servers have just started: let their JIT compile the paths
+	warmup = max(warmup, rounds/3) // the servers have just started: let their JIT compile the paths
 	for i := range warmup + rounds {
 		w, r, a, err := plain.round(ctx)
 		if err != nil {
