@@ -315,6 +315,9 @@ func (e *Elector) watch(ch <-chan zk.Event, kind eventKind, node string) {
 				return
 			}
 			e.log.Debug("watch fired", "watch", kind.String(), "node", node, "event", ev.Type.String())
+			if kind == evOwn && ev.Type == zk.EventNodeDeleted {
+				e.ownGone(node)
+			}
 			select {
 			case e.events <- event{kind: kind, gen: gen, node: node, zk: ev}:
 			case <-e.done:

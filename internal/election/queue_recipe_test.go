@@ -57,6 +57,24 @@ func TestQueueFollowerLeadsWhenPredecessorGoes(t *testing.T) {
 	}
 }
 
+// A leader whose node someone else deletes stops leading as the watch
+// fires, before any re-check: its successor, notified at the same moment,
+// may claim after one round-trip.
+func TestLeaderStopsAsItsNodeIsDeleted(t *testing.T) {
+	for _, mode := range []Mode{ModeLatch, ModeRace} {
+		t.Run(string(mode), func(t *testing.T) {
+			u := newUnit(t, Config{Mode: mode})
+			u.settle()
+			node := u.wantLeader(true).Node
+			u.f.remove("/e/" + node)
+			for ev := u.event(); ev.kind != evOwn; ev = u.event() {
+				// the leader's members watch, latch only
+			}
+			u.wantLeader(false)
+		})
+	}
+}
+
 func TestQueueLeaderWalkReadsOnly(t *testing.T) {
 	u := newUnit(t, Config{})
 	a := u.other(0x2000, "a")

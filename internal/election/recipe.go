@@ -128,6 +128,21 @@ func (e *Elector) armOwn(own *ownNode) (ok bool, err error) {
 	return true, nil
 }
 
+// ownGone stops leading at once when the own node is deleted under us (by
+// an operator, or a hostile client on an open path). It runs on the watch's
+// goroutine, not Run's: Run may be busy with a re-check of its own, and the
+// successor, notified at the same moment, claims after one round-trip
+// (TestZKHostileClient saw both lead for a few milliseconds while the old
+// leader's loop read the queue). Without its node this participant does
+// not lead; Run's re-check then drops the node from the view and rejoins.
+func (e *Elector) ownGone(node string) {
+	e.updateView(func(v *view) {
+		if v.holds && v.node == node {
+			v.holds, v.lossHint = false, LossExpired
+		}
+	})
+}
+
 // holding reports whether the view says we lead with node.
 func (e *Elector) holding(node string) bool {
 	e.mu.Lock()
