@@ -68,8 +68,17 @@ screenshot: ## the status page in headless Chromium against a real election, sav
 	@bash scripts/install-deps.sh zookeeper chromium
 	$(GO) test -count=1 -run '^TestStatusPageInBrowser$$' ./internal/uitest -args -screenshot-to=$(CURDIR)/docs/status-page.png
 
+# The bench (BENCHMARKS.md): handoff against Curator and ZooKeeper's floor,
+# failover, ZooKeeper load, scale and footprint, in about 15 minutes on two
+# cores. BENCHFLAGS picks sections and sizes, e.g. BENCHFLAGS='-only handoff,curator'
+# (go run ./cmd/electd-bench -h lists them).
+BENCHFLAGS ?=
 .PHONY: bench
-bench: ## benchmarks, no tests
+bench: build ## the bench: handoff vs Curator, failover, ZooKeeper load, scale, footprint (BENCHFLAGS=...)
+	$(GO) run ./cmd/electd-bench -electd $(BIN) $(BENCHFLAGS)
+
+.PHONY: microbench
+microbench: ## Go microbenchmarks (go test -bench), no tests
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: lint

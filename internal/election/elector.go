@@ -14,10 +14,11 @@ import (
 // Run's goroutine does all the election's ZooKeeper work and alone changes
 // what the election knows (the view) and its progress (loopState), so the
 // recipe's steps never race each other; watches and timers only post events
-// to it. Participants is the one exception: a read-only listing from the
-// caller's goroutine. Status is computed from memory at call time, so a
-// lapsed lease or a dropped connection shows the instant it happens, even
-// while Run is blocked on a request.
+// to it. Two exceptions: Participants, a read-only listing from the
+// caller's goroutine, and ownGone, which clears leadership from the watch
+// that sees the own node deleted. Status is computed from memory at call
+// time, so a lapsed lease or a dropped connection shows the instant it
+// happens, even while Run is blocked on a request.
 type Elector struct {
 	s     *Session
 	zk    zkConn // s.conn: the seam unit tests script

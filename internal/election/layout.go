@@ -2,6 +2,7 @@ package election
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -46,10 +47,29 @@ func sortKey(name, tag string) string {
 	return name
 }
 
-// sortQueue orders children as Curator does; index 0 leads.
+// sortQueue orders children as Curator does; index 0 leads. Each key is
+// computed once: comparing through sortKey searched both names on every
+// comparison of a stable sort, and a queue of 3,000 made sorting a third of
+// the CPU that 3,000 participants joining one election spent (bench, issue
+// 10; BenchmarkSortQueue10k: 17 ms -> 3.5 ms).
 func sortQueue(children []string, tag string) []string {
-	out := append([]string(nil), children...)
-	sort.SliceStable(out, func(i, j int) bool { return sortKey(out[i], tag) < sortKey(out[j], tag) })
+	type keyed struct{ key, name string }
+	ks := make([]keyed, len(children))
+	for i, c := range children {
+		ks[i] = keyed{sortKey(c, tag), c}
+	}
+	// Keys of participant nodes are unique (ZooKeeper's sequence); the name
+	// breaks ties between other children deterministically.
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.name
+	}
 	return out
 }
 

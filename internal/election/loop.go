@@ -47,6 +47,15 @@ const (
 	evMembersDue                  // queue leader: time to read the changed queue
 )
 
+// String names a watch's kind in debug lines.
+func (k eventKind) String() string {
+	names := [...]string{"predecessor", "leader", "own", "children", "term", "timer", "members"}
+	if int(k) < len(names) {
+		return names[k]
+	}
+	return "unknown"
+}
+
 type event struct {
 	kind eventKind
 	gen  uint64
@@ -322,6 +331,10 @@ func (e *Elector) watch(ch <-chan zk.Event, kind eventKind, node string) {
 		case ev, ok := <-ch:
 			if !ok {
 				return
+			}
+			e.log.Debug("watch fired", "watch", kind.String(), "node", node, "event", ev.Type.String())
+			if kind == evOwn && ev.Type == zk.EventNodeDeleted {
+				e.ownGone(node)
 			}
 			select {
 			case e.events <- event{kind: kind, gen: gen, node: node, zk: ev}:

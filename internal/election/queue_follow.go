@@ -76,6 +76,11 @@ func (q *queueRecipe) walk() {
 			}
 			q.leaderIdx = i
 			q.setLeader(q.queue[i], data, stat)
+			// Next in line now: verify the own node ahead of the
+			// handoff, as follow does.
+			if _, err := e.armOwn(&q.own); err != nil {
+				l.dirty = true
+			}
 			return
 		}
 		data, stat, ch, err := e.zk.GetW(name)

@@ -282,6 +282,7 @@ func (q *queueRecipe) recheck() error {
 	if err != nil {
 		return fmt.Errorf("re-check: %w", err)
 	}
+	e.log.Debug("re-checked the queue", "children", len(kids))
 	if q.stepDownForeign(kids) {
 		return nil
 	}

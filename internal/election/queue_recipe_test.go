@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,24 @@ func TestQueueFollowerLeadsWhenPredecessorGoes(t *testing.T) {
 	u.wantLeader(true)
 	if n := u.f.opCount("create") + u.f.opCount("delete"); n != 0 {
 		t.Fatalf("taking over wrote %d times; it must only read", n)
+	}
+}
+
+// A leader whose node someone else deletes stops leading as the watch
+// fires, before any re-check: its successor, notified at the same moment,
+// may claim after one round-trip.
+func TestLeaderStopsAsItsNodeIsDeleted(t *testing.T) {
+	for _, mode := range []Mode{ModeLatch, ModeRace} {
+		t.Run(string(mode), func(t *testing.T) {
+			u := newUnit(t, Config{Mode: mode})
+			u.settle()
+			node := u.wantLeader(true).Node
+			u.f.remove("/e/" + node)
+			for ev := u.event(); ev.kind != evOwn; ev = u.event() {
+				// the leader's members watch, latch only
+			}
+			u.wantLeader(false)
+		})
 	}
 }
 
@@ -353,6 +372,25 @@ func TestQueueDuplicateIDsCounted(t *testing.T) {
 	}
 	if st := u.e.Status(); st.Participants != 4 {
 		t.Fatalf("participants %d, want 4", st.Participants)
+	}
+}
+
+// Joining a long queue costs a follower a handful of reads, not one per
+// node (every joiner reading every node made N joins cost N^2/2 reads):
+// the leader counts duplicate ids instead (queue_members.go).
+func TestQueueJoinReadsAreBounded(t *testing.T) {
+	rec := &countRecorder{}
+	u := newUnit(t, Config{ID: "web-1", Recorder: rec})
+	const n = 100
+	for i := range n {
+		u.other(int64(0x2000+i), "other-"+strconv.Itoa(i))
+	}
+	u.settle()
+	if reads := u.e.Counters().Reads; reads > 10 {
+		t.Errorf("joining a queue of %d cost %d reads, want at most 10", n+1, reads)
+	}
+	if u.e.ownToken() == 0 {
+		t.Error("own fencing token not read")
 	}
 }
 

@@ -1,6 +1,7 @@
 package election
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -51,5 +52,18 @@ func TestForeignNodes(t *testing.T) {
 	}
 	if got, want := foreignNodes(ModeRace, kids), []string{"_c_u-latch-0000000001", "_c_u-lock-0000000002"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("race: %v, want %v", got, want)
+	}
+}
+
+// A re-check sorts the whole queue; with 10,000 participants each of them
+// sorts 10,000 names as it joins.
+func BenchmarkSortQueue10k(b *testing.B) {
+	kids := make([]string, 10000)
+	for i := range kids {
+		kids[i] = nodePrefix(ModeLatch, newTestUUID(int64(i))) + fmt.Sprintf("%010d", (i*7919)%10000)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		sortQueue(kids, latchTag)
 	}
 }

@@ -89,6 +89,7 @@ func (e *Elector) takeLead(data []byte, stat *zk.Stat) time.Time {
 		v.holds, v.joined, v.node, v.nodeSession = true, true, l.node, l.sid
 		v.token, v.leader, v.observedAt, v.refused = self.FencingToken, &self, e.wallNow(), ""
 	})
+	e.log.Debug("claimed", "node", l.node)
 	return claimedAt
 }
 
@@ -129,6 +130,21 @@ func (e *Elector) armOwn(own *ownNode) (ok bool, err error) {
 	e.watch(ch, evOwn, l.node)
 	*own = ownNode{name: l.node, data: data, stat: stat}
 	return true, nil
+}
+
+// ownGone stops leading at once when the own node is deleted under us (by
+// an operator, or a hostile client on an open path). It runs on the watch's
+// goroutine, not Run's: Run may be busy with a re-check of its own, and the
+// successor, notified at the same moment, claims after one round-trip
+// (TestZKHostileClient saw both lead for a few milliseconds while the old
+// leader's loop read the queue). Without its node this participant does
+// not lead; Run's re-check then drops the node from the view and rejoins.
+func (e *Elector) ownGone(node string) {
+	e.updateView(func(v *view) {
+		if v.holds && v.node == node {
+			v.holds, v.lossHint = false, LossExpired
+		}
+	})
 }
 
 // holding reports whether the view says we lead with node.

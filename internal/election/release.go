@@ -32,6 +32,7 @@ func (e *Elector) release(reason LossReason) error {
 	})
 	e.r.released()
 	e.nWrites.Add(1)
+	e.log.Debug("deleting own node", "node", node, "reason", string(reason))
 	err := e.zk.Delete(join(e.cfg.Path, node), -1)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		l.dirty = true
@@ -96,6 +97,7 @@ func (e *Elector) leaveOnce(reason LossReason) bool {
 	}
 	if l.node != "" {
 		e.nWrites.Add(1)
+		e.log.Debug("deleting own node", "node", l.node, "reason", string(LossShutdown))
 		err := e.zk.Delete(join(e.cfg.Path, l.node), -1)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return false

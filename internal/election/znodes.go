@@ -192,6 +192,9 @@ func (e *Elector) publishMeta() error {
 		return fmt.Errorf("publish advertise: %w", err)
 	}
 	l.metaSID = l.sid
+	// Our own advertise data is known: claiming leadership (takeLead) then
+	// reads nothing more than the queue.
+	e.adv.put(l.sid, e.cfg.Advertise)
 	return nil
 }
 

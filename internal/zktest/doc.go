@@ -28,8 +28,9 @@
 // ServerOfSession finds the server a client session is connected to.
 //
 // Defaults: tickTime 500 ms (negotiated session timeouts then lie between 1 s and 10 s),
-// initLimit 10, syncLimit 5. Servers run with forceSync=no (a killed JVM loses nothing; only
-// a machine crash could) and no per-address connection limit.
+// initLimit 10, syncLimit 5, -Xmx256m (Options.Heap). Servers run with forceSync=no (a killed
+// JVM loses nothing; only a machine crash could; Options.ForceSync restores ZooKeeper's
+// default) and no per-address connection limit.
 //
 // # Partitions
 //

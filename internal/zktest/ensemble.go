@@ -27,6 +27,12 @@ type Options struct {
 	// loses, which makes Proxy.DropAfterCreate's "applied, reply lost" a coin toss. Set
 	// it where a test needs the create applied.
 	RunStaleRequests bool
+	// Heap is each server JVM's -Xmx, e.g. "1g"; default "256m". Benchmarks with thousands
+	// of sessions need more.
+	Heap string
+	// ForceSync fsyncs the transaction log before acknowledging each write, as ZooKeeper
+	// does by default; default false (forceSync=no), which tests want for speed.
+	ForceSync bool
 }
 
 // Timeouts used when starting.
@@ -48,6 +54,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.SyncLimit == 0 {
 		o.SyncLimit = 5
+	}
+	if o.Heap == "" {
+		o.Heap = "256m"
 	}
 	switch {
 	case o.Servers < 1:
@@ -213,7 +222,9 @@ func (e *Ensemble) writeConfig(m *Member) error {
 	b.WriteString("admin.enableServer=false\n")
 	b.WriteString("4lw.commands.whitelist=*\n")
 	b.WriteString("maxClientCnxns=0\n") // tests open many connections from one address
-	b.WriteString("forceSync=no\n")     // no fsync per write: a killed JVM loses nothing, a crashed machine might
+	if !e.opts.ForceSync {
+		b.WriteString("forceSync=no\n") // no fsync per write: a killed JVM loses nothing, a crashed machine might
+	}
 	if e.opts.TLS != nil {
 		b.WriteString(e.opts.TLS.config(m.secure.port))
 	}
@@ -245,7 +256,7 @@ func (e *Ensemble) jvmArgs(cfg string) []string {
 		stale = []string{"-Dzookeeper.request_stale_connection_check=false"}
 	}
 	return append(stale,
-		"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Xmx"+e.opts.Heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 		"-Djava.net.preferIPv4Stack=true",
 		"-Dzookeeper.admin.enableServer=false",
 		"-Dorg.slf4j.simpleLogger.showDateTime=true",

@@ -1,0 +1,115 @@
+// Command electd-bench measures electd against Apache Curator and ZooKeeper
+// itself on this machine: handoff, failover, ZooKeeper load, scale and
+// footprint (BENCHMARKS.md). It starts every server and process it needs.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/electd/electd/internal/bench"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg := bench.Defaults()
+	fs := flag.NewFlagSet("electd-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Electd, "electd", "", "electd binary to run (default: go build ./cmd/electd)")
+	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(bench.Sections, ","))
+	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "graceful handoff rounds (electd, Curator, floor)")
+	fs.IntVar(&cfg.Warmup, "warmup", cfg.Warmup, "rounds run first and not counted")
+	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "requested session timeout")
+	fs.IntVar(&cfg.CrashRounds, "crash-rounds", cfg.CrashRounds, "SIGKILL failover rounds")
+	fs.DurationVar(&cfg.CrashTimeout, "crash-timeout", cfg.CrashTimeout, "requested session timeout in the crash rounds")
+	fs.IntVar(&cfg.IdleParticipants, "idle", cfg.IdleParticipants, "idle participants of electd and of Curator")
+	fs.DurationVar(&cfg.IdleWindow, "idle-window", cfg.IdleWindow, "how long idle load is counted")
+	scale := fs.String("scale", joinInts(cfg.Scale), "participants of one in-process election on 3 servers, comma-separated")
+	fs.IntVar(&cfg.ScaleRounds, "scale-rounds", cfg.ScaleRounds, "handoffs timed at each scale")
+	fs.IntVar(&cfg.Elections, "elections", cfg.Elections, "elections of 3 participants, in-process on 3 servers")
+	fs.DurationVar(&cfg.FootprintWindow, "footprint-window", cfg.FootprintWindow, "idle electd RSS and CPU window")
+	fs.DurationVar(&cfg.LoadDuration, "load", cfg.LoadDuration, "/healthz/leader load duration")
+	fs.IntVar(&cfg.LoadConns, "load-conns", cfg.LoadConns, "/healthz/leader keep-alive connections")
+	fs.StringVar(&cfg.ZKHeap, "zk-heap", cfg.ZKHeap, "-Xmx of the 3-server ensemble's JVMs (scale section)")
+	fs.DurationVar(&cfg.JoinLimit, "join-limit", 0, "longest wait for a scale configuration to join (default 30s + 10ms per participant)")
+	budget := fs.Int64("mem-budget-mib", cfg.MemBudget>>20, "stop a scale size when it grows the bench process's RSS by more than this (MiB)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the in-process participants of the scale section) to this file")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg.MemBudget = *budget << 20
+	if *only != "" {
+		cfg.Only = strings.Split(*only, ",")
+	}
+	var err error
+	if cfg.Scale, err = parseInts(*scale); err != nil {
+		fmt.Fprintf(stderr, "electd-bench: -scale: %v\n", err)
+		return 2
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "electd-bench: %v\n", err)
+		return 2
+	}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "electd-bench: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "electd-bench: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.Run(ctx, cfg)
+	if rep != nil {
+		rep.Write(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "electd-bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseInts(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
