@@ -20,7 +20,7 @@ import (
 	"github.com/electd/electd/internal/config"
 )
 
-// electdEndpoints are the daemon's probe endpoints (DESIGN.md, HTTP API).
+// electdEndpoints are the daemon's probe endpoints (docs/DESIGN.md, "HTTP API").
 var electdEndpoints = []string{"/healthz/leader", "/healthz", "/readyz"}
 
 // sidecar is one pod template's electd container and what the checks derive from it.
@@ -206,7 +206,7 @@ func checkElectdEnvironmentNamesRealKeys(t *testing.T, m *manifests) {
 			if strings.HasPrefix(e.Name, "ELECTD_") {
 				key, ok := envToKey[e.Name]
 				if !ok {
-					t.Errorf("%s: %s is no configuration key's variable (known: the %d keys of DESIGN.md)", ref, e.Name, len(designKeys))
+					t.Errorf("%s: %s is no configuration key's variable (known: the %d keys of the configuration table)", ref, e.Name, len(designKeys))
 				}
 				if isDuration(key) && e.ValueFrom == nil {
 					if _, ok := duration(e.Value); !ok {
@@ -250,7 +250,7 @@ func checkElectdEnvironmentNamesRealKeys(t *testing.T, m *manifests) {
 
 		// Termination: the kubelet stops the app, then electd; the grace
 		// period must leave electd its shutdown_grace + shutdown_timeout.
-		grace, timeout := 0*time.Second, 10*time.Second // DESIGN.md defaults
+		grace, timeout := 0*time.Second, 10*time.Second // docs/DESIGN.md defaults
 		if e, ok := s.env["ELECTD_SHUTDOWN_GRACE"]; ok {
 			grace, _ = duration(e.Value)
 		}

@@ -2,6 +2,7 @@ package prometheus
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -74,7 +75,7 @@ func TestRulesLoadInPrometheus(t *testing.T) {
 // "```promql" block of its Metrics section), comments dropped.
 func readmeAlerts(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(repoRoot + "/README.md")
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

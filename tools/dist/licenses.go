@@ -116,22 +116,32 @@ func listDeps(pkg string, p platform) ([]goPackage, error) {
 	return pkgs, nil
 }
 
-// licenseFiles are the names a licence file goes by, in order of preference.
-var licenseFiles = []string{"LICENSE", "LICENSE.txt", "LICENSE.md", "LICENCE", "COPYING", "License"}
+// licenseNames are the names a licence file goes by, in order of
+// preference, each bare or with one of licenseExts.
+var (
+	licenseNames = []string{"LICENSE", "LICENCE", "COPYING", "License"}
+	licenseExts  = []string{"", ".txt", ".md"}
+)
 
 func licenseText(dir string) ([]byte, error) {
-	for _, name := range licenseFiles {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			return b, nil
-		}
+	if b, ok := firstFile(dir, licenseNames); ok {
+		return b, nil
 	}
 	return nil, fmt.Errorf("%w in %s", errNoLicense, dir)
 }
 
 func noticeText(dir string) ([]byte, bool) {
-	for _, name := range []string{"NOTICE", "NOTICE.txt", "NOTICE.md"} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			return b, true
+	return firstFile(dir, []string{"NOTICE"})
+}
+
+// firstFile reads the first of names (each with the extensions of
+// licenseExts) that exists in dir.
+func firstFile(dir string, names []string) ([]byte, bool) {
+	for _, name := range names {
+		for _, ext := range licenseExts {
+			if b, err := os.ReadFile(filepath.Join(dir, name+ext)); err == nil {
+				return b, true
+			}
 		}
 	}
 	return nil, false
