@@ -83,6 +83,10 @@ type Controller struct {
 	sem  chan struct{} // held while a SetCandidate runs: one change at a time
 	kick chan struct{} // wakes Run
 
+	// logged is set by the first logChange (guarded by sem): before it,
+	// the reason held is the observer's placeholder, not one to report.
+	logged bool
+
 	mu        sync.Mutex
 	operator  bool
 	app       AppState
@@ -231,10 +235,12 @@ func (c *Controller) apply(ctx context.Context) error {
 }
 
 func (c *Controller) logChange(from, to applied) {
+	first := !c.logged
+	c.logged = true
 	switch {
 	case to.standing:
 		c.log.Info("standing for leadership")
-	case from.standing:
+	case from.standing || first:
 		c.log.Info("not standing for leadership", "reason", string(to.why))
 	default:
 		c.log.Info("not standing for leadership: new reason", "reason", string(to.why), "was", string(from.why))

@@ -1,9 +1,12 @@
 package candidacy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -213,4 +216,44 @@ func TestRunRetries(t *testing.T) {
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Retry: time.Millisecond})
 	run(t, c)
 	wantCalls(t, f, "withdraw:app_unhealthy")
+}
+
+// The first change from the observer a checked participant starts as is
+// reported as the reason it does not stand, not as a change from a
+// "withdrawn" the operator never asked for.
+func TestFirstReasonLoggedAlone(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &buf}, nil))
+	f := &fakeElector{}
+	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Logger: log})
+	run(t, c)
+	wantCalls(t, f, "withdraw:app_unhealthy")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		out := buf.String()
+		mu.Unlock()
+		if strings.Contains(out, "not standing") {
+			if !strings.Contains(out, `msg="not standing for leadership" reason=app_unhealthy`) || strings.Contains(out, "was=") {
+				t.Fatalf("first change logged as %q", out)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing logged within 10s: %q", out)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
