@@ -2,10 +2,7 @@ package bench
 
 import (
 	"bufio"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,61 +20,15 @@ var curatorSource []byte
 
 const curatorClass = "CuratorBench"
 
-// compileCurator compiles CuratorBench.java with javac against Debian's
-// Curator 5.4 jars (zktest.CuratorClasspath), once per change of the
-// source, the classpath or javac: the classes are kept under the user's
-// cache directory. It returns the classpath that runs the program.
+// compileCurator compiles CuratorBench.java against Debian's Curator 5.4 jars
+// (zktest.CompileCurator, cached across runs) and returns the classpath that
+// runs it.
 func compileCurator() (string, error) {
-	cp, err := zktest.CuratorClasspath()
+	cp, dir, err := zktest.CompileCurator(curatorClass, curatorSource)
 	if err != nil {
 		return "", err
 	}
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		return "", errors.New("no `javac` in PATH: apt-get install -y default-jdk-headless")
-	}
-	if real, err := filepath.EvalSymlinks(javac); err == nil {
-		javac = real
-	}
-	h := sha256.New()
-	for _, part := range [][]byte{curatorSource, []byte(cp), []byte(javac)} {
-		h.Write(part)
-		h.Write([]byte{0})
-	}
-	root, err := os.UserCacheDir()
-	if err != nil || root == "" {
-		root = os.TempDir()
-	}
-	root = filepath.Join(root, "electd", "bench")
-	dir := filepath.Join(root, hex.EncodeToString(h.Sum(nil))[:20])
-	run := cp + string(os.PathListSeparator) + dir
-	if _, err := os.Stat(filepath.Join(dir, curatorClass+".class")); err == nil {
-		return run, nil
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(root, "build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, curatorClass+".java")
-	out := filepath.Join(tmp, "classes")
-	if err := os.WriteFile(src, curatorSource, 0o644); err != nil {
-		return "", err
-	}
-	cmd := exec.Command(javac, "-encoding", "UTF-8", "-cp", cp, "-d", out, src)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("javac %s.java: %v\n%s", curatorClass, err, msg)
-	}
-	// A concurrent bench may have published the same classes first: fine.
-	if err := os.Rename(out, dir); err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, curatorClass+".class")); serr != nil {
-			return "", err
-		}
-	}
-	return run, nil
+	return cp + string(os.PathListSeparator) + dir, nil
 }
 
 // curatorJVM is one running CuratorBench.

@@ -13,22 +13,17 @@ package curatortest
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/buildcache"
 	"github.com/electd/electd/internal/zktest"
 )
 
@@ -59,10 +54,8 @@ var compiled struct {
 	err  error
 }
 
-// Compile compiles CuratorParticipant.java against Curator 5.4 (javac -cp
-// zktest.CuratorClasspath()) and returns the directory holding its class files. They are kept
-// in the build cache (internal/buildcache), keyed on the source, the classpath and the javac
-// binary, so javac runs once per change, not once per test or per test binary.
+// Compile compiles CuratorParticipant.java against Curator 5.4 (zktest.CompileCurator, cached
+// across runs) and returns the directory holding its class files.
 func Compile(t testing.TB) (classDir string) {
 	t.Helper()
 	zktest.Require(t)
@@ -84,36 +77,11 @@ func compile() (cp, dir string) {
 }
 
 func compileCached() (cp, dir string, err error) {
-	cp, err = zktest.CuratorClasspath()
+	cp, dir, err = zktest.CompileCurator(mainClass, javaSource)
 	if err != nil {
 		return "", "", fmt.Errorf("curatortest: %w", err)
 	}
-	javac, err := exec.LookPath("javac")
-	if err != nil {
-		return "", "", errors.New("curatortest: no `javac` in PATH: apt-get install -y default-jdk-headless (or openjdk-17-jdk-headless)")
-	}
-	if real, err := filepath.EvalSymlinks(javac); err == nil {
-		javac = real
-	}
-	h := sha256.New()
-	h.Write(javaSource)
-	h.Write([]byte{0})
-	h.Write([]byte(cp))
-	h.Write([]byte{0})
-	h.Write([]byte(javac))
-	key := hex.EncodeToString(h.Sum(nil))[:20]
-	dir, err = buildcache.Dir("curatortest", key, func(out string) error {
-		src := filepath.Join(out, mainClass+".java")
-		if err := os.WriteFile(src, javaSource, 0o644); err != nil {
-			return fmt.Errorf("curatortest: %w", err)
-		}
-		cmd := exec.Command(javac, "-encoding", "UTF-8", "-cp", cp, "-d", out, src)
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("curatortest: javac %s: %v\n%s", mainClass+".java", err, msg)
-		}
-		return nil
-	})
-	return cp, dir, err
+	return cp, dir, nil
 }
 
 // Status is one answer to the "status" command: Curator's hasLeadership(),
