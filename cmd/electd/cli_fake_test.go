@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/syncbuf"
 )
 
 // fakeDaemon serves the parts of electd's HTTP API the commands use, from
@@ -127,33 +128,15 @@ func (f *fakeDaemon) set(ids []string, leader, self int) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runCLI runs a command as main does, against env, with a fixed clock.
 func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	status := runCLIWith(ctx, env, &stdout, &stderr, args...)
 	return status, stdout.String(), stderr.String()
 }
 
-func runCLIWith(ctx context.Context, env map[string]string, stdout, stderr *syncBuffer, args ...string) int {
+func runCLIWith(ctx context.Context, env map[string]string, stdout, stderr *syncbuf.Buffer, args ...string) int {
 	c := &cli{
 		ctx: ctx, stdout: stdout, stderr: stderr,
 		getenv: func(k string) string { return env[k] },

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/syncbuf"
 )
 
 func TestStatusTableFromAFollower(t *testing.T) {
@@ -150,7 +152,7 @@ func TestWatchRedrawsOnEveryEvent(t *testing.T) {
 	f.set([]string{"web-1", "web-2"}, 0, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() { done <- runCLIWith(ctx, nil, &stdout, &stderr, "status", "--addr", srv.URL, "--watch") }()
 
@@ -185,7 +187,7 @@ func TestWatchReconnects(t *testing.T) {
 	f.set([]string{"web-1"}, 0, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() { done <- runCLIWith(ctx, nil, &stdout, &stderr, "status", "--addr", srv.URL, "--watch") }()
 	f.events <- "leader"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/config"
+	"github.com/electd/electd/internal/syncbuf"
 	"github.com/electd/electd/internal/testcert"
 )
 
@@ -81,7 +82,7 @@ func TestTLSServesAndReloadsRotatedCertificates(t *testing.T) {
 	one := ca.Issue(t, "gen-1", "127.0.0.1")
 	secret := newSecretDir(t, map[string][]byte{"tls.crt": one.CertPEM, "tls.key": one.KeyPEM})
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	certs, err := config.LoadKeyPair("http.tls_cert_file", secret.path("tls.crt"), "http.tls_key_file", secret.path("tls.key"))
 	if err != nil {
 		t.Fatal(err)

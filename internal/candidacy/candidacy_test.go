@@ -1,7 +1,6 @@
 package candidacy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/electd/electd/internal/apphealth"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/syncbuf"
 )
 
 var _ Elector = (*election.Elector)(nil)
@@ -222,18 +222,15 @@ func TestRunRetries(t *testing.T) {
 // reported as the reason it does not stand, not as a change from a
 // "withdrawn" the operator never asked for.
 func TestFirstReasonLoggedAlone(t *testing.T) {
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &buf}, nil))
+	var buf syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
 	f := &fakeElector{}
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Logger: log})
 	run(t, c)
 	wantCalls(t, f, "withdraw:app_unhealthy")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		mu.Lock()
 		out := buf.String()
-		mu.Unlock()
 		if strings.Contains(out, "not standing") {
 			if !strings.Contains(out, `msg="not standing for leadership" reason=app_unhealthy`) || strings.Contains(out, "was=") {
 				t.Fatalf("first change logged as %q", out)
@@ -245,15 +242,4 @@ func TestFirstReasonLoggedAlone(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

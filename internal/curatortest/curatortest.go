@@ -12,7 +12,6 @@ package curatortest
 
 import (
 	"bufio"
-	"bytes"
 	_ "embed"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/syncbuf"
 	"github.com/electd/electd/internal/zktest"
 )
 
@@ -121,7 +121,7 @@ type Participant struct {
 
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	stderr  syncBuffer
+	stderr  syncbuf.Buffer
 	replies chan string   // every stdout line that is not an EVENT
 	exited  chan struct{} // closed once the JVM has exited and been reaped
 	exitErr error         // set before exited is closed
@@ -156,6 +156,7 @@ func Start(t testing.TB, connect, path, mode, id string, term time.Duration) *Pa
 		ID: id, Path: path, Mode: mode, Term: term,
 		replies: make(chan string, 64),
 		exited:  make(chan struct{}),
+		stderr:  syncbuf.Buffer{Max: 1 << 20}, // bounded; the start of stderr matters most
 	}
 	p.cmd = exec.Command(java,
 		"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", // faster start; plenty for one client
@@ -409,25 +410,4 @@ func (p *Participant) Kill() {
 	case <-time.After(killTimeout):
 	}
 	p.stdin.Close()
-}
-
-// syncBuffer is a bytes.Buffer safe for the exec package's copier and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.b.Len() > 1<<20 { // keep memory bounded; the start of stderr matters most
-		return len(p), nil
-	}
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

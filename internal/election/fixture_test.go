@@ -1,13 +1,12 @@
 package election
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/syncbuf"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -20,24 +19,7 @@ type unit struct {
 	clk *fakeClock
 	s   *Session
 	e   *Elector
-	log *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	log *syncbuf.Buffer
 }
 
 const unitSession = 0x1000
@@ -46,7 +28,7 @@ const unitSession = 0x1000
 // fake ZooKeeper where session 0x1000 is connected with a long lease.
 func newUnit(t *testing.T, cfg Config) *unit {
 	t.Helper()
-	u := &unit{t: t, f: newFakeZK(unitSession), clk: newFakeClock(), log: &syncBuffer{}}
+	u := &unit{t: t, f: newFakeZK(unitSession), clk: newFakeClock(), log: &syncbuf.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(u.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	u.s = &Session{
 		cfg: SessionConfig{SessionTimeout: 4 * time.Second}, conn: u.f, log: logger, clock: u.clk,

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/syncbuf"
 )
 
 const (
@@ -25,27 +26,10 @@ type harness struct {
 	clock *fakeClock
 	rec   *countRecorder
 	l     *Labeler
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 	done  chan error
 	stop  context.CancelFunc
 	dir   string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // newHarness builds a Labeler for pod p0 in namespace ns against a fake
@@ -53,7 +37,7 @@ func (s *syncBuffer) String() string {
 func newHarness(t *testing.T, leading bool, pods []string, edit func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, api: newFakeAPI(t, pods...), src: &fakeSource{leading: leading},
-		clock: newFakeClock(), rec: &countRecorder{}, logs: &syncBuffer{}, dir: t.TempDir()}
+		clock: newFakeClock(), rec: &countRecorder{}, logs: &syncbuf.Buffer{}, dir: t.TempDir()}
 	cfg := Config{
 		LeaderLabel: label, Identity: self, PodName: self, Namespace: "ns",
 		Server: h.api.srv.URL, TokenFile: writeToken(t, h.dir, "good"),
