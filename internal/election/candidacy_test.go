@@ -38,12 +38,7 @@ func TestObserverWatchesWithoutStanding(t *testing.T) {
 }
 
 func TestWithdrawLeaderHandsOver(t *testing.T) {
-	u := newUnit(t, Config{})
-	u.settle()
-	node := u.e.loop.node
-	u.other(0x2000, "web-2")
-	u.event()
-	u.settle()
+	u, node := newLeaderWithFollower(t)
 	if err := u.e.setCandidate(false, LossAppUnhealthy); err != nil {
 		t.Fatal(err)
 	}

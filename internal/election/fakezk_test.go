@@ -290,19 +290,17 @@ func (f *fakeZK) ExistsW(p string) (ok bool, st *zk.Stat, ch <-chan zk.Event, er
 }
 
 func (f *fakeZK) Get(p string) (data []byte, st *zk.Stat, err error) {
-	err = f.request("get", p, func() error {
-		n, found := f.nodes[p]
-		if !found {
-			return zk.ErrNoNode
-		}
-		s := n.stat
-		data, st = append([]byte(nil), n.data...), &s
-		return nil
-	})
+	data, st, _, err = f.get(p, false)
 	return data, st, err
 }
 
 func (f *fakeZK) GetW(p string) (data []byte, st *zk.Stat, ch <-chan zk.Event, err error) {
+	return f.get(p, true)
+}
+
+// get reads p and, with watch, sets a data watch in the same request, as
+// the server does.
+func (f *fakeZK) get(p string, watch bool) (data []byte, st *zk.Stat, ch <-chan zk.Event, err error) {
 	err = f.request("get", p, func() error {
 		n, found := f.nodes[p]
 		if !found {
@@ -310,13 +308,25 @@ func (f *fakeZK) GetW(p string) (data []byte, st *zk.Stat, ch <-chan zk.Event, e
 		}
 		s := n.stat
 		data, st = append([]byte(nil), n.data...), &s
-		ch = f.watch(f.dataW, p)
+		if watch {
+			ch = f.watch(f.dataW, p)
+		}
 		return nil
 	})
 	return data, st, ch, err
 }
 
 func (f *fakeZK) Children(p string) (kids []string, st *zk.Stat, err error) {
+	kids, st, _, err = f.list(p, false)
+	return kids, st, err
+}
+
+func (f *fakeZK) ChildrenW(p string) (kids []string, st *zk.Stat, ch <-chan zk.Event, err error) {
+	return f.list(p, true)
+}
+
+// list lists p and, with watch, sets a child watch in the same request.
+func (f *fakeZK) list(p string, watch bool) (kids []string, st *zk.Stat, ch <-chan zk.Event, err error) {
 	err = f.request("children", p, func() error {
 		n, found := f.nodes[p]
 		if !found {
@@ -324,19 +334,9 @@ func (f *fakeZK) Children(p string) (kids []string, st *zk.Stat, err error) {
 		}
 		s := n.stat
 		kids, st = f.childrenLocked(p), &s
-		return nil
-	})
-	return kids, st, err
-}
-
-func (f *fakeZK) ChildrenW(p string) (kids []string, st *zk.Stat, ch <-chan zk.Event, err error) {
-	err = f.request("children", p, func() error {
-		n, found := f.nodes[p]
-		if !found {
-			return zk.ErrNoNode
+		if watch {
+			ch = f.watch(f.childW, p)
 		}
-		s := n.stat
-		kids, st, ch = f.childrenLocked(p), &s, f.watch(f.childW, p)
 		return nil
 	})
 	return kids, st, ch, err

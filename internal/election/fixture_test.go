@@ -144,3 +144,15 @@ func (u *unit) wantLeader(want bool) Status {
 	}
 	return st
 }
+
+// newLeaderWithFollower is a unit leading with its node (returned) and one
+// other participant, web-2 of session 0x2000, queued behind it.
+func newLeaderWithFollower(t *testing.T) (*unit, string) {
+	u := newUnit(t, Config{})
+	u.settle()
+	node := u.e.loop.node
+	u.other(0x2000, "web-2")
+	u.event()
+	u.settle()
+	return u, node
+}

@@ -266,12 +266,7 @@ func TestQueueForeignModeRefused(t *testing.T) {
 }
 
 func TestQueueReleaseRequeuesAtTheBack(t *testing.T) {
-	u := newUnit(t, Config{})
-	u.settle()
-	first := u.e.loop.node
-	u.other(0x2000, "web-2")
-	u.event()
-	u.settle()
+	u, first := newLeaderWithFollower(t)
 	if err := u.e.release(LossReleased); err != nil {
 		t.Fatal(err)
 	}
@@ -405,12 +400,7 @@ func (r *countRecorder) DuplicateID(string) { r.dups++ }
 // the release fails and the leader leads on, consistent with the node that
 // is still there, instead of everyone following a leader nobody runs.
 func TestQueueReleaseRefusedKeepsLeading(t *testing.T) {
-	u := newUnit(t, Config{})
-	u.settle()
-	node := u.e.loop.node
-	u.other(0x2000, "web-2")
-	u.event()
-	u.settle()
+	u, node := newLeaderWithFollower(t)
 	u.f.fail("delete", "/e/"+node, zk.ErrNoAuth, false)
 	if err := u.e.release(LossReleased); !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("release = %v, want the refusal", err)
@@ -424,12 +414,7 @@ func TestQueueReleaseRefusedKeepsLeading(t *testing.T) {
 // The delete's reply is lost but the server applied it: the node is gone,
 // so the participant rejoins at the back and the successor leads.
 func TestQueueReleaseReplyLost(t *testing.T) {
-	u := newUnit(t, Config{})
-	u.settle()
-	node := u.e.loop.node
-	u.other(0x2000, "web-2")
-	u.event()
-	u.settle()
+	u, node := newLeaderWithFollower(t)
 	u.f.fail("delete", "/e/"+node, zk.ErrConnectionClosed, true)
 	if err := u.e.release(LossReleased); err == nil {
 		t.Fatal("release with a lost reply reported success")
