@@ -20,7 +20,7 @@ help: ## list the targets
 .PHONY: deps
 deps: ## install what the tests need: Debian packages (as root), then the test tools once per machine
 	@bash scripts/install-deps.sh
-	$(GO) run ./internal/kubetest/prebuild
+	$(GO) run ./tests/kubetest/prebuild
 	@$(MAKE) --no-print-directory tools
 
 .PHONY: test
@@ -52,21 +52,21 @@ build: ## static binary in bin/electd, stamped with version and commit
 .PHONY: demo
 demo: build ## local ZooKeeper + three sidecars: election, handoff, release (interactive)
 	@bash scripts/install-deps.sh zookeeper
-	$(GO) run ./internal/demo/cmd --bin $(BIN)
+	$(GO) run ./cmd/electd-demo --bin $(BIN)
 
 .PHONY: demo-ci
 demo-ci: build ## the demo without pauses; fails if a step fails
 	@bash scripts/install-deps.sh zookeeper
-	$(GO) run ./internal/demo/cmd --bin $(BIN) --ci
+	$(GO) run ./cmd/electd-demo --bin $(BIN) --ci
 
 .PHONY: chaos
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper
-	$(GO) test -race -v -run Chaos -count=1 -timeout 60m ./internal/chaos/... -args -chaos.long
+	$(GO) test -race -v -run Chaos -count=1 -timeout 60m ./tests/chaos/... -args -chaos.long
 
 .PHONY: screenshot
 screenshot: ## the status page in headless Chromium against a real election, saved as docs/status-page.png
 	@bash scripts/install-deps.sh zookeeper chromium
-	$(GO) test -count=1 -run '^TestStatusPageInBrowser$$' ./internal/uitest -args -screenshot-to=$(CURDIR)/docs/status-page.png
+	$(GO) test -count=1 -run '^TestStatusPageInBrowser$$' ./tests/uitest -args -screenshot-to=$(CURDIR)/docs/status-page.png
 
 # The bench (BENCHMARKS.md): handoff against Curator and ZooKeeper's floor,
 # failover, ZooKeeper load, scale and footprint, in about 15 minutes on two

@@ -7,9 +7,9 @@
 #
 # The full set also needs a Java compiler (the Curator interop tests compile
 # a small Java program): when javac is missing, default-jdk-headless is added.
-# etcd-server is the storage of the kube-apiserver that internal/kubetest
+# etcd-server is the storage of the kube-apiserver that tests/kubetest
 # builds and runs for the Kubernetes tests; chromium is the headless browser
-# internal/uitest drives the status page in.
+# tests/uitest drives the status page in.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly

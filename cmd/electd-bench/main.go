@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/electd/electd/internal/bench"
+	"github.com/electd/electd/tests/bench"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/config"
-	"github.com/electd/electd/internal/electdtest"
+	"github.com/electd/electd/tests/electdtest"
 )
 
 func TestBinaryBadConfigExits2WithOneLine(t *testing.T) {

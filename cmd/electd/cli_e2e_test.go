@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/electdtest"
+	"github.com/electd/electd/tests/electdtest"
 )
 
 // rowRE matches one participant row of `electd status`.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/syncbuf"
+	"github.com/electd/electd/tests/syncbuf"
 )
 
 // fakeDaemon serves the parts of electd's HTTP API the commands use, from

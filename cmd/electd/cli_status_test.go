@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/syncbuf"
+	"github.com/electd/electd/tests/syncbuf"
 )
 
 func TestStatusTableFromAFollower(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/sys/unix"
 
-	"github.com/electd/electd/internal/electdtest"
+	"github.com/electd/electd/tests/electdtest"
 )
 
 // memberArgs are the flags of one participant, as startMember passes them.

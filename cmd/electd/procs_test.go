@@ -1,6 +1,6 @@
 package main
 
-// The helpers the end-to-end tests of this package share, over internal/electdtest
+// The helpers the end-to-end tests of this package share, over tests/electdtest
 // (which builds electd once per run, skips in -short mode and prints a process's log
 // when its test fails).
 
@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/electdtest"
-	"github.com/electd/electd/internal/zktest"
+	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/zktest"
 )
 
 const adminToken = "e2e-token"

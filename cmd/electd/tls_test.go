@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/config"
-	"github.com/electd/electd/internal/syncbuf"
-	"github.com/electd/electd/internal/testcert"
+	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/tests/testcert"
 )
 
 // secretDir lays files out as the kubelet mounts a Secret: the files are

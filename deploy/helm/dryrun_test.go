@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/electd/electd/deploy/k8s"
-	"github.com/electd/electd/internal/kubetest"
+	"github.com/electd/electd/tests/kubetest"
 )
 
 // Every object the chart renders, for both routings and for values that

@@ -1,4 +1,4 @@
-// Server-side dry runs against a real kube-apiserver (internal/kubetest),
+// Server-side dry runs against a real kube-apiserver (tests/kubetest),
 // shared by this directory's test and the Helm chart's.
 
 package k8s
@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/electd/electd/internal/kubetest"
+	"github.com/electd/electd/tests/kubetest"
 )
 
 // collections maps apiVersion and kind to the collection's path in a

@@ -3,7 +3,7 @@ package k8s
 import (
 	"testing"
 
-	"github.com/electd/electd/internal/kubetest"
+	"github.com/electd/electd/tests/kubetest"
 )
 
 // Every object of both flavours, rendered by kustomize, is accepted by a

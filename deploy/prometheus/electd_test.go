@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/electdtest"
-	"github.com/electd/electd/internal/zktest"
+	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/zktest"
 )
 
 // scrapeLeader runs electd as the one participant of an election on a real

@@ -12,7 +12,7 @@ import (
 
 	"github.com/electd/electd/internal/apphealth"
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/internal/syncbuf"
+	"github.com/electd/electd/tests/syncbuf"
 )
 
 var _ Elector = (*election.Elector)(nil)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/curatortest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/tests/curatortest"
 )
 
 // TestZKCandidacy: a withdrawn leader hands over as on release and keeps

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/internal/zktest"
+	"github.com/electd/electd/tests/zktest"
 )
 
 func waitReady(t testing.TB, ens *zktest.Ensemble) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/syncbuf"
+	"github.com/electd/electd/tests/syncbuf"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 

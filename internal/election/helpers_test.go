@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/internal/zktest"
+	"github.com/electd/electd/tests/zktest"
 )
 
 const (

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/curatortest"
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/internal/invariant"
-	"github.com/electd/electd/internal/zktest"
+	"github.com/electd/electd/tests/curatortest"
+	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/zktest"
 )
 
 type interopWorld struct {

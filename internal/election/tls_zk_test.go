@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/internal/testcert"
-	"github.com/electd/electd/internal/zktest"
+	"github.com/electd/electd/tests/testcert"
+	"github.com/electd/electd/tests/zktest"
 )
 
 // TestZKTLS: with SessionConfig.TLS the session speaks TLS to ZooKeeper's

@@ -132,7 +132,7 @@ func TestStatusPageCSP(t *testing.T) {
 // TestStatusPageMarkup: no inline script, style or event handler in the
 // page (the policy would block them, so the page would break), and the
 // script puts values into the page as text only. The browser test
-// (internal/uitest) shows a hostile id rendered as text; this catches an
+// (tests/uitest) shows a hostile id rendered as text; this catches an
 // HTML sink in the script before anyone runs a browser.
 func TestStatusPageMarkup(t *testing.T) {
 	page := asString(t, "ui/index.html")

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/electd/electd/internal/kubetest"
+	"github.com/electd/electd/tests/kubetest"
 )
 
 const (

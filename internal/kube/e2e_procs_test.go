@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/electdtest"
+	"github.com/electd/electd/tests/electdtest"
 )
 
 // buildElectd is the electd of this test run (built once for all packages).
@@ -20,7 +20,7 @@ func buildElectd(t *testing.T) string {
 
 const adminToken = "e2e-admin"
 
-// proc is one electd process (internal/electdtest); its pod is the API
+// proc is one electd process (tests/electdtest); its pod is the API
 // object of the same name.
 type proc struct {
 	*electdtest.Proc

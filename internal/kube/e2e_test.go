@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/kubetest"
-	"github.com/electd/electd/internal/zktest"
+	"github.com/electd/electd/tests/kubetest"
+	"github.com/electd/electd/tests/zktest"
 )
 
 // Deadlines. The label promises are in units of the recheck interval and

@@ -1,6 +1,0 @@
-// Package demotest runs the demo (internal/demo, behind `make demo`) non-interactively,
-// so that the newcomer's first command is tested like everything else: a real ZooKeeper
-// from Debian's packages (internal/zktest) and three electd processes, the binary this
-// test run built once (internal/electdtest). It checks the story the demo tells, not how
-// fast it goes; see the README's "Development" section.
-package demotest

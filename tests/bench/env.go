@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/electd/electd/tests/zktest"
+)
+
+// env is what the sections share: the configuration, one standalone
+// ZooKeeper, the electd binary and a work directory.
+type env struct {
+	cfg    Config
+	dir    string
+	electd string
+	single *zktest.Ensemble
+	spawn  *spawner
+	out    io.Writer // progress lines
+}
+
+func (e *env) progress(format string, args ...any) {
+	if e.out != nil {
+		fmt.Fprintf(e.out, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
+	}
+}
+
+// electdOpts runs electd on the standalone server, logging at debug level
+// (the timeline reads the debug lines).
+func (e *env) electdOpts(path string, timeout time.Duration) electdOpts {
+	return electdOpts{
+		binary:         e.electd,
+		dir:            e.dir,
+		servers:        e.single.ConnectString(),
+		path:           path,
+		sessionTimeout: timeout,
+		logLevel:       "debug",
+		spawn:          e.spawn,
+	}
+}
+
+// buildElectd builds cmd/electd into dir with the go command, as a release
+// would be built (no race detector).
+func buildElectd(dir string) (string, error) {
+	bin := filepath.Join(dir, "electd")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/electd/electd/cmd/electd")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build electd: %v\n%s", err, out)
+	}
+	return bin, nil
+}
