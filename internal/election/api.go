@@ -142,7 +142,7 @@ type Counters struct {
 	// Rechecks counts candidacy re-checks: reads of the queue (getChildren)
 	// to decide whether this participant leads.
 	Rechecks uint64
-	// Writes counts create, delete and setData requests this Elector sent.
+	// Writes counts create, delete and setACL requests this Elector sent.
 	Writes uint64
 	// Reads counts getData/exists requests (watches on predecessor and leader).
 	Reads uint64

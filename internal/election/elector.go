@@ -28,6 +28,7 @@ type Elector struct {
 	rec   Recorder
 	r     recipe     // the mode's steps: queueRecipe or raceRecipe
 	adv   advertised // advertise data by session, shared with Participants
+	ws    watchSet   // the watches set, at most one per path and type (watches.go)
 
 	cmds    chan command
 	events  chan event

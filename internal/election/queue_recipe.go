@@ -333,7 +333,11 @@ func (q *queueRecipe) claim() error {
 		return err
 	}
 	if e.holding(l.node) {
-		return q.watchMembers() // a re-check while leading
+		// A re-check while leading (after a reconnect): verified, so
+		// settled. Left dirty, the loop would re-check at once, again and
+		// again, until something changed in the queue.
+		l.dirty = false
+		return q.watchMembers()
 	}
 	l.gen++ // the follower's watches stop mattering
 	l.dirty, q.queue = false, nil
@@ -355,14 +359,12 @@ func (q *queueRecipe) endTerm() error {
 		q.termDue = false
 		return nil
 	}
-	e.nReads.Add(1)
-	kids, _, ch, err := e.zk.ChildrenW(e.cfg.Path)
+	kids, err := e.childrenW(e.cfg.Path, evChildren, l.node)
 	if err != nil {
 		return fmt.Errorf("term end: %w", err)
 	}
 	q.termDue = false
 	if len(kids) <= 1 {
-		e.watch(ch, evChildren, l.node)
 		return nil
 	}
 	e.log.Info("term ended; re-queueing", "node", l.node)

@@ -112,8 +112,7 @@ func (e *Elector) armOwn(own *ownNode) (ok bool, err error) {
 	if own.name == l.node && l.node != "" {
 		return true, nil
 	}
-	e.nReads.Add(1)
-	data, stat, ch, err := e.zk.GetW(join(e.cfg.Path, l.node))
+	data, stat, err := e.getW(join(e.cfg.Path, l.node), evOwn, l.node)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		e.forgetNode(LossExpired)
@@ -127,7 +126,6 @@ func (e *Elector) armOwn(own *ownNode) (ok bool, err error) {
 		e.forgetNode(LossExpired)
 		return false, nil
 	}
-	e.watch(ch, evOwn, l.node)
 	*own = ownNode{name: l.node, data: data, stat: stat}
 	return true, nil
 }
