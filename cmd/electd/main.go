@@ -192,6 +192,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 		d.sess.Close()
 		return nil, err
 	}
+	metrics.CountWork(reg, cfg.path(), d.el.Counters)
 	if d.kube, err = newKube(cfg, d.el, m, d.log); err != nil {
 		ln.Close()
 		d.sess.Close()

@@ -31,6 +31,7 @@ var wantAlerts = map[string]string{
 	"ElectdLeadershipFlapping": "warning",
 	"ElectdMisconfigured":      "warning",
 	"ElectdLeaseRenewalSlow":   "warning",
+	"ElectdElectionBusy":       "warning",
 }
 
 func TestRulesLoadInPrometheus(t *testing.T) {
