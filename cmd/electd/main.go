@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/history"
@@ -200,7 +201,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 	}
 	d.follow = newFollowing(cfg, d.el, reg, d.log)
 	apiEl, switcher := d.follow.api()
-	d.history = history.New(history.DefaultSize, time.Now)
+	d.history = history.New(history.DefaultSize, clock.Real())
 
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // Limits that Validate enforces. A value outside them would pass ZooKeeper's
@@ -95,8 +97,8 @@ type SessionConfig struct {
 	RenewInterval time.Duration
 	// Logger receives one line per state change. Default: discard.
 	Logger *slog.Logger
-	// Clock is the lease's time source. Default: RealClock.
-	Clock Clock
+	// Clock is the lease's time source. Default: clock.Real().
+	Clock clock.Clock
 	// Recorder counts expirations and reconnects. Default: none.
 	Recorder SessionRecorder
 }
@@ -109,7 +111,7 @@ func (c *SessionConfig) setDefaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Clock == nil {
-		c.Clock = RealClock{}
+		c.Clock = clock.Real()
 	}
 }
 
@@ -181,7 +183,7 @@ type Config struct {
 	// Logger receives one line per state change. Default: the session's.
 	Logger *slog.Logger
 	// Clock is the time source for term and claim delay. Default: the session's.
-	Clock Clock
+	Clock clock.Clock
 	// Recorder counts leadership changes. Default: none.
 	Recorder Recorder
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // Elector joins one election on a Session. It never closes the session.
@@ -24,7 +26,7 @@ type Elector struct {
 	zk    zkConn // s.conn: the seam unit tests script
 	cfg   Config
 	log   *slog.Logger
-	clock Clock
+	clock clock.Clock
 	rec   Recorder
 	r     recipe     // the mode's steps: queueRecipe or raceRecipe
 	adv   advertised // advertise data by session, shared with Participants

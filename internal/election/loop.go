@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -331,7 +332,7 @@ func (e *Elector) stale(ev event) bool {
 }
 
 // after posts an event after d.
-func (e *Elector) after(d time.Duration, ev event) Timer {
+func (e *Elector) after(d time.Duration, ev event) clock.Timer {
 	return e.clock.AfterFunc(d, func() {
 		select {
 		case e.events <- ev:
