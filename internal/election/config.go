@@ -170,6 +170,10 @@ type Config struct {
 	Term time.Duration
 	// OnSuspend is the disconnect policy. Default Hold.
 	OnSuspend SuspendPolicy
+	// Handoff says who takes over when a leader leaves the election for
+	// good (Resign, or a withdrawal: SetCandidate false). Default
+	// HandoffNewest.
+	Handoff HandoffPolicy
 	// ClaimDelay makes a new leader wait this long, at most MaxClaimDelay,
 	// before IsLeader turns true. Default 0.
 	ClaimDelay time.Duration
@@ -214,6 +218,11 @@ func (c Config) Validate() error {
 	case "", Hold, StepDown:
 	default:
 		return fieldErr("OnSuspend", "%s is not hold or step-down", quote(string(c.OnSuspend)))
+	}
+	switch c.Handoff {
+	case "", HandoffNewest, HandoffNext:
+	default:
+		return fieldErr("Handoff", "%s is not newest or next", quote(string(c.Handoff)))
 	}
 	if err := inRange(c.ClaimDelay, 0, MaxClaimDelay); err != nil {
 		return &FieldError{Field: "ClaimDelay", Err: err}

@@ -85,6 +85,9 @@ func New(s *Session, cfg Config) (*Elector, error) {
 	if cfg.OnSuspend == "" {
 		cfg.OnSuspend = Hold
 	}
+	if cfg.Handoff == "" {
+		cfg.Handoff = HandoffNewest
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = s.log
 	}

@@ -241,3 +241,6 @@ func (r *raceRecipe) followers(leader int64) []Participant {
 
 // switchover needs a queue: the race has none.
 func (r *raceRecipe) switchover(context.Context, string) error { return ErrNoQueue }
+
+// handOff: whoever wins the next race leads.
+func (r *raceRecipe) handOff(context.Context) {}

@@ -33,6 +33,10 @@ type recipe interface {
 	// switchover hands leadership to the participant with id to
 	// (Elector.Switchover).
 	switchover(ctx context.Context, to string) error
+	// handOff, run by a leader about to leave the election, makes the
+	// participant Config.Handoff names its successor, without letting go;
+	// best effort: the leader then deletes its node whatever happened.
+	handOff(ctx context.Context)
 }
 
 // refuseForeign reports (and stays out of) a path holding another mode's
