@@ -72,17 +72,17 @@ func TestRulesLoadInPrometheus(t *testing.T) {
 	}
 }
 
-// readmeAlerts returns the PromQL lines of the README's alert block (the
-// "```promql" block of its Metrics section), comments dropped.
+// readmeAlerts returns the PromQL lines of docs/operations.md's alert block
+// (the "```promql" block of its Metrics section), comments dropped.
 func readmeAlerts(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("(?s)\n## Metrics\n.*?```promql\n(.*?)```").FindSubmatch(b)
 	if m == nil {
-		t.Fatal("README.md: no ```promql block in the Metrics section")
+		t.Fatal("docs/operations.md: no ```promql block in the Metrics section")
 	}
 	var exprs []string
 	for _, line := range strings.Split(string(m[1]), "\n") {
@@ -93,18 +93,18 @@ func readmeAlerts(t *testing.T) []string {
 	return exprs
 }
 
-// The README shows the alerts an operator copies by hand; rules.yaml is the
+// The docs show the alerts an operator copies by hand; rules.yaml is the
 // file they load. They must say the same thing.
 func TestRulesHoldTheREADMEAlerts(t *testing.T) {
 	rules := loadRules(t)
 	readme := readmeAlerts(t)
 	if len(readme) == 0 {
-		t.Fatal("README.md's alert block is empty")
+		t.Fatal("docs/operations.md's alert block is empty")
 	}
 	for _, e := range readme {
 		found := slices.ContainsFunc(rules, func(r rule) bool { return normalize(r.Expr) == normalize(e) })
 		if !found {
-			t.Errorf("README.md's alert %q is no rule of %s", e, rulesFile)
+			t.Errorf("docs/operations.md's alert %q is no rule of %s", e, rulesFile)
 		}
 	}
 }
