@@ -330,13 +330,3 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Error("--help does not document the second signal")
 	}
 }
-
-// JSON logs print durations as the configuration writes them, not in
-// nanoseconds (issue 12: "timeout":10000000000).
-func TestLogDurationsAsText(t *testing.T) {
-	var b bytes.Buffer
-	newLogger(&b, "info", "json").Info("x", "timeout", 10*time.Second)
-	if got := b.String(); !strings.Contains(got, `"timeout":"10s"`) {
-		t.Fatalf("log line %s, want \"timeout\":\"10s\"", got)
-	}
-}

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -26,6 +25,7 @@ import (
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/history"
 	"github.com/electd/electd/internal/kube"
+	"github.com/electd/electd/internal/logging"
 	"github.com/electd/electd/internal/metrics"
 )
 
@@ -66,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	if opts.validate {
-		warnUnknownEnv(newLogger(stderr, cfg.Log.Level, cfg.Log.Format))
+		warnUnknownEnv(logging.New(stderr, cfg.Log.Level, cfg.Log.Format))
 		printEffective(stdout, cfg)
 		return 0
 	}
@@ -74,9 +74,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// From here on the daemon logs through a queue that never blocks
 	// (logwriter.go), and a closed stderr no longer kills it.
 	survivePipes()
-	logs := newAsyncWriter(stderr, droppedNotice(cfg.Log.Level, cfg.Log.Format))
+	logs := logging.NewAsyncWriter(stderr, logging.DroppedNotice(cfg.Log.Level, cfg.Log.Format))
 	defer logs.Flush(exitFlush)
-	log := newLogger(logs, cfg.Log.Level, cfg.Log.Format)
+	log := logging.New(logs, cfg.Log.Level, cfg.Log.Format)
 	certs := cfg.httpCert()
 	if certs != nil {
 		certs.OnReload = logCertReload(log)
@@ -115,40 +115,11 @@ func fail(stderr io.Writer, err error) int {
 	return 2
 }
 
-func newLogger(w io.Writer, level, format string) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(level)) // validated already
-	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationsAsText}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
-}
-
-// durationsAsText prints durations as the text format and the
-// configuration do ("10s"): slog's JSON handler would print nanoseconds.
-func durationsAsText(_ []string, a slog.Attr) slog.Attr {
-	if a.Value.Kind() == slog.KindDuration {
-		a.Value = slog.StringValue(a.Value.Duration().String())
-	}
-	return a
-}
-
-// droppedNotice renders the line that stands for lost log lines, in the
-// configured format.
-func droppedNotice(level, format string) func(uint64) []byte {
-	return func(n uint64) []byte {
-		var b bytes.Buffer
-		newLogger(&b, level, format).Warn("log lines dropped: stderr was not read fast enough", "dropped", n)
-		return b.Bytes()
-	}
-}
-
 // daemon is one electd: built by newDaemon, run by serve, stopped by shutdown.
 type daemon struct {
 	cfg            *Config
 	log            *slog.Logger
-	logs           *asyncWriter
+	logs           *logging.AsyncWriter
 	signals        []os.Signal // that stop it, see stopSignals
 	sess           *election.Session
 	el             *election.Elector
@@ -162,7 +133,7 @@ type daemon struct {
 // newDaemon listens, starts the ZooKeeper session and builds the election
 // and the HTTP server. Listening comes first: a taken port fails before
 // anything touches ZooKeeper.
-func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncWriter, log *slog.Logger) (*daemon, error) {
+func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *logging.AsyncWriter, log *slog.Logger) (*daemon, error) {
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
@@ -210,7 +181,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 		candidacy: d.follow, switchover: switcher, history: d.history,
 	}
 	if d.kube != nil {
-		api.kube = func() any { return d.kube.Status() }
+		api.kube = d.kube.Status
 	}
 	d.http = newAPIServer(ln, apiEl, api, reqCtx)
 	return d, nil
@@ -218,7 +189,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 
 // serve runs the election and the HTTP server until a signal or a failure,
 // then shuts down as docs/DESIGN.md's "Process" says.
-func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *asyncWriter, log *slog.Logger) int {
+func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *logging.AsyncWriter, log *slog.Logger) int {
 	sigs := stopSignals()
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()

@@ -12,8 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/httpapi"
+	"github.com/electd/electd/internal/logging"
 	"github.com/electd/electd/internal/metrics"
 )
 
@@ -114,7 +117,7 @@ type apiConfig struct {
 	reg          *prometheus.Registry // served on /metrics, gets the server's metrics
 	path         string               // the election label of the metrics
 	droppedLines func() uint64
-	kube         func() any // the label mirror's state for /leader, or nil
+	kube         func() api.KubeStatus // the label mirror's state for /leader, or nil
 	log          *slog.Logger
 	candidacy    httpapi.Candidacy     // GET/POST /candidacy
 	switchover   httpapi.Switcher      // POST /leader/release?to=
@@ -128,8 +131,8 @@ func newAPIServer(ln net.Listener, el httpapi.Election, c apiConfig, base contex
 	limit := newConnLimit(ln, c.opts.MaxConnections, func() {})
 	sm := metrics.NewServer(c.reg, c.path, limit.Open, c.droppedLines)
 	limit.evicted = sm.ConnectionEvicted
-	reqLog := slog.New(newThrottle(c.log.Handler(), requestLogEvery, time.Now, true))
-	errLog := slog.New(newThrottle(c.log.Handler(), requestLogEvery, time.Now, false))
+	reqLog := slog.New(logging.NewThrottle(c.log.Handler(), logging.RequestLogEvery, clock.Real(), true))
+	errLog := slog.New(logging.NewThrottle(c.log.Handler(), logging.RequestLogEvery, clock.Real(), false))
 	api := httpapi.NewRouter(el, httpapi.Options{
 		AdminToken: c.adminToken,
 		Metrics:    promhttp.HandlerFor(c.reg, promhttp.HandlerOpts{Registry: c.reg}),

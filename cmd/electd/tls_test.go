@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/tests/syncbuf"
 	"github.com/electd/electd/tests/testcert"
@@ -81,13 +82,13 @@ func TestTLSServesAndReloadsRotatedCertificates(t *testing.T) {
 	ca := testcert.NewCA(t, "electd test CA")
 	one := ca.Issue(t, "gen-1", "127.0.0.1")
 	secret := newSecretDir(t, map[string][]byte{"tls.crt": one.CertPEM, "tls.key": one.KeyPEM})
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var logs syncbuf.Buffer
 	certs, err := config.LoadKeyPair("http.tls_cert_file", secret.path("tls.crt"), "http.tls_key_file", secret.path("tls.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	certs.Now, certs.OnReload = clock.now, logCertReload(slog.New(slog.NewJSONHandler(&logs, nil)))
+	certs.Now, certs.OnReload = clk.Now, logCertReload(slog.New(slog.NewJSONHandler(&logs, nil)))
 	a := startAPI(t, serverOptions{MaxConnections: 256, MaxStreams: 64, MaxWaiters: 64}, certs)
 
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
@@ -110,7 +111,7 @@ func TestTLSServesAndReloadsRotatedCertificates(t *testing.T) {
 	if got := servedName(t, a.addr, ca); got != "gen-1" {
 		t.Errorf("served %s before the next check, want gen-1 (files looked at once per CheckEvery)", got)
 	}
-	clock.advance(time.Second)
+	clk.Advance(time.Second)
 	if got := servedName(t, a.addr, ca); got != "gen-2" {
 		t.Fatalf("served %s after the rotation, want gen-2", got)
 	}
@@ -121,11 +122,11 @@ func TestTLSServesAndReloadsRotatedCertificates(t *testing.T) {
 	// A rotation to a key that does not match: keep serving gen-2.
 	three := ca.Issue(t, "gen-3", "127.0.0.1")
 	secret.rotate(map[string][]byte{"tls.crt": three.CertPEM, "tls.key": two.KeyPEM})
-	clock.advance(time.Second)
+	clk.Advance(time.Second)
 	if got := servedName(t, a.addr, ca); got != "gen-2" {
 		t.Fatalf("served %s after a broken rotation, want the last good gen-2", got)
 	}
-	clock.advance(time.Second)
+	clk.Advance(time.Second)
 	servedName(t, a.addr, ca)
 	if n := strings.Count(logs.String(), "do not load; serving the last good certificate"); n != 1 {
 		t.Errorf("%d warnings about the broken pair, want 1 (once per change):\n%s", n, logs.String())

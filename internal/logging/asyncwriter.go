@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"io"
@@ -11,14 +11,14 @@ import (
 // a few seconds of a busy debug log, a fixed cost in memory.
 const logQueueBytes = 256 << 10
 
-// asyncWriter makes the daemon's log writes non-blocking (docs/DESIGN.md,
+// AsyncWriter makes the daemon's log writes non-blocking (docs/DESIGN.md,
 // "Process": nothing may wait on a log write). Write queues a copy of the
 // line and returns at once; one goroutine writes the queue to w. When the
 // queue is full (the reader of stderr stalls) lines are dropped and
 // counted, and once writing works again a notice saying how many were
 // dropped takes their place in the log. Writes that fail (EPIPE: the
 // reader went away) count as dropped too.
-type asyncWriter struct {
+type AsyncWriter struct {
 	w      io.Writer
 	notice func(dropped uint64) []byte // the line that reports a gap
 
@@ -38,8 +38,10 @@ type logEntry struct {
 	dropped uint64
 }
 
-func newAsyncWriter(w io.Writer, notice func(dropped uint64) []byte) *asyncWriter {
-	a := &asyncWriter{w: w, notice: notice, wake: make(chan struct{}, 1)}
+// NewAsyncWriter starts writing to w; notice renders the line that stands
+// for dropped lines (DroppedNotice).
+func NewAsyncWriter(w io.Writer, notice func(dropped uint64) []byte) *AsyncWriter {
+	a := &AsyncWriter{w: w, notice: notice, wake: make(chan struct{}, 1)}
 	a.idle = sync.NewCond(&a.mu)
 	go a.run()
 	return a
@@ -47,7 +49,7 @@ func newAsyncWriter(w io.Writer, notice func(dropped uint64) []byte) *asyncWrite
 
 // Write never blocks on w. It reports success even for a dropped line:
 // the caller (slog) could do nothing better with an error.
-func (a *asyncWriter) Write(p []byte) (int, error) {
+func (a *AsyncWriter) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	if a.bytes+len(p) > logQueueBytes {
 		a.gapLocked(1)
@@ -65,7 +67,7 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 }
 
 // gapLocked records n dropped lines at the end of the queue.
-func (a *asyncWriter) gapLocked(n uint64) {
+func (a *AsyncWriter) gapLocked(n uint64) {
 	a.dropped.Add(n)
 	if k := len(a.queue); k > 0 && a.queue[k-1].line == nil {
 		a.queue[k-1].dropped += n
@@ -75,9 +77,9 @@ func (a *asyncWriter) gapLocked(n uint64) {
 }
 
 // Dropped is how many lines were lost in all.
-func (a *asyncWriter) Dropped() uint64 { return a.dropped.Load() }
+func (a *AsyncWriter) Dropped() uint64 { return a.dropped.Load() }
 
-func (a *asyncWriter) run() {
+func (a *AsyncWriter) run() {
 	for range a.wake {
 		for a.writeBatch() {
 		}
@@ -85,7 +87,7 @@ func (a *asyncWriter) run() {
 }
 
 // writeBatch writes what is queued; false when nothing was.
-func (a *asyncWriter) writeBatch() bool {
+func (a *AsyncWriter) writeBatch() bool {
 	a.mu.Lock()
 	batch := a.queue
 	a.queue, a.bytes, a.writing = nil, 0, len(batch) > 0
@@ -115,7 +117,7 @@ func (a *asyncWriter) writeBatch() bool {
 
 // Flush waits until every queued line is written, for at most timeout: a
 // stuck stderr never holds the exit for longer.
-func (a *asyncWriter) Flush(timeout time.Duration) {
+func (a *AsyncWriter) Flush(timeout time.Duration) {
 	done := make(chan struct{})
 	go func() {
 		a.mu.Lock()

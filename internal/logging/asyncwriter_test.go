@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ func (s *stuckWriter) String() string {
 func notice(n uint64) []byte { return fmt.Appendf(nil, "dropped %d\n", n) }
 
 // lines writes n lines named prefix-i to w; every Write must return at once.
-func lines(w *asyncWriter, prefix string, n int, size int) {
+func lines(w *AsyncWriter, prefix string, n int, size int) {
 	pad := strings.Repeat("x", size)
 	for i := range n {
 		fmt.Fprintf(w, "%s-%d %s\n", prefix, i, pad)
@@ -51,7 +51,7 @@ func lines(w *asyncWriter, prefix string, n int, size int) {
 
 func TestAsyncWriterDropsAndSaysSoWhenTheReaderStalls(t *testing.T) {
 	out := newStuckWriter()
-	w := newAsyncWriter(out, notice)
+	w := NewAsyncWriter(out, notice)
 	fmt.Fprintln(w, "first") // taken by the writer, which then blocks in Write
 	<-out.entered
 
@@ -90,7 +90,7 @@ type errWriter struct{}
 func (errWriter) Write(p []byte) (int, error) { return 0, syscall.EPIPE }
 
 func TestAsyncWriterCountsFailedWrites(t *testing.T) {
-	w := newAsyncWriter(errWriter{}, notice)
+	w := NewAsyncWriter(errWriter{}, notice)
 	for range 3 {
 		fmt.Fprintln(w, "into a closed pipe")
 		w.Flush(30 * time.Second)
@@ -105,7 +105,7 @@ func TestAsyncWriterCountsFailedWrites(t *testing.T) {
 func TestAsyncWriterFlushDoesNotWaitOnAStuckReader(t *testing.T) {
 	out := newStuckWriter()
 	defer close(out.release)
-	w := newAsyncWriter(out, notice)
+	w := NewAsyncWriter(out, notice)
 	fmt.Fprintln(w, "stuck")
 	<-out.entered
 	done := make(chan struct{})

@@ -1,4 +1,4 @@
-package main
+package logging
 
 import (
 	"bytes"
@@ -6,28 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/clock/clocktest"
 )
-
-// fakeClock is a settable time source, safe for concurrent use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type logLine struct {
 	Msg        string `json:"msg"`
@@ -54,21 +37,21 @@ func parseLines(t *testing.T, b *bytes.Buffer) []logLine {
 
 func TestThrottlePassesOnePerIntervalWithTheCount(t *testing.T) {
 	var buf bytes.Buffer
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	log := slog.New(newThrottle(slog.NewJSONHandler(&buf, nil), 10*time.Second, clock.now, true)).With("path", "/x")
+	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	log := slog.New(NewThrottle(slog.NewJSONHandler(&buf, nil), 10*time.Second, clk, true)).With("path", "/x")
 
 	// A token-timing probe: thousands of refusals in a few seconds.
 	for i := range 4735 {
 		log.Warn("POST /leader/release refused", "remote", fmt.Sprint("10.0.0.1:", i))
 		log.Warn("GET /participants failed")
-		clock.advance(time.Millisecond)
+		clk.Advance(time.Millisecond)
 	}
 	got := parseLines(t, &buf)
 	if len(got) != 2 || got[0].Remote != "10.0.0.1:0" || got[0].Suppressed != 0 {
 		t.Fatalf("within 4.7 s: %+v; want the first line of each message alone", got)
 	}
 
-	clock.advance(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	log.Warn("POST /leader/release refused", "remote", "10.0.0.2:1")
 	got = parseLines(t, &buf)
 	if len(got) != 1 || got[0].Suppressed != 4734 || got[0].Remote != "10.0.0.2:1" {
@@ -82,12 +65,12 @@ func TestThrottlePassesOnePerIntervalWithTheCount(t *testing.T) {
 
 func TestThrottleUnkeyedSharesOneBudget(t *testing.T) {
 	var buf bytes.Buffer
-	clock := &fakeClock{t: time.Unix(0, 0)}
-	log := slog.New(newThrottle(slog.NewJSONHandler(&buf, nil), time.Second, clock.now, false))
+	clk := clocktest.NewFake(time.Unix(0, 0))
+	log := slog.New(NewThrottle(slog.NewJSONHandler(&buf, nil), time.Second, clk, false))
 	for i := range 100 {
 		log.Warn(fmt.Sprintf("http: TLS handshake error from 10.0.0.%d:1: EOF", i))
 	}
-	clock.advance(time.Second)
+	clk.Advance(time.Second)
 	log.Warn("http: TLS handshake error from 10.0.0.200:1: EOF")
 	got := parseLines(t, &buf)
 	if len(got) != 2 || got[1].Suppressed != 99 {
@@ -96,8 +79,8 @@ func TestThrottleUnkeyedSharesOneBudget(t *testing.T) {
 }
 
 func TestThrottleBoundsItsKeys(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(0, 0)}
-	th := newThrottle(slog.DiscardHandler, time.Second, clock.now, true)
+	clk := clocktest.NewFake(time.Unix(0, 0))
+	th := NewThrottle(slog.DiscardHandler, time.Second, clk, true)
 	log := slog.New(th)
 	for i := range 10 * maxThrottleKeys {
 		log.Warn(fmt.Sprint("message ", i))

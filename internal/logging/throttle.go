@@ -1,36 +1,38 @@
-package main
+package logging
 
 import (
 	"context"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
-// requestLogEvery is the least time between two request-level lines with
+// RequestLogEvery is the least time between two request-level lines with
 // the same message: whoever can reach the port can make electd log at the
 // rate it sends (4,735 lines from one token-timing probe before this).
-const requestLogEvery = 10 * time.Second
+const RequestLogEvery = 10 * time.Second
 
 // maxThrottleKeys bounds the messages tracked apart; past it they share one
 // budget (messages are constant strings in electd, so this is a backstop).
 const maxThrottleKeys = 64
 
-// throttle is a slog.Handler for request-level logs: the first record of a
+// Throttle is a slog.Handler for request-level logs: the first record of a
 // message passes, then at most one per interval, which carries
 // "suppressed": how many of that message were not logged since the last.
 //
 // golang.org/x/time/rate would give the "one per interval" decision, but
 // not the count of what was suppressed, which is the point of the line;
 // the decision is one comparison of two times, so it is done here.
-type throttle struct {
+type Throttle struct {
 	slog.Handler
 	s *throttleState // shared by the handlers WithAttrs and WithGroup derive
 }
 
 type throttleState struct {
 	every time.Duration
-	now   func() time.Time
+	clock clock.Clock
 	keyed bool // one budget per message; else one for all
 
 	mu    sync.Mutex
@@ -42,14 +44,14 @@ type msgBudget struct {
 	suppressed uint64
 }
 
-// newThrottle throttles h. keyed gives each message its own budget; the
-// server's error log is not keyed, since net/http puts the client's address
-// in the message itself.
-func newThrottle(h slog.Handler, every time.Duration, now func() time.Time, keyed bool) *throttle {
-	return &throttle{Handler: h, s: &throttleState{every: every, now: now, keyed: keyed, byMsg: map[string]*msgBudget{}}}
+// NewThrottle throttles h: at most one record of a message per every on
+// clk. keyed gives each message its own budget; the server's error log is
+// not keyed, since net/http puts the client's address in the message itself.
+func NewThrottle(h slog.Handler, every time.Duration, clk clock.Clock, keyed bool) *Throttle {
+	return &Throttle{Handler: h, s: &throttleState{every: every, clock: clk, keyed: keyed, byMsg: map[string]*msgBudget{}}}
 }
 
-func (t *throttle) Handle(ctx context.Context, r slog.Record) error {
+func (t *Throttle) Handle(ctx context.Context, r slog.Record) error {
 	n, ok := t.s.admit(r.Message)
 	if !ok {
 		return nil
@@ -77,10 +79,10 @@ func (s *throttleState) admit(msg string) (uint64, bool) {
 		if b = s.byMsg[msg]; b == nil {
 			b = &msgBudget{}
 			s.byMsg[msg] = b
-			b.last = s.now().Add(-s.every)
+			b.last = s.clock.Now().Add(-s.every)
 		}
 	}
-	now := s.now()
+	now := s.clock.Now()
 	if now.Sub(b.last) < s.every {
 		b.suppressed++
 		return 0, false
@@ -90,10 +92,10 @@ func (s *throttleState) admit(msg string) (uint64, bool) {
 	return n, true
 }
 
-func (t *throttle) WithAttrs(as []slog.Attr) slog.Handler {
-	return &throttle{Handler: t.Handler.WithAttrs(as), s: t.s}
+func (t *Throttle) WithAttrs(as []slog.Attr) slog.Handler {
+	return &Throttle{Handler: t.Handler.WithAttrs(as), s: t.s}
 }
 
-func (t *throttle) WithGroup(name string) slog.Handler {
-	return &throttle{Handler: t.Handler.WithGroup(name), s: t.s}
+func (t *Throttle) WithGroup(name string) slog.Handler {
+	return &Throttle{Handler: t.Handler.WithGroup(name), s: t.s}
 }
