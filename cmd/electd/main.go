@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +22,7 @@ import (
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/history"
+	"github.com/electd/electd/internal/httpserver"
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/logging"
 	"github.com/electd/electd/internal/metrics"
@@ -79,25 +78,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log := logging.New(logs, cfg.Log.Level, cfg.Log.Format)
 	certs := cfg.httpCert()
 	if certs != nil {
-		certs.OnReload = logCertReload(log)
+		certs.OnReload = httpserver.LogCertReload(log)
 	}
 	warnUnknownEnv(log)
-	return serve(cfg, serverOptionsFor(cfg), certs, logs, log)
-}
-
-// logCertReload logs each change of the HTTP API's certificate files.
-func logCertReload(log *slog.Logger) func(*tls.Certificate, error) {
-	return func(cert *tls.Certificate, err error) {
-		if err != nil {
-			log.Warn("TLS files changed but do not load; serving the last good certificate", "err", err)
-			return
-		}
-		var attrs []any
-		if leaf, perr := x509.ParseCertificate(cert.Certificate[0]); perr == nil {
-			attrs = []any{"subject", leaf.Subject.String(), "not_after", leaf.NotAfter.UTC().Format(time.RFC3339)}
-		}
-		log.Info("TLS certificate reloaded", attrs...)
-	}
+	return serve(cfg, certs, logs, log)
 }
 
 // exitFlush bounds how long the last log lines may hold the exit.
@@ -123,7 +107,7 @@ type daemon struct {
 	signals        []os.Signal // that stop it, see stopSignals
 	sess           *election.Session
 	el             *election.Elector
-	http           *httpServer
+	http           *httpserver.Server
 	kube           *kube.Labeler      // nil unless a leader label or Lease is configured
 	cancelRequests context.CancelFunc // ends long polls and /events streams
 	follow         *following         // app health, candidacy, exec mode (follow.go)
@@ -133,7 +117,7 @@ type daemon struct {
 // newDaemon listens, starts the ZooKeeper session and builds the election
 // and the HTTP server. Listening comes first: a taken port fails before
 // anything touches ZooKeeper.
-func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *logging.AsyncWriter, log *slog.Logger) (*daemon, error) {
+func newDaemon(cfg *Config, certs *config.KeyPair, logs *logging.AsyncWriter, log *slog.Logger) (*daemon, error) {
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
@@ -142,7 +126,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *lo
 	d := &daemon{cfg: cfg, log: log.With("path", cfg.path(), "id", cfg.ID), logs: logs}
 	d.log.Info("starting electd", "version", version, "commit", commit, "mode", cfg.Election.Mode,
 		"servers", cfg.ZooKeeper.Servers, "auth", cfg.ZooKeeper.Auth != "", "http_addr", ln.Addr().String(),
-		"tls", certs != nil, "max_connections", sopts.MaxConnections)
+		"tls", certs != nil, "max_connections", cfg.HTTP.MaxConnections)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -175,28 +159,31 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *lo
 
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel
-	api := apiConfig{
-		opts: sopts, certs: certs, adminToken: cfg.HTTP.AdminToken, live: d.live,
-		reg: reg, path: cfg.path(), droppedLines: logs.Dropped, log: d.log,
-		candidacy: d.follow, switchover: switcher, history: d.history,
+	hc := httpserver.Config{
+		MaxConnections: cfg.HTTP.MaxConnections, MaxStreams: cfg.HTTP.MaxStreams, MaxWaiters: cfg.HTTP.MaxWaiters,
+		AdminToken: cfg.HTTP.AdminToken, Live: d.live, Registry: reg, Path: cfg.path(),
+		DroppedLines: logs.Dropped, Logger: d.log, Candidacy: d.follow, Switchover: switcher, History: d.history,
+	}
+	if certs != nil {
+		hc.GetCertificate = certs.GetCertificate
 	}
 	if d.kube != nil {
-		api.kube = d.kube.Status
+		hc.Kubernetes = d.kube.Status
 	}
-	d.http = newAPIServer(ln, apiEl, api, reqCtx)
+	d.http = httpserver.New(reqCtx, ln, apiEl, hc)
 	return d, nil
 }
 
 // serve runs the election and the HTTP server until a signal or a failure,
 // then shuts down as docs/DESIGN.md's "Process" says.
-func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *logging.AsyncWriter, log *slog.Logger) int {
+func serve(cfg *Config, certs *config.KeyPair, logs *logging.AsyncWriter, log *slog.Logger) int {
 	sigs := stopSignals()
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
 	// exec.on_exit: exit ends electd as a signal does.
 	ctx, quit := context.WithCancel(ctx)
 	defer quit()
-	d, err := newDaemon(cfg, sopts, certs, logs, log)
+	d, err := newDaemon(cfg, certs, logs, log)
 	if err != nil {
 		log.Error("electd cannot start", "err", err)
 		return 1
@@ -208,7 +195,7 @@ func serve(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *loggin
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
 	d.runKube(runCtx)
-	g.Go(d.http.serve)
+	g.Go(d.http.Serve)
 	g.Go(func() error {
 		d.follow.run(runCtx, quit)
 		return nil

@@ -1,4 +1,4 @@
-package main
+package httpserver
 
 import (
 	"container/list"
@@ -20,7 +20,7 @@ import (
 // request headers, or idle between requests), else the one whose handler
 // has run longest. Held requests (/events streams, waiting long polls,
 // /participants reads) are never evicted: they are bounded by their own
-// caps, which serverOptions.validate keeps below max_connections.
+// caps, which internal/config keeps below http.max_connections.
 //
 // So a flood pays for itself: the kubelet probes from the node's address
 // with one connection at a time, Prometheus and the app from theirs, and

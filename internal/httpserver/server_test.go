@@ -1,4 +1,4 @@
-package main
+package httpserver
 
 import (
 	"bufio"
@@ -56,18 +56,21 @@ func (s *stubElection) Participants(context.Context) ([]election.Participant, er
 	return nil, nil
 }
 
-// defaultOptions are the caps' defaults (internal/config).
-var defaultOptions = serverOptions{MaxConnections: 256, MaxStreams: 64, MaxWaiters: 64}
+// caps are the HTTP server's caps (http.max_*).
+type caps struct{ MaxConnections, MaxStreams, MaxWaiters int }
 
-// apiUnderTest is the daemon's HTTP server, wired as newDaemon wires it,
+// defaultOptions are the caps' defaults (internal/config).
+var defaultOptions = caps{MaxConnections: 256, MaxStreams: 64, MaxWaiters: 64}
+
+// apiUnderTest is the daemon's HTTP server, wired as the daemon wires it,
 // on a stub election.
 type apiUnderTest struct {
 	addr string
-	srv  *httpServer
+	srv  *Server
 	reg  *prometheus.Registry
 }
 
-func startAPI(t *testing.T, opts serverOptions, certs *config.KeyPair) *apiUnderTest {
+func startAPI(t *testing.T, opts caps, certs *config.KeyPair) *apiUnderTest {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,15 +78,20 @@ func startAPI(t *testing.T, opts serverOptions, certs *config.KeyPair) *apiUnder
 	}
 	a := &apiUnderTest{addr: ln.Addr().String(), reg: prometheus.NewRegistry()}
 	base, cancel := context.WithCancel(context.Background())
-	a.srv = newAPIServer(ln, newStubElection(), apiConfig{
-		opts: opts, certs: certs, live: func() error { return nil }, reg: a.reg, path: "/stub",
-		droppedLines: func() uint64 { return 0 }, log: slog.New(slog.DiscardHandler),
-	}, base)
+	c := Config{
+		MaxConnections: opts.MaxConnections, MaxStreams: opts.MaxStreams, MaxWaiters: opts.MaxWaiters,
+		Live: func() error { return nil }, Registry: a.reg, Path: "/stub",
+		DroppedLines: func() uint64 { return 0 }, Logger: slog.New(slog.DiscardHandler),
+	}
+	if certs != nil {
+		c.GetCertificate = certs.GetCertificate
+	}
+	a.srv = New(base, ln, newStubElection(), c)
 	served := make(chan error, 1)
-	go func() { served <- a.srv.serve() }()
+	go func() { served <- a.srv.Serve() }()
 	t.Cleanup(func() {
 		cancel()
-		a.srv.stop(context.Background())
+		a.srv.Stop(context.Background())
 		if err := <-served; err != nil {
 			t.Errorf("serve: %v", err)
 		}
@@ -167,7 +175,7 @@ func dialMany(t *testing.T, addr string, n int, send string) []net.Conn {
 // and waiters admitted are never evicted, open connections stay at the cap,
 // and a request past a cap gets 503 with Retry-After.
 func TestAPIServerKeepsProbesAndHeldRequestsThroughAFlood(t *testing.T) {
-	opts := serverOptions{MaxConnections: 24, MaxStreams: 2, MaxWaiters: 2}
+	opts := caps{MaxConnections: 24, MaxStreams: 2, MaxWaiters: 2}
 	a := startAPI(t, opts, nil)
 	a.checkProbes(t, "before the flood")
 
@@ -263,4 +271,16 @@ func evictions(t *testing.T, a *apiUnderTest) float64 {
 	}
 	t.Fatal("no electd_http_connections_evicted_total")
 	return 0
+}
+
+// waitFor polls cond every 10ms until it holds, failing the test after timeout.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

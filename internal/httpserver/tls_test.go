@@ -1,4 +1,4 @@
-package main
+package httpserver
 
 import (
 	"crypto/tls"
@@ -88,8 +88,8 @@ func TestTLSServesAndReloadsRotatedCertificates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certs.Now, certs.OnReload = clk.Now, logCertReload(slog.New(slog.NewJSONHandler(&logs, nil)))
-	a := startAPI(t, serverOptions{MaxConnections: 256, MaxStreams: 64, MaxWaiters: 64}, certs)
+	certs.Now, certs.OnReload = clk.Now, LogCertReload(slog.New(slog.NewJSONHandler(&logs, nil)))
+	a := startAPI(t, caps{MaxConnections: 256, MaxStreams: 64, MaxWaiters: 64}, certs)
 
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}, DisableKeepAlives: true}}
