@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -54,7 +53,7 @@ func newFollowing(cfg *Config, el *election.Elector, reg prometheus.Registerer, 
 			Env: commandEnviron(), ElectionPath: cfg.Election.Path, HTTPAddr: cfg.HTTP.Addr,
 			Logger: log.With("command", cfg.exec.command[0]),
 		})
-		guarded = yielding{el, f.sup}
+		guarded = execmode.Yielding{Elector: el, Sup: f.sup}
 	}
 	a := cfg.App
 	f.cand = candidacy.New(guarded, candidacy.Config{
@@ -102,7 +101,7 @@ func (f *following) api() (httpapi.Election, httpapi.Switcher) {
 	if f.sup == nil {
 		return f.el, f.el
 	}
-	y := yielding{f.el, f.sup}
+	y := execmode.Yielding{Elector: f.el, Sup: f.sup}
 	return y, y
 }
 
@@ -148,55 +147,4 @@ func (f *following) status() int {
 		return 1
 	}
 	return 0
-}
-
-// yielding is the Elector as exec mode lets the HTTP API and the
-// candidacy drive it: whatever gives leadership up stops the command
-// first (execmode.Supervisor.Yield), so that the next leader's command
-// never starts while this one still runs.
-type yielding struct {
-	*election.Elector
-	sup *execmode.Supervisor
-}
-
-func (y yielding) Release(ctx context.Context) error {
-	return y.sup.Yield(ctx, y.Elector.Release)
-}
-
-// Switchover refuses what it can tell is bound to fail before it stops the
-// command (a typo in ?to= must not stop it); the engine checks the rest.
-func (y yielding) Switchover(ctx context.Context, to string) error {
-	if err := precheckSwitchover(ctx, y.Elector, to); err != nil {
-		return err
-	}
-	return y.sup.Yield(ctx, func(ctx context.Context) error { return y.Elector.Switchover(ctx, to) })
-}
-
-// precheckSwitchover returns the engine's errors for a follower, race mode
-// and a target that no participant is.
-func precheckSwitchover(ctx context.Context, el *election.Elector, to string) error {
-	st := el.Status()
-	switch {
-	case st.Mode == election.ModeRace:
-		return election.ErrNoQueue
-	case !st.IsLeader:
-		return election.ErrNotLeader
-	}
-	ps, err := el.Participants(ctx)
-	if err != nil {
-		return nil // the engine will say
-	}
-	for _, p := range ps {
-		if p.ID == to {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: no participant has the id %q", election.ErrSwitchover, to)
-}
-
-func (y yielding) SetCandidate(ctx context.Context, candidate bool, why election.LossReason) error {
-	if candidate {
-		return y.Elector.SetCandidate(ctx, true, why)
-	}
-	return y.sup.Yield(ctx, func(ctx context.Context) error { return y.Elector.SetCandidate(ctx, false, why) })
 }
