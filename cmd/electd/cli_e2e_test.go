@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/electdtest"
 )
 
@@ -177,20 +178,13 @@ func (w *watchProc) output() string {
 	return w.out.String()
 }
 
-type participantView struct {
-	ID           string `json:"id"`
-	Advertise    string `json:"advertise"`
-	FencingToken *int64 `json:"fencing_token"`
-	IsLeader     bool   `json:"is_leader"`
-}
-
-func participantsOf(t *testing.T, p *proc) []participantView {
+func participantsOf(t *testing.T, p *proc) []api.Participant {
 	t.Helper()
 	st, b := p.get("/participants")
 	if st != 200 {
 		return nil
 	}
-	var out []participantView
+	var out []api.Participant
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/electd/electd/internal/cli"
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/history"
@@ -32,11 +34,19 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// runClient runs the client commands (internal/cli) until they are done or
+// SIGINT or SIGTERM ends them.
+func runClient(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return cli.Run(ctx, args, cli.Env{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, IsTerminal: cli.IsTerminal(stdout)})
+}
+
 // run returns the exit status: 0 clean, 1 runtime failure, 2 bad configuration.
 func run(args []string, stdout, stderr io.Writer) int {
-	// `electd status` and `electd release` talk to a running daemon (cli.go).
-	if code, ok := runCommand(args, stdout, stderr); ok {
-		return code
+	// `electd status` and `electd release` talk to a running daemon.
+	if cli.IsCommand(args) {
+		return runClient(args, stdout, stderr)
 	}
 	// `electd run [FLAGS] -- CMD` is the daemon in exec mode (run.go).
 	if code, ok := runGuard(args); ok {

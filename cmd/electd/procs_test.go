@@ -17,6 +17,14 @@ import (
 
 const adminToken = "e2e-token"
 
+// The exit statuses `electd status` and `electd release` document in their
+// --help, written out here on purpose: the tests check that contract.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUnreachable = 3
+)
+
 // requestTimeout bounds one request of the helpers below.
 const requestTimeout = 5 * time.Second
 

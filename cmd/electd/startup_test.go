@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // waitReady waits until each of ps answers 200 on /readyz: the startup
@@ -78,10 +80,7 @@ func TestE2ELivenessWithoutZooKeeper(t *testing.T) {
 		t.Errorf("first /healthz answer without ZooKeeper = %d, want 200: liveness must not wait on ZooKeeper", first)
 	}
 	st, b := p.get("/readyz")
-	var ready struct {
-		Ready  bool   `json:"ready"`
-		Reason string `json:"reason"`
-	}
+	var ready api.Ready
 	if err := json.Unmarshal(b, &ready); st != http.StatusServiceUnavailable || err != nil || ready.Ready || ready.Reason != "zookeeper connecting" {
 		t.Errorf("/readyz without ZooKeeper = %d %s, want 503 saying zookeeper connecting", st, b)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -17,43 +17,43 @@ const clearScreen = "\x1b[H\x1b[2J"
 const watchRetry = time.Second
 
 // watch is `electd status --watch`: it draws the table, then redraws it on
-// every event of GET /events until c.ctx ends. A lost stream (the daemon
+// every event of GET /events until ctx ends. A lost stream (the daemon
 // restarting) is reconnected; only a daemon unreachable at the start ends
 // the command.
-func (c *cli) watch() int {
+func (c *client) watch(ctx context.Context) int {
 	events := make(chan string, 1)
 	streamErr := make(chan error, 1)
 	first := true
 	for {
-		ctx, cancel := context.WithCancel(c.ctx)
+		sctx, cancel := context.WithCancel(ctx)
 		connected := make(chan struct{})
-		go func() { streamErr <- c.follow(ctx, connected, events) }()
+		go func() { streamErr <- c.follow(sctx, connected, events) }()
 		select {
 		case <-connected:
 			// The daemon sends the current view as the first event.
 			first = false
-			err := c.drawEvents(events, streamErr)
+			err := c.drawEvents(ctx, events, streamErr)
 			cancel()
-			if c.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return exitOK
 			}
-			fmt.Fprintf(c.stderr, "electd status: lost %s/events: %v; reconnecting\n", c.base, err)
+			fmt.Fprintf(c.Stderr, "electd status: lost %s/events: %v; reconnecting\n", c.base, err)
 		case err := <-streamErr:
 			cancel()
-			if c.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return exitOK
 			}
 			if first {
 				return c.failure(err)
 			}
-			fmt.Fprintf(c.stderr, "electd status: %v; retrying in %v\n", err, watchRetry)
-		case <-c.ctx.Done():
+			fmt.Fprintf(c.Stderr, "electd status: %v; retrying in %v\n", err, watchRetry)
+		case <-ctx.Done():
 			cancel()
 			<-streamErr
 			return exitOK
 		}
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return exitOK
 		case <-time.After(watchRetry):
 		}
@@ -62,11 +62,11 @@ func (c *cli) watch() int {
 
 // drawEvents redraws once per event until the stream ends; events that
 // arrive while a redraw runs are folded into the next one.
-func (c *cli) drawEvents(events <-chan string, streamErr <-chan error) error {
+func (c *client) drawEvents(ctx context.Context, events <-chan string, streamErr <-chan error) error {
 	for {
 		select {
 		case kind := <-events:
-			c.redraw(kind)
+			c.redraw(ctx, kind)
 		case err := <-streamErr:
 			return err
 		}
@@ -75,25 +75,25 @@ func (c *cli) drawEvents(events <-chan string, streamErr <-chan error) error {
 
 // redraw reads the election again and draws it: in place on a terminal,
 // else one table after the other, each under a line that says when and why.
-func (c *cli) redraw(why string) {
-	ctx, cancel := context.WithTimeout(c.ctx, c.client.Timeout)
+func (c *client) redraw(ctx context.Context, why string) {
+	ctx, cancel := context.WithTimeout(ctx, c.http.Timeout)
 	defer cancel()
 	v, err := c.fetchView(ctx)
 	var b strings.Builder
-	if c.isTerminal {
+	if c.IsTerminal {
 		b.WriteString(clearScreen)
 	}
-	fmt.Fprintf(&b, "%s  (%s; every change, Ctrl-C to stop)\n", c.now().UTC().Format(time.RFC3339), why)
+	fmt.Fprintf(&b, "%s  (%s; every change, Ctrl-C to stop)\n", c.Now().UTC().Format(time.RFC3339), why)
 	if v != nil {
 		b.WriteString(v.render(c.base.String()))
 	}
 	if err != nil {
 		fmt.Fprintf(&b, "%v\n", err)
 	}
-	if !c.isTerminal {
+	if !c.IsTerminal {
 		b.WriteString("\n")
 	}
-	fmt.Fprint(c.stdout, b.String())
+	fmt.Fprint(c.Stdout, b.String())
 }
 
 // maxEventLine bounds one line of the event stream.
@@ -102,7 +102,7 @@ const maxEventLine = 1 << 20
 // follow reads GET /events until ctx ends or the stream does, sending each
 // event's name to events (dropped when a redraw is already due). It closes
 // connected once the daemon has answered 200.
-func (c *cli) follow(ctx context.Context, connected chan<- struct{}, events chan<- string) error {
+func (c *client) follow(ctx context.Context, connected chan<- struct{}, events chan<- string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.String()+"/events", nil)
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func (c *cli) follow(ctx context.Context, connected chan<- struct{}, events chan
 	req.Header.Set("Accept", "text/event-stream")
 	// No client timeout: the stream is open for good. The transport's own
 	// timeouts still bound connecting.
-	resp, err := (&http.Client{Transport: c.client.Transport}).Do(req)
+	resp, err := (&http.Client{Transport: c.http.Transport}).Do(req)
 	if err != nil {
 		return unreachable{err}
 	}

@@ -1,8 +1,11 @@
-package main
+package cli
 
 import (
 	"context"
+	"encoding/pem"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +125,7 @@ func TestDefaultAddrFromHTTPAddr(t *testing.T) {
 		"127.0.0.1:4043": "http://127.0.0.1:4043",
 		"[::1]:4044":     "http://[::1]:4044",
 		"nonsense":       "http://localhost:4040",
+		"127.0.0.1:0":    "http://127.0.0.1:0",
 	} {
 		if got := defaultAddr(in); got != want {
 			t.Errorf("defaultAddr(%q) = %q, want %q", in, got, want)
@@ -133,6 +137,48 @@ func TestDefaultAddrFromHTTPAddr(t *testing.T) {
 	env := map[string]string{"ELECTD_HTTP_ADDR": strings.TrimPrefix(srv.URL, "http://")}
 	if status, stdout, _ := runCLI(t, context.Background(), env, "status"); status != exitOK || !strings.Contains(stdout, "web-1 *") {
 		t.Errorf("status with ELECTD_HTTP_ADDR: %d\n%s", status, stdout)
+	}
+}
+
+// http.addr with port 0 (any free port) says nothing of the port bound: the
+// command asks for --addr rather than dialling port 0.
+func TestDefaultAddrWithPortZeroAsksForAddr(t *testing.T) {
+	env := map[string]string{"ELECTD_HTTP_ADDR": "127.0.0.1:0"}
+	status, stdout, stderr := runCLI(t, context.Background(), env, "status")
+	if status != exitUsage || stdout != "" || !strings.Contains(stderr, "--addr: ELECTD_HTTP_ADDR has port 0") {
+		t.Errorf("status %d, stdout %q, stderr %q; want 2 and a word about --addr", status, stdout, stderr)
+	}
+	f, srv := newFakeDaemon(t)
+	f.set([]string{"web-1"}, 0, 0)
+	if status, _, stderr := runCLI(t, context.Background(), env, "status", "--addr", srv.URL); status != exitOK {
+		t.Errorf("with --addr: status %d, stderr %q", status, stderr)
+	}
+}
+
+// --cacert trusts a private CA for an https:// daemon; without it the
+// system's roots do not, and the daemon is unreachable (3).
+func TestCACert(t *testing.T) {
+	f, srv := newUnstartedFakeDaemon(t)
+	srv.StartTLS()
+	f.set([]string{"web-1"}, 0, 0)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if status, stdout, stderr := runCLI(t, context.Background(), nil, "status", "--addr", srv.URL, "--cacert", ca); status != exitOK || !strings.Contains(stdout, "web-1 *") {
+		t.Errorf("--cacert: status %d, stderr %q\n%s", status, stderr, stdout)
+	}
+	if status, _, stderr := runCLI(t, context.Background(), nil, "status", "--addr", srv.URL); status != exitUnreachable || !strings.Contains(stderr, "certificate") {
+		t.Errorf("without --cacert: status %d, stderr %q; want 3 and the certificate error", status, stderr)
+	}
+	for _, args := range [][]string{
+		{"status", "--addr", srv.URL, "--cacert", "/nonexistent/ca.pem"},
+		{"status", "--addr", srv.URL, "--cacert", "/etc/hostname"},
+		{"status", "--addr", "http://127.0.0.1:1", "--cacert", ca},
+	} {
+		if status, _, stderr := runCLI(t, context.Background(), nil, args...); status != exitUsage || !strings.Contains(stderr, "--cacert: ") {
+			t.Errorf("%v: status %d, stderr %q; want 2 naming --cacert", args, status, stderr)
+		}
 	}
 }
 

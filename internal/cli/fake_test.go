@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/syncbuf"
 )
 
@@ -30,6 +31,14 @@ type fakeDaemon struct {
 }
 
 func newFakeDaemon(t *testing.T) (*fakeDaemon, *httptest.Server) {
+	f, srv := newUnstartedFakeDaemon(t)
+	srv.Start()
+	return f, srv
+}
+
+// newUnstartedFakeDaemon is newFakeDaemon before its server starts (e.g.
+// with StartTLS).
+func newUnstartedFakeDaemon(t *testing.T) (*fakeDaemon, *httptest.Server) {
 	f := &fakeDaemon{healthCode: http.StatusServiceUnavailable, events: make(chan string, 8)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /leader", func(w http.ResponseWriter, r *http.Request) {
@@ -81,7 +90,7 @@ func newFakeDaemon(t *testing.T) (*fakeDaemon, *httptest.Server) {
 			}
 		}
 	})
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
 	t.Cleanup(srv.Close)
 	return f, srv
 }
@@ -97,23 +106,18 @@ func writeRaw(w http.ResponseWriter, code int, body string) {
 func (f *fakeDaemon) set(ids []string, leader, self int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	type part struct {
-		ID           string `json:"id"`
-		Advertise    string `json:"advertise"`
-		Node         string `json:"node"`
-		Session      string `json:"session"`
-		FencingToken int64  `json:"fencing_token"`
-		IsLeader     bool   `json:"is_leader"`
-	}
-	var ps []part
+	var ps []api.Participant
 	for i, id := range ids {
-		ps = append(ps, part{id, fmt.Sprintf("10.0.0.%d:8080", 7+i), fmt.Sprintf("_c_x-latch-%010d", i), "0x1", int64(7 + 3*i), i == leader})
+		node, token := fmt.Sprintf("_c_x-latch-%010d", i), int64(7+3*i)
+		ps = append(ps, api.Participant{ID: id, Advertise: fmt.Sprintf("10.0.0.%d:8080", 7+i), Node: &node, Session: "0x1",
+			FencingToken: &token, IsLeader: i == leader})
 	}
 	f.participants, _ = json.Marshal(ps)
+	// /leader and /healthz/leader are written out, as the daemon sends them.
 	leaderJSON := "null"
 	if leader >= 0 {
 		l := ps[leader]
-		leaderJSON = fmt.Sprintf(`{"id":%q,"advertise":%q,"node":%q,"session":"0x1","fencing_token":%d}`, l.ID, l.Advertise, l.Node, l.FencingToken)
+		leaderJSON = fmt.Sprintf(`{"id":%q,"advertise":%q,"node":%q,"session":"0x1","fencing_token":%d}`, l.ID, l.Advertise, *l.Node, *l.FencingToken)
 	}
 	f.leader = fmt.Sprintf(`{"leader":%s,"self":{"id":%q,"is_leader":%v,"state":"connected","observed_at":"2026-11-23T11:09:08Z"},"mode":"latch","path":"/services/web"}`,
 		leaderJSON, ids[self], self == leader)
@@ -137,16 +141,24 @@ func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...st
 }
 
 func runCLIWith(ctx context.Context, env map[string]string, stdout, stderr *syncbuf.Buffer, args ...string) int {
-	c := &cli{
-		ctx: ctx, stdout: stdout, stderr: stderr,
-		getenv: func(k string) string { return env[k] },
-		now:    func() time.Time { return time.Date(2026, 11, 23, 11, 9, 8, 0, time.UTC) },
+	if !IsCommand(args) {
+		panic("unknown command " + args[0])
 	}
-	switch args[0] {
-	case "status":
-		return c.status(args[1:])
-	case "release":
-		return c.release(args[1:])
+	return Run(ctx, args, Env{
+		Stdout: stdout, Stderr: stderr,
+		Getenv: func(k string) string { return env[k] },
+		Now:    func() time.Time { return time.Date(2026, 11, 23, 11, 9, 8, 0, time.UTC) },
+	})
+}
+
+// waitFor polls cond every 10ms until it holds, failing the test after timeout.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	panic("unknown command " + args[0])
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/spf13/pflag"
+
+	"github.com/electd/electd/internal/api"
 )
 
 const releaseHelp = `Usage: electd release [--to ID] [--addr URL] [--token-file FILE] [--wait 10s]
@@ -29,6 +31,8 @@ leader and prints it.
                   why, and release prints its JSON error
   --addr URL      the electd to ask (default: http.addr from
                   ELECTD_HTTP_ADDR on this host, else http://localhost:4040)
+  --cacert FILE   PEM CA certificates that verify an https:// --addr
+                  (default: the system's, or SSL_CERT_FILE)
   --token-file F  read the admin token from F (a mounted Secret; one
                   trailing newline is ignored). Default: the environment
                   variable ELECTD_HTTP_ADMIN_TOKEN, as the daemon reads it
@@ -46,27 +50,27 @@ leader or cannot hand over to ID) or no new leader came within --wait;
 const maxTokenFile = 4096
 
 // release is `electd release`.
-func (c *cli) release(args []string) int {
+func (c *client) release(ctx context.Context, args []string) int {
 	c.command = "release"
 	fs := pflag.NewFlagSet("electd release", pflag.ContinueOnError)
-	var addr, to, tokenFile string
-	var timeout, wait time.Duration
-	var help bool
-	c.commonFlags(fs, &addr, &timeout, &help)
+	var f common
+	var to, tokenFile string
+	var wait time.Duration
+	c.commonFlags(fs, &f)
 	fs.StringVar(&to, "to", "", "the participant to hand leadership to")
 	fs.StringVar(&tokenFile, "token-file", "", "file holding the admin token")
 	fs.DurationVar(&wait, "wait", 10*time.Second, "how long to wait for the new leader")
 	if err := fs.Parse(args); err != nil {
 		return c.usageError(err)
 	}
-	if help {
-		fmt.Fprint(c.stdout, releaseHelp)
+	if f.help {
+		fmt.Fprint(c.Stdout, releaseHelp)
 		return exitOK
 	}
 	if fs.NArg() > 0 {
 		return c.usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
-	if err := c.setup(addr, timeout); err != nil {
+	if err := c.setup(fs, f); err != nil {
 		return c.usageError(err)
 	}
 	if fs.Changed("to") && (to == "" || strings.IndexFunc(to, unicode.IsControl) >= 0) {
@@ -79,13 +83,13 @@ func (c *cli) release(args []string) int {
 	if err != nil {
 		return c.usageError(err)
 	}
-	return c.doRelease(token, to, wait)
+	return c.doRelease(ctx, token, to, wait)
 }
 
 // adminToken reads the token from the file, else the environment.
-func (c *cli) adminToken(file string) (string, error) {
+func (c *client) adminToken(file string) (string, error) {
 	if file == "" {
-		if t := c.getenv("ELECTD_HTTP_ADMIN_TOKEN"); t != "" {
+		if t := c.Getenv("ELECTD_HTTP_ADMIN_TOKEN"); t != "" {
 			return t, nil
 		}
 		return "", errors.New("no admin token: set ELECTD_HTTP_ADMIN_TOKEN or give --token-file")
@@ -109,22 +113,16 @@ func (c *cli) adminToken(file string) (string, error) {
 	return t, nil
 }
 
-// releaseAnswer is the daemon's 202 body.
-type releaseAnswer struct {
-	Released bool   `json:"released"`
-	ID       string `json:"id"`
-}
-
-func (c *cli) doRelease(token, to string, wait time.Duration) int {
-	var before leaderAnswer
-	if _, err := c.getJSON(c.ctx, "/leader", &before, http.StatusOK, http.StatusServiceUnavailable); err != nil {
+func (c *client) doRelease(ctx context.Context, token, to string, wait time.Duration) int {
+	var before api.Leader
+	if _, err := c.getJSON(ctx, "/leader", &before, http.StatusOK, http.StatusServiceUnavailable); err != nil {
 		return c.failure(err)
 	}
 	path := "/leader/release"
 	if to != "" {
 		path += "?to=" + url.QueryEscape(to)
 	}
-	code, body, err := c.do(c.ctx, http.MethodPost, path, http.Header{"Authorization": {"Bearer " + token}})
+	code, body, err := c.do(ctx, http.MethodPost, path, http.Header{"Authorization": {"Bearer " + token}})
 	if err != nil {
 		return c.failure(err)
 	}
@@ -132,7 +130,7 @@ func (c *cli) doRelease(token, to string, wait time.Duration) int {
 		// The daemon's JSON error, as it sent it.
 		return c.failure(&apiError{http.MethodPost, c.base.String() + path, code, strings.TrimSpace(string(body))})
 	}
-	var ans releaseAnswer
+	var ans api.Release
 	if err := json.Unmarshal(body, &ans); err != nil {
 		return c.failure(fmt.Errorf("POST %s: %d with a body that is not electd's JSON: %v", path, code, err))
 	}
@@ -140,13 +138,13 @@ func (c *cli) doRelease(token, to string, wait time.Duration) int {
 	if l := before.Leader; l != nil && l.ID == ans.ID {
 		line += fmt.Sprintf(" (fencing token %d)", l.FencingToken)
 	}
-	fmt.Fprintln(c.stdout, line)
+	fmt.Fprintln(c.Stdout, line)
 
-	after, err := c.awaitNewLeader(before, wait)
+	after, err := c.awaitNewLeader(ctx, before, wait)
 	if err != nil {
 		return c.failure(err)
 	}
-	fmt.Fprintf(c.stdout, "%s leads now (fencing token %d)\n", clean(after.ID), after.FencingToken)
+	fmt.Fprintf(c.Stdout, "%s leads now (fencing token %d)\n", clean(after.ID), after.FencingToken)
 	if to != "" && after.ID != to {
 		return c.failure(fmt.Errorf("%s leads, not %s: the leader was not handed to %s (a daemon without switchover ignores ?to=)",
 			clean(after.ID), clean(to), clean(to)))
@@ -157,16 +155,16 @@ func (c *cli) doRelease(token, to string, wait time.Duration) int {
 // awaitNewLeader polls GET /leader until it names a leader other than the
 // one before (another node: a lone participant may lead again, under a new
 // node and token), at most wait.
-func (c *cli) awaitNewLeader(before leaderAnswer, wait time.Duration) (*newLeader, error) {
-	ctx, cancel := context.WithTimeout(c.ctx, wait)
+func (c *client) awaitNewLeader(ctx context.Context, before api.Leader, wait time.Duration) (*api.LeaderInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		var v leaderAnswer
+		var v api.Leader
 		_, err := c.getJSON(ctx, "/leader", &v, http.StatusOK, http.StatusServiceUnavailable)
 		if err == nil && v.Leader != nil && (before.Leader == nil || v.Leader.Node != before.Leader.Node) {
-			return &newLeader{v.Leader.ID, v.Leader.FencingToken}, nil
+			return v.Leader, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -177,9 +175,4 @@ func (c *cli) awaitNewLeader(before leaderAnswer, wait time.Duration) (*newLeade
 		case <-tick.C:
 		}
 	}
-}
-
-type newLeader struct {
-	ID           string
-	FencingToken int64
 }

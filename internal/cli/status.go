@@ -1,16 +1,17 @@
-package main
+package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/electd/electd/internal/api"
 )
 
-const statusHelp = `Usage: electd status [--addr URL] [--watch] [--timeout 5s]
+const statusHelp = `Usage: electd status [--addr URL] [--cacert FILE] [--watch] [--timeout 5s]
 
 Shows the election an electd takes part in, as a table: the participants in
 queue order, who leads, each one's fencing token, the asked electd's own
@@ -20,6 +21,8 @@ GET /events and redraws on every change until interrupted.
 
   --addr URL      the electd to ask (default: http.addr from
                   ELECTD_HTTP_ADDR on this host, else http://localhost:4040)
+  --cacert FILE   PEM CA certificates that verify an https:// --addr
+                  (default: the system's, or SSL_CERT_FILE)
   --watch         redraw on every change of leader or state
   --timeout D     how long one request may take (default 5s)
   -h, --help      print this help
@@ -38,33 +41,32 @@ GET /healthz/leader (200 or 503), or look for the * row with Role Leader.
 `
 
 // status is `electd status`.
-func (c *cli) status(args []string) int {
+func (c *client) status(ctx context.Context, args []string) int {
 	c.command = "status"
 	fs := pflag.NewFlagSet("electd status", pflag.ContinueOnError)
-	var addr string
-	var timeout time.Duration
-	var watch, help bool
-	c.commonFlags(fs, &addr, &timeout, &help)
+	var f common
+	var watch bool
+	c.commonFlags(fs, &f)
 	fs.BoolVar(&watch, "watch", false, "redraw on every change")
 	if err := fs.Parse(args); err != nil {
 		return c.usageError(err)
 	}
-	if help {
-		fmt.Fprint(c.stdout, statusHelp)
+	if f.help {
+		fmt.Fprint(c.Stdout, statusHelp)
 		return exitOK
 	}
 	if fs.NArg() > 0 {
 		return c.usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
-	if err := c.setup(addr, timeout); err != nil {
+	if err := c.setup(fs, f); err != nil {
 		return c.usageError(err)
 	}
 	if watch {
-		return c.watch()
+		return c.watch(ctx)
 	}
-	v, err := c.fetchView(c.ctx)
+	v, err := c.fetchView(ctx)
 	if v != nil {
-		fmt.Fprint(c.stdout, v.render(c.base.String()))
+		fmt.Fprint(c.Stdout, v.render(c.base.String()))
 	}
 	if err != nil {
 		return c.failure(err)
@@ -75,48 +77,17 @@ func (c *cli) status(args []string) int {
 	return exitOK
 }
 
-// The daemon's JSON answers, as far as the table needs them.
-type (
-	leaderAnswer struct {
-		Leader *struct {
-			ID           string `json:"id"`
-			Advertise    string `json:"advertise"`
-			Node         string `json:"node"`
-			FencingToken int64  `json:"fencing_token"`
-		} `json:"leader"`
-		Self struct {
-			ID       string `json:"id"`
-			IsLeader bool   `json:"is_leader"`
-			State    string `json:"state"`
-		} `json:"self"`
-		Mode string `json:"mode"`
-		Path string `json:"path"`
-	}
-	participantAnswer struct {
-		ID           string  `json:"id"`
-		Advertise    string  `json:"advertise"`
-		Node         *string `json:"node"`
-		FencingToken *int64  `json:"fencing_token"`
-		IsLeader     bool    `json:"is_leader"`
-	}
-	leaderHealthAnswer struct {
-		IsLeader         bool   `json:"is_leader"`
-		Reason           string `json:"reason"`
-		LeaseRemainingMS int64  `json:"lease_remaining_ms"`
-	}
-)
-
 // view is one reading of the election from one daemon.
 type view struct {
-	leader       leaderAnswer
-	participants []participantAnswer
-	health       leaderHealthAnswer
+	leader       api.Leader
+	participants []api.Participant
+	health       api.LeaderHealth
 	partsErr     error // /participants failed: the table shows the rest
 }
 
 // fetchView reads /leader, /healthz/leader and /participants. It returns a
 // view whenever /leader answered, with the error of what failed after it.
-func (c *cli) fetchView(ctx context.Context) (*view, error) {
+func (c *client) fetchView(ctx context.Context) (*view, error) {
 	v := &view{}
 	// 503 with "leader": null is an answer: no leader known.
 	if _, err := c.getJSON(ctx, "/leader", &v.leader, http.StatusOK, http.StatusServiceUnavailable); err != nil {
