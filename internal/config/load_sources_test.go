@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/electd/electd/internal/config"
 )
 
 // everyKey sets every key to a value other than its default; the files it
@@ -73,19 +71,19 @@ func everyKey(t *testing.T) map[string]string {
 func TestEveryKeyIsInEveryKey(t *testing.T) {
 	every := everyKey(t)
 	secretFiles := map[string]bool{} // exclude their secrets: tested apart
-	for _, k := range config.Keys() {
+	for _, k := range Keys() {
 		secretFiles[k.File] = true
 	}
-	for _, k := range config.Keys() {
+	for _, k := range Keys() {
 		if _, ok := every[k.Name]; !ok && !secretFiles[k.Name] {
 			t.Errorf("everyKey lacks %s", k.Name)
 		}
 	}
 }
 
-func checkEveryKey(t *testing.T, c *Config, every map[string]string) {
+func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 	t.Helper()
-	want := config.Config{ID: "web-1", Advertise: "10.0.0.7:8080"}
+	want := Config{ID: "web-1", Advertise: "10.0.0.7:8080"}
 	z := &want.ZooKeeper
 	z.Servers = []string{"zk-0:2181", "zk-1:2181", "zk-2:2181"}
 	z.Chroot, z.SessionTimeout, z.Auth, z.FixACL = "/prod", 4*time.Second, "electd:s3cret", true
@@ -94,16 +92,16 @@ func checkEveryKey(t *testing.T, c *Config, every map[string]string) {
 	e := &want.Election
 	e.Path, e.Mode, e.Term, e.OnSuspend = "/services/web", "selector", 90*time.Second, "step-down"
 	e.ClaimDelay, e.FencingOffset = 250*time.Millisecond, 1<<32
-	want.App = config.App{HealthURL: "http://127.0.0.1:8080/healthz", HealthInterval: 5 * time.Second,
+	want.App = App{HealthURL: "http://127.0.0.1:8080/healthz", HealthInterval: 5 * time.Second,
 		HealthTimeout: 500 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
-	want.Exec = config.Exec{KillTimeout: 7 * time.Second, OnExit: "restart"}
+	want.Exec = Exec{KillTimeout: 7 * time.Second, OnExit: "restart"}
 	h := &want.HTTP
 	h.Addr, h.AdminToken = "127.0.0.1:4141", "t0ken"
 	h.TLSCertFile, h.TLSKeyFile = every["http.tls_cert_file"], every["http.tls_key_file"]
 	h.MaxConnections, h.MaxStreams, h.MaxWaiters = 100, 10, 20
 	want.Log.Level, want.Log.Format = "debug", "text"
 	want.ShutdownGrace, want.ShutdownTimeout = 2*time.Second, 20*time.Second
-	want.Kubernetes = config.Kubernetes{
+	want.Kubernetes = Kubernetes{
 		LeaderLabel: "electd.io/leader", LeaseName: "web-leader", PodName: "web-1-7d4b9", Namespace: "prod",
 		APIServer: "https://10.96.0.1:443", TokenFile: every["kubernetes.token_file"], CAFile: every["kubernetes.ca_file"],
 		RecheckInterval: 30 * time.Second,
@@ -111,14 +109,14 @@ func checkEveryKey(t *testing.T, c *Config, every map[string]string) {
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("\n got %+v\nwant %+v", c.Config, want)
 	}
-	if got, want := c.path(), "/prod/services/web"; got != want {
+	if got, want := c.Prepared.Election.Path, "/prod/services/web"; got != want {
 		t.Errorf("path with chroot = %q, want %q", got, want)
 	}
-	s := c.sessionConfig()
+	s := c.Prepared.Session
 	if s.TLS == nil || s.TLS.ServerName != "zk.test" || s.TLS.RootCAs == nil || s.TLS.GetClientCertificate == nil || !s.FixACL {
 		t.Errorf("session config: %+v", s)
 	}
-	if c.httpCert() == nil {
+	if c.Prepared.HTTPCert == nil {
 		t.Error("no HTTP certificate")
 	}
 }
@@ -127,7 +125,7 @@ func TestEnvironmentAloneSetsEveryKey(t *testing.T) {
 	cleanEnv(t)
 	every := everyKey(t)
 	for k, v := range every {
-		t.Setenv(config.EnvName(k), v)
+		t.Setenv(EnvName(k), v)
 	}
 	c, err := loadArgs(t)
 	if err != nil {
@@ -155,7 +153,7 @@ func TestFileAloneSetsEveryKey(t *testing.T) {
 	every := everyKey(t)
 	var b strings.Builder
 	section := ""
-	for _, k := range config.Keys() {
+	for _, k := range Keys() {
 		v, ok := every[k.Name]
 		if !ok {
 			continue

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -42,7 +42,7 @@ func TestSecretsAreTrimmedFromEverySource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.HTTP.AdminToken != "t0ken" || c.ZooKeeper.Auth != "u:p" || c.sessionConfig().Auth != "u:p" {
+			if c.HTTP.AdminToken != "t0ken" || c.ZooKeeper.Auth != "u:p" || c.Prepared.Session.Auth != "u:p" {
 				t.Errorf("token %q, auth %q; want t0ken and u:p", c.HTTP.AdminToken, c.ZooKeeper.Auth)
 			}
 		})

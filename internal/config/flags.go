@@ -1,15 +1,12 @@
-package main
+package config
 
 import (
 	"fmt"
 	"io"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
-
-	"github.com/electd/electd/internal/config"
 )
 
 // options are the flags that are not configuration keys.
@@ -21,15 +18,16 @@ type options struct {
 }
 
 // parseFlags defines one string flag per key (same name as the key; typed
-// parsing happens in load, the same way for every source: --zookeeper.tls
-// takes a value, true or false, like ELECTD_ZOOKEEPER_TLS) and parses args.
+// parsing happens in decoding, the same way for every source:
+// --zookeeper.tls takes a value, true or false, like ELECTD_ZOOKEEPER_TLS)
+// and parses args.
 func parseFlags(args []string) (*pflag.FlagSet, options, error) {
 	var o options
 	fs := pflag.NewFlagSet("electd", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.SortFlags = false
-	for _, k := range config.Keys() {
+	for _, k := range table {
 		fs.String(k.Name, "", k.Help)
 	}
 	fs.StringVar(&o.config, "config", "", "optional YAML configuration file")
@@ -40,7 +38,7 @@ func parseFlags(args []string) (*pflag.FlagSet, options, error) {
 		return nil, o, flagError(err)
 	}
 	if fs.NArg() > 0 {
-		return nil, o, config.Errorf(fs.Arg(0), "unexpected argument; electd takes flags only (see --help)")
+		return nil, o, errorf(fs.Arg(0), "unexpected argument; electd takes flags only (see --help)")
 	}
 	return fs, o, nil
 }
@@ -56,14 +54,26 @@ func flagError(err error) error {
 	}
 	switch {
 	case strings.HasPrefix(msg, "unknown"):
-		return config.Errorf(name, "unknown flag (see --help)")
+		return errorf(name, "unknown flag (see --help)")
 	case strings.HasPrefix(msg, "flag needs an argument"):
-		return config.Errorf(name, "needs a value")
+		return errorf(name, "needs a value")
 	}
-	return config.Errorf(name, "%s", msg)
+	return errorf(name, "%s", msg)
 }
 
-func printHelp(w io.Writer) {
+// setFlag is a key's flag as viper sees it: set only when given a value
+// that is not empty, so that --id "" falls back to the environment, the
+// file and the default, like ELECTD_ID="" does.
+type setFlag struct{ *pflag.Flag }
+
+func (f setFlag) HasChanged() bool    { return f.Changed && f.Value.String() != "" }
+func (f setFlag) Name() string        { return f.Flag.Name }
+func (f setFlag) ValueString() string { return f.Value.String() }
+func (f setFlag) ValueType() string   { return f.Value.Type() }
+
+// WriteHelp writes the daemon's usage: every key with its type, help,
+// default and variable, and the flags that are not keys.
+func WriteHelp(w io.Writer) {
 	fmt.Fprint(w, `Usage: electd [--config FILE] [--KEY VALUE ...]
 
 electd joins one leader election on ZooKeeper and tells the application next
@@ -76,10 +86,12 @@ Lists are comma-separated in the environment and in flags. Durations need a
 unit: 10s, 500ms, 1m30s ("10" alone is an error). Booleans are true or
 false. An empty value means the default; surrounding white space is
 trimmed (secrets too: a file from a Kubernetes Secret may end in a newline).
+A default that depends on another key follows what that key was set to, as
+each key's text says.
 
 Keys:
 `)
-	for _, k := range config.Keys() {
+	for _, k := range table {
 		fmt.Fprintf(w, "  --%s %s\n        %s\n        default: %s; env: %s\n", k.Name, k.Type, k.Help, k.DefaultText(), k.Env)
 	}
 	fmt.Fprint(w, `
@@ -93,31 +105,5 @@ Other flags:
         print the version and commit and exit
   -h, --help
         print this help and exit
-
-Commands (each with --help):
-  electd status [--addr URL] [--watch]   the election as a table
-  electd release [--to ID] [--addr URL]  ask the leader to step down
-
-Exit status: 0 after a clean shutdown, 1 when running fails (e.g. http.addr
-cannot be bound, or shutdown_timeout ran out), 2 for a bad configuration.
-Unknown ELECTD_* environment variables only log a warning.
 `)
-}
-
-// unknownEnv lists ELECTD_* variables that name no key. They only warn:
-// Kubernetes injects ELECTD_PORT and friends for a Service named electd.
-func unknownEnv(environ []string) []string {
-	known := map[string]bool{}
-	for _, k := range config.Keys() {
-		known[k.Env] = true
-	}
-	var out []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "ELECTD_") && !known[name] {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/kube"
 )
 
@@ -32,14 +31,10 @@ func cleanEnv(t testing.TB) {
 	t.Setenv("POD_NAME", "")
 }
 
-// loadArgs runs the configuration path of main: flags, then load.
-func loadArgs(t testing.TB, args ...string) (*Config, error) {
+// loadArgs loads args in the test's environment, as main does.
+func loadArgs(t testing.TB, args ...string) (*Loaded, error) {
 	t.Helper()
-	fs, opts, err := parseFlags(args)
-	if err != nil {
-		return nil, err
-	}
-	return load(fs, opts.config)
+	return Load(args, os.Environ())
 }
 
 func writeFile(t testing.TB, name, content string) string {
@@ -76,7 +71,7 @@ func writeKeyPair(t testing.TB) (certFile, keyFile string) {
 
 var minimal = []string{"--zookeeper.servers", "127.0.0.1:2181", "--election.path", "/services/web"}
 
-func TestDefaults(t *testing.T) {
+func TestLoadDefaults(t *testing.T) {
 	cleanEnv(t)
 	host, _ := os.Hostname()
 	c, err := loadArgs(t, minimal...)
@@ -85,7 +80,7 @@ func TestDefaults(t *testing.T) {
 	}
 	// docs/DESIGN.md's defaults, spelled out again on purpose: a changed
 	// default tag must show here.
-	want := config.Config{ID: host}
+	want := Config{ID: host}
 	want.ZooKeeper.Servers = []string{"127.0.0.1:2181"}
 	want.ZooKeeper.SessionTimeout = 10 * time.Second
 	want.Election.Path = "/services/web"
@@ -96,17 +91,17 @@ func TestDefaults(t *testing.T) {
 	want.HTTP.MaxConnections, want.HTTP.MaxStreams, want.HTTP.MaxWaiters = 256, 64, 64
 	want.Log.Level, want.Log.Format = "info", "json"
 	want.ShutdownTimeout = 10 * time.Second
-	want.App = config.App{HealthInterval: 10 * time.Second, HealthTimeout: time.Second, FailureThreshold: 3, SuccessThreshold: 1}
-	want.Exec = config.Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
+	want.App = App{HealthInterval: 10 * time.Second, HealthTimeout: time.Second, FailureThreshold: 3, SuccessThreshold: 1}
+	want.Exec = Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
 	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
 	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c.Config, want)
 	}
-	if s := c.sessionConfig(); s.TLS != nil || s.FixACL || s.Auth != "" {
+	if s := c.Prepared.Session; s.TLS != nil || s.FixACL || s.Auth != "" {
 		t.Errorf("session config by default: %+v", s)
 	}
-	if c.httpCert() != nil {
+	if c.Prepared.HTTPCert != nil {
 		t.Error("an HTTP certificate by default")
 	}
 
@@ -232,7 +227,7 @@ func TestBoolsFromEverySource(t *testing.T) {
 			}
 			t.Setenv("ELECTD_ZOOKEEPER_FIX_ACL", tc.env)
 			c, err := loadArgs(t, args...)
-			if err != nil || c.ZooKeeper.FixACL != tc.want || c.sessionConfig().FixACL != tc.want {
+			if err != nil || c.ZooKeeper.FixACL != tc.want || c.Prepared.Session.FixACL != tc.want {
 				t.Errorf("%v: fix_acl = %v, %v; want %v", args, c, err, tc.want)
 			}
 		})
@@ -240,33 +235,9 @@ func TestBoolsFromEverySource(t *testing.T) {
 }
 
 func TestUnknownEnv(t *testing.T) {
-	got := unknownEnv([]string{"ELECTD_PORT=tcp://10.0.0.1:4040", "ELECTD_ID=web-1", "PATH=/bin", "ELECTD_FOO=1", "ELECTD_HTTP_MAX_STREAMS=3"})
+	got := newEnvironment([]string{"ELECTD_PORT=tcp://10.0.0.1:4040", "ELECTD_ID=web-1", "PATH=/bin", "ELECTD_FOO=1", "ELECTD_HTTP_MAX_STREAMS=3"}).unknown()
 	if want := []string{"ELECTD_FOO", "ELECTD_PORT"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("unknownEnv = %v, want %v", got, want)
-	}
-}
-
-func TestValidatePrintsEveryKeyMasked(t *testing.T) {
-	cleanEnv(t)
-	t.Setenv("ELECTD_HTTP_ADMIN_TOKEN", "t0ken-secret")
-	var stdout, stderr bytes.Buffer
-	args := append([]string{"--validate", "--zookeeper.auth", "electd:pw-secret", "--zookeeper.chroot", "/prod"}, minimal...)
-	if code := run(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d, stderr %s", code, &stderr)
-	}
-	out := stdout.String()
-	if all := out + stderr.String(); strings.Contains(all, "pw-secret") || strings.Contains(all, "t0ken-secret") {
-		t.Errorf("a secret is shown:\n%s%s", out, &stderr)
-	}
-	for _, want := range []string{`  auth: "***"`, `  admin_token: "***"`, "# election path with the chroot: /prod/services/web"} {
-		if !strings.Contains(out, want+"\n") {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	for _, k := range config.Keys() {
-		if !strings.Contains(out, k.Leaf()+": ") {
-			t.Errorf("output lacks %s:\n%s", k.Name, out)
-		}
 	}
 }
 
@@ -279,14 +250,16 @@ func TestValidateOutputRoundTrips(t *testing.T) {
 	every["zookeeper.auth_file"] = writeFile(t, "auth", "electd:s3cret\n")
 	var args []string
 	for k, v := range every {
-		if key, _ := config.Lookup(k); !key.Secret {
+		if key, _ := Lookup(k); !key.Secret {
 			args = append(args, "--"+k+"="+v)
 		}
 	}
-	var stdout, stderr bytes.Buffer
-	if code := run(append(args, "--validate"), &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, &stderr)
+	loaded, err := loadArgs(t, append(args, "--validate")...)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var stdout bytes.Buffer
+	WriteEffective(&stdout, &loaded.Config)
 	if out := stdout.String(); strings.Contains(out, "t0ken") || strings.Contains(out, "s3cret") ||
 		!strings.Contains(out, "admin_token: \"\" # read from http.admin_token_file\n") ||
 		!strings.Contains(out, "auth: \"\" # read from zookeeper.auth_file\n") {
@@ -302,31 +275,5 @@ func TestValidateOutputRoundTrips(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Config, want.Config) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got.Config, want.Config)
-	}
-}
-
-func TestVersionAndHelp(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--version"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("--version: exit %d", code)
-	}
-	if got := stdout.String(); !strings.HasPrefix(got, "electd dev (commit unknown, go") {
-		t.Errorf("--version = %q", got)
-	}
-	stdout.Reset()
-	if code := run([]string{"--help"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("--help: exit %d", code)
-	}
-	help := stdout.String()
-	for _, k := range config.Keys() {
-		if !strings.Contains(help, "--"+k.Name+" "+k.Type+"\n        "+k.Help+"\n") || !strings.Contains(help, "env: "+k.Env+"\n") {
-			t.Errorf("--help lacks %s, its help or %s", k.Name, k.Env)
-		}
-		if !strings.Contains(help, "default: "+k.DefaultText()+";") {
-			t.Errorf("--help lacks the default of %s (%s)", k.Name, k.DefaultText())
-		}
-	}
-	if !strings.Contains(help, "second of these signals exits at once") {
-		t.Error("--help does not document the second signal")
 	}
 }

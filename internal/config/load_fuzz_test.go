@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -11,18 +11,16 @@ import (
 	"testing"
 	"time"
 	"unicode"
-
-	"github.com/electd/electd/internal/config"
 )
 
-// FuzzLoad feeds a configuration file and ELECTD_* values through load, as
+// FuzzLoad feeds a configuration file and ELECTD_* values through Load, as
 // main does. env is lines of key=value; a relative path for a *_file key
 // names one of fuzzFiles (a token, /dev/zero, a FIFO, a key pair). Whatever
 // the input: no panic, load returns (a deadline catches a hang), it
-// allocates a bounded amount, and an error is one short line that starts
-// with a key and never shows a secret.
+// allocates a bounded amount, and it reports a bounded number of errors,
+// each one short line that starts with a key and never shows a secret.
 //
-//	go test -run '^$' -fuzz '^FuzzLoad$' -fuzztime 30s ./cmd/electd
+//	go test -run '^$' -fuzz '^FuzzLoad$' -fuzztime 30s ./internal/config
 func FuzzLoad(f *testing.F) {
 	if example, err := os.ReadFile("../../config.example.yaml"); err == nil {
 		f.Add(example, "")
@@ -82,7 +80,7 @@ func setFuzzEnv(t *testing.T, dir, env string) []string {
 	secrets := []string{"fuzz-secret-token"}
 	for line := range strings.SplitSeq(env, "\n") {
 		name, value, _ := strings.Cut(line, "=")
-		k, ok := config.Lookup(name)
+		k, ok := Lookup(name)
 		if !ok || strings.ContainsRune(value, 0) {
 			continue
 		}
@@ -105,21 +103,32 @@ const keySeg = `([a-z0-9_-]+|"([^"\\]|\\.)*"(\.\.\.)?)`
 
 func checkFuzzError(t *testing.T, err error, secrets []string) {
 	t.Helper()
-	msg := err.Error()
-	var ke *config.KeyError
+	var list Errors
+	var ke *KeyError
 	switch {
-	case !errors.As(err, &ke):
-		t.Errorf("%q is no *config.KeyError", msg)
-	case !errKey.MatchString(msg):
-		t.Errorf("%q does not start with a key", msg)
-	case len(msg) > 512:
-		t.Errorf("error of %d bytes: %.200q...", len(msg), msg)
-	case strings.IndexFunc(msg, unicode.IsControl) >= 0:
-		t.Errorf("error with a control character: %q", msg)
+	case errors.As(err, &list):
+	case errors.As(err, &ke):
+		list = Errors{ke}
+	default:
+		t.Fatalf("%q is no *KeyError", err)
 	}
-	for _, s := range secrets {
-		if strings.Contains(msg, s) {
-			t.Errorf("error %q shows a secret", msg)
+	if len(list) > maxErrors {
+		t.Errorf("%d errors, want at most %d", len(list), maxErrors)
+	}
+	for _, ke := range list {
+		msg := ke.Error()
+		switch {
+		case !errKey.MatchString(msg):
+			t.Errorf("%q does not start with a key", msg)
+		case len(msg) > 512:
+			t.Errorf("error of %d bytes: %.200q...", len(msg), msg)
+		case strings.IndexFunc(msg, unicode.IsControl) >= 0:
+			t.Errorf("error with a control character: %q", msg)
+		}
+		for _, s := range secrets {
+			if strings.Contains(msg, s) {
+				t.Errorf("error %q shows a secret", msg)
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
-package main
+package config
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -49,7 +48,7 @@ func TestKubernetesKeysInCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := c.kubeConfig()
+	k := c.Prepared.Kube
 	if k.PodName != "web-7d9f-abcde" || k.Namespace != "shop" || k.Identity != "web-7d9f-abcde" {
 		t.Errorf("pod %q namespace %q identity %q: want the downward API's", k.PodName, k.Namespace, k.Identity)
 	}
@@ -67,12 +66,12 @@ func TestKubernetesOffNeedsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.kubeConfig().Enabled() {
+	if c.Prepared.Kube.Enabled() {
 		t.Error("enabled without a label or a Lease")
 	}
 }
 
-// Each bad value exits 2 with one line naming its key.
+// Each bad value is one error naming its key (main exits 2 with it).
 func TestKubernetesBadValuesNameTheKey(t *testing.T) {
 	for _, c := range []struct {
 		key  string
@@ -97,11 +96,11 @@ func TestKubernetesBadValuesNameTheKey(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			args := append([]string{"--validate", "--kubernetes.token_file", tok, "--kubernetes.ca_file", ca}, minimal...)
-			var stdout, stderr bytes.Buffer
-			if code := run(append(args, c.args...), &stdout, &stderr); code != 2 {
-				t.Fatalf("exit %d, want 2; stderr %q", code, &stderr)
+			_, err := loadArgs(t, append(args, c.args...)...)
+			if err == nil {
+				t.Fatal("no error")
 			}
-			if got := stderr.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "electd: "+c.key+": ") {
+			if got := "electd: " + err.Error() + "\n"; strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "electd: "+c.key+": ") {
 				t.Errorf("stderr %q, want one line naming %s", got, c.key)
 			}
 		})
