@@ -13,7 +13,7 @@ import (
 // within shutdown_timeout. signalled says a signal started it (else a
 // failure did); stopSignals ends the first signal's capture: from then on a
 // second signal exits at once with status 1. Nothing here waits on a log
-// write (they are queued, see logwriter.go) or on a client: serving stops
+// write (they are queued, see logging.AsyncWriter) or on a client: serving stops
 // after a bounded drain (httpserver.Server.Stop).
 func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	second := make(chan os.Signal, 1)
