@@ -2,33 +2,19 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/electd/electd/internal/config"
 )
 
-// cleanEnv hides the caller's ELECTD_* variables and POD_NAME, which run
-// would otherwise see (an empty variable is as good as unset).
-func cleanEnv(t testing.TB) {
-	t.Helper()
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "ELECTD_") {
-			t.Setenv(name, "")
-		}
-	}
-	t.Setenv("POD_NAME", "")
-}
-
 var minimal = []string{"--zookeeper.servers", "127.0.0.1:2181", "--election.path", "/services/web"}
 
 func TestValidatePrintsEveryKeyMasked(t *testing.T) {
-	cleanEnv(t)
-	t.Setenv("ELECTD_HTTP_ADMIN_TOKEN", "t0ken-secret")
+	environ := []string{"ELECTD_HTTP_ADMIN_TOKEN=t0ken-secret"}
 	var stdout, stderr bytes.Buffer
 	args := append([]string{"--validate", "--zookeeper.auth", "electd:pw-secret", "--zookeeper.chroot", "/prod"}, minimal...)
-	if code := run(args, os.Environ(), &stdout, &stderr); code != 0 {
+	if code := run(args, environ, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, &stderr)
 	}
 	out := stdout.String()

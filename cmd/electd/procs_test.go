@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -159,13 +160,7 @@ func (p *proc) logHas(s string) bool { return p.LogHas(s) }
 // waitFor polls cond every 10ms until it holds, failing the test after timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, timeout, what, cond)
 }
 
 // oneLeader waits until exactly one of ps answers 200 on /healthz/leader and every live

@@ -99,6 +99,26 @@ func (c *client) commonFlags(fs *pflag.FlagSet, f *common) {
 	fs.BoolVarP(&f.help, "help", "h", false, "print this help and exit")
 }
 
+// parse parses a command's args into fs and sets the client up from the
+// common flags; done says the command ends here with code (--help, or a
+// usage error).
+func (c *client) parse(fs *pflag.FlagSet, f *common, args []string, help string) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		return c.usageError(err), true
+	}
+	if f.help {
+		fmt.Fprint(c.Stdout, help)
+		return exitOK, true
+	}
+	if fs.NArg() > 0 {
+		return c.usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0))), true
+	}
+	if err := c.setup(fs, *f); err != nil {
+		return c.usageError(err), true
+	}
+	return 0, false
+}
+
 // setup checks the common flags' values after parsing.
 func (c *client) setup(fs *pflag.FlagSet, f common) error {
 	u, err := parseAddr(f.addr)

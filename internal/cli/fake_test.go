@@ -150,15 +150,3 @@ func runCLIWith(ctx context.Context, env map[string]string, stdout, stderr *sync
 		Now:    func() time.Time { return time.Date(2026, 11, 23, 11, 9, 8, 0, time.UTC) },
 	})
 }
-
-// waitFor polls cond every 10ms until it holds, failing the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -60,18 +60,8 @@ func (c *client) release(ctx context.Context, args []string) int {
 	fs.StringVar(&to, "to", "", "the participant to hand leadership to")
 	fs.StringVar(&tokenFile, "token-file", "", "file holding the admin token")
 	fs.DurationVar(&wait, "wait", 10*time.Second, "how long to wait for the new leader")
-	if err := fs.Parse(args); err != nil {
-		return c.usageError(err)
-	}
-	if f.help {
-		fmt.Fprint(c.Stdout, releaseHelp)
-		return exitOK
-	}
-	if fs.NArg() > 0 {
-		return c.usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	if err := c.setup(fs, f); err != nil {
-		return c.usageError(err)
+	if code, done := c.parse(fs, &f, args, releaseHelp); done {
+		return code
 	}
 	if fs.Changed("to") && (to == "" || strings.IndexFunc(to, unicode.IsControl) >= 0) {
 		return c.usageError(fmt.Errorf("--to: %q is not a participant id", to))

@@ -48,18 +48,8 @@ func (c *client) status(ctx context.Context, args []string) int {
 	var watch bool
 	c.commonFlags(fs, &f)
 	fs.BoolVar(&watch, "watch", false, "redraw on every change")
-	if err := fs.Parse(args); err != nil {
-		return c.usageError(err)
-	}
-	if f.help {
-		fmt.Fprint(c.Stdout, statusHelp)
-		return exitOK
-	}
-	if fs.NArg() > 0 {
-		return c.usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	if err := c.setup(fs, f); err != nil {
-		return c.usageError(err)
+	if code, done := c.parse(fs, &f, args, statusHelp); done {
+		return code
 	}
 	if watch {
 		return c.watch(ctx)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/syncbuf"
+
+	"github.com/electd/electd/tests/wait"
 )
 
 func TestStatusTableFromAFollower(t *testing.T) {
@@ -203,10 +205,10 @@ func TestWatchRedrawsOnEveryEvent(t *testing.T) {
 	go func() { done <- runCLIWith(ctx, nil, &stdout, &stderr, "status", "--addr", srv.URL, "--watch") }()
 
 	f.events <- "leader" // the view the daemon sends on connect
-	waitFor(t, 5*time.Second, "the first table", func() bool { return strings.Contains(stdout.String(), "* web-2 (asked): following web-1") })
+	wait.For(t, 5*time.Second, "the first table", func() bool { return strings.Contains(stdout.String(), "* web-2 (asked): following web-1") })
 	f.set([]string{"web-2", "web-1"}, 0, 0)
 	f.events <- "leader"
-	waitFor(t, 5*time.Second, "a redraw with web-2 leading", func() bool { return strings.Contains(stdout.String(), "* web-2 (asked): leader") })
+	wait.For(t, 5*time.Second, "a redraw with web-2 leading", func() bool { return strings.Contains(stdout.String(), "* web-2 (asked): leader") })
 	frames := strings.Count(stdout.String(), "2026-11-23T11:09:08Z  (leader; every change, Ctrl-C to stop)")
 	if frames < 2 {
 		t.Errorf("%d frames, want one per event:\n%s", frames, stdout.String())
@@ -237,9 +239,9 @@ func TestWatchReconnects(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- runCLIWith(ctx, nil, &stdout, &stderr, "status", "--addr", srv.URL, "--watch") }()
 	f.events <- "leader"
-	waitFor(t, 5*time.Second, "the first table", func() bool { return strings.Contains(stdout.String(), "web-1 *") })
+	wait.For(t, 5*time.Second, "the first table", func() bool { return strings.Contains(stdout.String(), "web-1 *") })
 	close(f.events) // the stream ends
-	waitFor(t, 5*time.Second, "the reconnect message", func() bool { return strings.Contains(stderr.String(), "reconnecting") })
+	wait.For(t, 5*time.Second, "the reconnect message", func() bool { return strings.Contains(stderr.String(), "reconnecting") })
 	cancel()
 	if status := <-done; status != exitOK {
 		t.Errorf("status %d after an interrupt, want 0", status)

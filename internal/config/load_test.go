@@ -2,21 +2,11 @@ package config
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/electd/electd/internal/kube"
 )
 
 // cleanEnv hides the caller's ELECTD_* variables and POD_NAME: viper treats
@@ -49,24 +39,8 @@ func writeFile(t testing.TB, name, content string) string {
 // writeKeyPair writes a self-signed certificate and its key, made now.
 func writeKeyPair(t testing.TB) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "zk.test"}, DNSNames: []string{"zk.test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writeFile(t, "cert.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))),
-		writeFile(t, "key.pem", string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})))
+	cert, key := keyPairPEM(t, "zk.test")
+	return writeFile(t, "cert.pem", string(cert)), writeFile(t, "key.pem", string(key))
 }
 
 var minimal = []string{"--zookeeper.servers", "127.0.0.1:2181", "--election.path", "/services/web"}
@@ -78,23 +52,12 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// docs/DESIGN.md's defaults, spelled out again on purpose: a changed
-	// default tag must show here.
-	want := Config{ID: host}
+	// The table's defaults (spelled out in TestDefaults), the id computed
+	// and the required keys as given.
+	want := Defaults()
+	want.ID = host
 	want.ZooKeeper.Servers = []string{"127.0.0.1:2181"}
-	want.ZooKeeper.SessionTimeout = 10 * time.Second
 	want.Election.Path = "/services/web"
-	want.Election.Mode = "latch"
-	want.Election.OnSuspend = "hold"
-	want.Election.Candidate = true
-	want.HTTP.Addr = ":4040"
-	want.HTTP.MaxConnections, want.HTTP.MaxStreams, want.HTTP.MaxWaiters = 256, 64, 64
-	want.Log.Level, want.Log.Format = "info", "json"
-	want.ShutdownTimeout = 10 * time.Second
-	want.App = App{HealthInterval: 10 * time.Second, HealthTimeout: time.Second, FailureThreshold: 3, SuccessThreshold: 1}
-	want.Exec = Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
-	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
-	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c.Config, want)
 	}

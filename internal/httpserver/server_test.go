@@ -18,6 +18,8 @@ import (
 
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+
+	"github.com/electd/electd/tests/wait"
 )
 
 // stubElection is a follower that knows its leader and never changes: the
@@ -196,7 +198,7 @@ func TestAPIServerKeepsProbesAndHeldRequestsThroughAFlood(t *testing.T) {
 		}
 		_ = h.c.SetReadDeadline(time.Time{})
 	}
-	waitFor(t, 10*time.Second, "both streams and both waiters held", func() bool {
+	wait.For(t, 10*time.Second, "both streams and both waiters held", func() bool {
 		return a.heldConns() == 4
 	})
 
@@ -271,16 +273,4 @@ func evictions(t *testing.T, a *apiUnderTest) float64 {
 	}
 	t.Fatal("no electd_http_connections_evicted_total")
 	return 0
-}
-
-// waitFor polls cond every 10ms until it holds, failing the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
