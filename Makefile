@@ -34,7 +34,7 @@ test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator, 
 FUZZTIME ?= 3s
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (3s): configuration, query, Accept, Authorization and /history parsing
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./cmd/electd
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/config
 	$(GO) test -run '^$$' -fuzz '^FuzzParseYAML$$' -fuzztime $(FUZZTIME) ./internal/config
 	$(GO) test -run '^$$' -fuzz '^FuzzQuery$$' -fuzztime $(FUZZTIME) ./internal/httpapi
 	$(GO) test -run '^$$' -fuzz '^FuzzAccept$$' -fuzztime $(FUZZTIME) ./internal/httpapi

@@ -2,6 +2,8 @@ package main
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,6 +33,32 @@ func TestBinaryBadConfigExits2WithOneLine(t *testing.T) {
 			t.Errorf("%v %v: stderr %q, want one line naming %s", c.env, c.args, stderr, c.key)
 		}
 	}
+}
+
+// Every error of a configuration is said at once, one line each.
+func TestBinaryBadConfigSaysEveryError(t *testing.T) {
+	f := writeConfig(t, "zookeeper:\n  session_timout: 5s\nelection:\n  path: relative\n")
+	status, stdout, stderr := runBinary(t, []string{"ELECTD_APP_HEALTH_TIMEOUT=1"}, "--config", f, "--log.format", "xml")
+	want := []string{"zookeeper.session_timout", "zookeeper.servers", "election.path", "log.format", "app.health_timeout"}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if status != 2 || stdout != "" || len(lines) != len(want) {
+		t.Fatalf("status %d, stdout %q, stderr:\n%s\nwant 2 and a line for each of %v", status, stdout, stderr, want)
+	}
+	for i, key := range want {
+		if !strings.HasPrefix(lines[i], "electd: "+key+": ") {
+			t.Errorf("line %d %q, want one naming %s", i+1, lines[i], key)
+		}
+	}
+}
+
+// writeConfig writes a configuration file for the test.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "electd.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestBinaryVersion(t *testing.T) {

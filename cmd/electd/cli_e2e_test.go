@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/testcert"
 )
 
 // rowRE matches one participant row of `electd status`.
@@ -177,22 +179,49 @@ func (w *watchProc) output() string {
 	return w.out.String()
 }
 
-type participantView struct {
-	ID           string `json:"id"`
-	Advertise    string `json:"advertise"`
-	FencingToken *int64 `json:"fencing_token"`
-	IsLeader     bool   `json:"is_leader"`
-}
-
-func participantsOf(t *testing.T, p *proc) []participantView {
+func participantsOf(t *testing.T, p *proc) []api.Participant {
 	t.Helper()
 	st, b := p.get("/participants")
 	if st != 200 {
 		return nil
 	}
-	var out []participantView
+	var out []api.Participant
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestE2ECLIOverTLS: against an electd serving HTTPS with a certificate of
+// a private CA, electd status and electd release trust it through
+// --cacert, and without it refuse the certificate (no answer: 3).
+func TestE2ECLIOverTLS(t *testing.T) {
+	zk := startZK(t)
+	ca := testcert.NewCA(t, "electd test CA")
+	leaf := ca.Issue(t, "electd", "127.0.0.1")
+	dir := t.TempDir()
+	cert := testcert.Write(t, dir, "tls.crt", leaf.CertPEM)
+	key := testcert.Write(t, dir, "tls.key", leaf.KeyPEM)
+	caFile := testcert.Write(t, dir, "ca.pem", ca.CertPEM)
+	addr := freeAddr(t)
+	startElectd(t, "secure", addr, memberArgs(zk, "/e2e/tls", "secure", "latch", addr,
+		"--http.tls_cert_file", cert, "--http.tls_key_file", key), nil)
+	url := "https://" + addr
+
+	var stdout, stderr string
+	waitFor(t, 30*time.Second, "electd status over TLS", func() bool {
+		var status int
+		status, stdout, stderr = runBinary(t, nil, "status", "--addr", url, "--cacert", caFile)
+		return status == exitOK
+	})
+	if rows := rowRE.FindAllStringSubmatch(stdout, -1); len(rows) != 1 || rows[0][2] != "secure" || rows[0][5] != "Leader" {
+		t.Errorf("status over TLS:\n%s%s", stdout, stderr)
+	}
+	if status, _, stderr := runBinary(t, nil, "status", "--addr", url); status != exitUnreachable || !strings.Contains(stderr, "certificate") {
+		t.Errorf("status without --cacert: %d %q; want 3 and the certificate refused", status, stderr)
+	}
+	status, stdout, stderr := runBinary(t, []string{"ELECTD_HTTP_ADMIN_TOKEN=" + adminToken}, "release", "--addr", url, "--cacert", caFile)
+	if status != exitOK || !strings.HasPrefix(stdout, "secure released leadership") || !strings.Contains(stdout, "secure leads now") {
+		t.Errorf("release over TLS: %d\n%s%s", status, stdout, stderr)
+	}
 }

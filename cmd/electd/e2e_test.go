@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // startThree starts three participants on one path and waits until they serve.
@@ -96,9 +98,7 @@ func checkAgreement(t *testing.T, ps []*proc, leader *proc) {
 // in queue order on /participants.
 func successor(t *testing.T, ps []*proc, leader *proc) *proc {
 	t.Helper()
-	var list []struct {
-		ID string `json:"id"`
-	}
+	var list []api.Participant
 	// All have joined once each names the leader, but a create may still be
 	// on its way: wait for the full queue.
 	waitFor(t, 10*time.Second, "all participants on /participants", func() bool {

@@ -204,7 +204,7 @@ func TestBinaryExecBadUsage(t *testing.T) {
 		{append(append([]string{"run"}, base...), "--"), "electd: run: give the command after --"},
 		{append([]string{"run"}, base...), "electd: run: give the command after --"},
 		{append(append([]string{"run"}, base...), "--", "/nonexistent/cmd"), "electd: run: exec: \"/nonexistent/cmd\""},
-		{append(append([]string{"run"}, base...), "--exec.kill_timeout", "10s", "--", "true"), "electd: exec.kill_timeout: 10s must be shorter than shutdown_timeout (10s)"},
+		{append(append([]string{"run"}, base...), "--exec.kill_timeout", "10s", "--shutdown_timeout", "10s", "--", "true"), "electd: exec.kill_timeout: 10s must be shorter than shutdown_timeout (10s)"},
 		{append(append([]string{"run"}, base...), "--election.mode", "selector", "--election.term", "1m", "--", "true"), "electd: election.term: electd run cannot stop"},
 		{append(append([]string{"run"}, base...), "--exec.on_exit", "again", "--", "true"), "electd: exec.on_exit:"},
 	} {

@@ -18,6 +18,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/electd/electd/internal/config"
 )
 
 // The floods of issue 14 against the real binary on a real ZooKeeper, with
@@ -281,7 +283,7 @@ func TestFloods(t *testing.T) {
 	}
 	zk := startZK(t)
 	limit := memoryLimit(t)
-	maxConns := defaultOptions.MaxConnections
+	maxConns := config.Defaults().HTTP.MaxConnections
 	var figures []floodFigures
 	t.Cleanup(func() {
 		t.Logf("GOMEMLIMIT=%d (app.yaml), max_connections %d", limit, maxConns)

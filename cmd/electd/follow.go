@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/electd/electd/internal/apphealth"
 	"github.com/electd/electd/internal/candidacy"
+	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/execmode"
 	"github.com/electd/electd/internal/httpapi"
@@ -34,33 +34,35 @@ type following struct {
 
 // startsObserver says whether the engine starts without standing: the
 // operator said so, or the application has not passed a check yet.
-func (c *Config) startsObserver() bool {
+func startsObserver(c *config.Loaded) bool {
 	return !c.Election.Candidate || c.App.HealthURL != ""
 }
 
-// newFollowing builds the parts on el; their metrics go to reg.
-func newFollowing(cfg *Config, el *election.Elector, reg prometheus.Registerer, log *slog.Logger) *following {
+// newFollowing builds the parts on el; their metrics go to reg. environ is
+// electd's environment, which electd run's command gets without electd's
+// secrets, and httpAddr the API's address as bound (ELECTD_HTTP_ADDR).
+func newFollowing(cfg *config.Loaded, environ []string, httpAddr string, el *election.Elector, reg prometheus.Registerer, log *slog.Logger) *following {
 	f := &following{el: el, log: log}
 	var guarded candidacy.Elector = el
-	if cfg.exec != nil {
+	if cfg.Run {
 		log.Info("exec mode: the command runs only while this participant leads",
-			"command", cfg.exec.command, "kill_timeout", cfg.Exec.KillTimeout, "on_exit", cfg.Exec.OnExit)
+			"command", cfg.Command, "kill_timeout", cfg.Exec.KillTimeout, "on_exit", cfg.Exec.OnExit)
 		if cfg.App.HealthURL != "" {
 			log.Warn("app.health_url with electd run: the command runs on the leader only, " +
 				"so if it serves that URL the followers never stand")
 		}
-		f.sup = execmode.New(el, execmode.GuardStarter{Argv: cfg.exec.command, KillTimeout: cfg.Exec.KillTimeout}, execmode.Config{
+		f.sup = execmode.New(el, execmode.GuardStarter{Argv: cfg.Command, KillTimeout: cfg.Exec.KillTimeout}, execmode.Config{
 			KillTimeout: cfg.Exec.KillTimeout, OnExit: execmode.OnExit(cfg.Exec.OnExit),
-			Env: commandEnviron(), ElectionPath: cfg.Election.Path, HTTPAddr: cfg.HTTP.Addr,
-			Logger: log.With("command", cfg.exec.command[0]),
+			Env: config.WithoutSecrets(environ), ElectionPath: cfg.Election.Path, HTTPAddr: httpAddr,
+			Logger: log.With("command", cfg.Command[0]),
 		})
-		guarded = yielding{el, f.sup}
+		guarded = execmode.Yielding{Elector: el, Sup: f.sup}
 	}
 	a := cfg.App
 	f.cand = candidacy.New(guarded, candidacy.Config{
-		Operator: cfg.Election.Candidate, AppChecked: a.HealthURL != "", Standing: !cfg.startsObserver(), Logger: log,
+		Operator: cfg.Election.Candidate, AppChecked: a.HealthURL != "", Standing: !startsObserver(cfg), Logger: log,
 	})
-	am := metrics.NewApp(reg, cfg.path(), f)
+	am := metrics.NewApp(reg, cfg.Prepared.Election.Path, f)
 	if a.HealthURL != "" {
 		log.Info("checking the application's health: not standing before a check passes", "url", a.HealthURL,
 			"interval", a.HealthInterval, "timeout", a.HealthTimeout,
@@ -102,7 +104,7 @@ func (f *following) api() (httpapi.Election, httpapi.Switcher) {
 	if f.sup == nil {
 		return f.el, f.el
 	}
-	y := yielding{f.el, f.sup}
+	y := execmode.Yielding{Elector: f.el, Sup: f.sup}
 	return y, y
 }
 
@@ -148,55 +150,4 @@ func (f *following) status() int {
 		return 1
 	}
 	return 0
-}
-
-// yielding is the Elector as exec mode lets the HTTP API and the
-// candidacy drive it: whatever gives leadership up stops the command
-// first (execmode.Supervisor.Yield), so that the next leader's command
-// never starts while this one still runs.
-type yielding struct {
-	*election.Elector
-	sup *execmode.Supervisor
-}
-
-func (y yielding) Release(ctx context.Context) error {
-	return y.sup.Yield(ctx, y.Elector.Release)
-}
-
-// Switchover refuses what it can tell is bound to fail before it stops the
-// command (a typo in ?to= must not stop it); the engine checks the rest.
-func (y yielding) Switchover(ctx context.Context, to string) error {
-	if err := precheckSwitchover(ctx, y.Elector, to); err != nil {
-		return err
-	}
-	return y.sup.Yield(ctx, func(ctx context.Context) error { return y.Elector.Switchover(ctx, to) })
-}
-
-// precheckSwitchover returns the engine's errors for a follower, race mode
-// and a target that no participant is.
-func precheckSwitchover(ctx context.Context, el *election.Elector, to string) error {
-	st := el.Status()
-	switch {
-	case st.Mode == election.ModeRace:
-		return election.ErrNoQueue
-	case !st.IsLeader:
-		return election.ErrNotLeader
-	}
-	ps, err := el.Participants(ctx)
-	if err != nil {
-		return nil // the engine will say
-	}
-	for _, p := range ps {
-		if p.ID == to {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: no participant has the id %q", election.ErrSwitchover, to)
-}
-
-func (y yielding) SetCandidate(ctx context.Context, candidate bool, why election.LossReason) error {
-	if candidate {
-		return y.Elector.SetCandidate(ctx, true, why)
-	}
-	return y.sup.Yield(ctx, func(ctx context.Context) error { return y.Elector.SetCandidate(ctx, false, why) })
 }

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // app is a small application next to one electd: its /healthz answers 200
@@ -62,24 +64,10 @@ func (p *proc) post(path, token, body string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-// selfView is /leader's self with the fields of candidacy.
-type selfView struct {
-	Leader *struct {
-		ID           string `json:"id"`
-		FencingToken int64  `json:"fencing_token"`
-	} `json:"leader"`
-	Self struct {
-		ID         string `json:"id"`
-		IsLeader   bool   `json:"is_leader"`
-		Candidate  bool   `json:"candidate"`
-		AppHealthy *bool  `json:"app_healthy"`
-	} `json:"self"`
-}
-
 // view reads /leader whatever its status (503 when no leader is known).
-func (p *proc) view() selfView {
+func (p *proc) view() api.Leader {
 	p.t.Helper()
-	var v selfView
+	var v api.Leader
 	st, b := p.get("/leader")
 	if st != http.StatusOK && st != http.StatusServiceUnavailable {
 		p.t.Fatalf("%s: GET /leader: %d %s", p.id, st, b)
@@ -94,27 +82,15 @@ func (p *proc) view() selfView {
 func (p *proc) leaderReason() string {
 	p.t.Helper()
 	_, b := p.get("/healthz/leader")
-	var v struct {
-		Reason string `json:"reason"`
-	}
+	var v api.LeaderHealth
 	_ = json.Unmarshal(b, &v)
 	return v.Reason
 }
 
-// candidacyView is GET /candidacy.
-type candidacyView struct {
-	ID        string `json:"id"`
-	Candidate bool   `json:"candidate"`
-	Standing  bool   `json:"standing"`
-	Pending   bool   `json:"pending"`
-	AppHealth string `json:"app_health"`
-	AppDetail string `json:"app_detail"`
-	Reason    string `json:"reason"`
-}
-
-func (p *proc) candidacy() candidacyView {
+// candidacy reads GET /candidacy.
+func (p *proc) candidacy() api.Candidacy {
 	p.t.Helper()
-	var v candidacyView
+	var v api.Candidacy
 	st, b := p.get("/candidacy")
 	if st != http.StatusOK {
 		p.t.Fatalf("%s: GET /candidacy: %d %s", p.id, st, b)

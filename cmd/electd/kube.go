@@ -16,8 +16,7 @@ const kubeReleaseTimeout = 3 * time.Second
 // newKube builds the leader label and Lease mirror when
 // kubernetes.leader_label or kubernetes.lease_name is set (docs/DESIGN.md,
 // "Kubernetes"); nil otherwise.
-func newKube(cfg *Config, el *election.Elector, rec kube.Recorder, log *slog.Logger) (*kube.Labeler, error) {
-	kc := cfg.kubeConfig()
+func newKube(kc kube.Config, el *election.Elector, rec kube.Recorder, log *slog.Logger) (*kube.Labeler, error) {
 	if !kc.Enabled() {
 		return nil, nil
 	}

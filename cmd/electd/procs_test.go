@@ -12,10 +12,19 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
 const adminToken = "e2e-token"
+
+// The exit statuses `electd status` and `electd release` document in their
+// --help, written out here on purpose: the tests check that contract.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUnreachable = 3
+)
 
 // requestTimeout bounds one request of the helpers below.
 const requestTimeout = 5 * time.Second
@@ -151,13 +160,7 @@ func (p *proc) logHas(s string) bool { return p.LogHas(s) }
 // waitFor polls cond every 10ms until it holds, failing the test after timeout.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, timeout, what, cond)
 }
 
 // oneLeader waits until exactly one of ps answers 200 on /healthz/leader and every live

@@ -13,8 +13,8 @@ import (
 // within shutdown_timeout. signalled says a signal started it (else a
 // failure did); stopSignals ends the first signal's capture: from then on a
 // second signal exits at once with status 1. Nothing here waits on a log
-// write (they are queued, see logwriter.go) or on a client: serving stops
-// after a bounded drain (httpServer.stop).
+// write (they are queued, see logging.AsyncWriter) or on a client: serving stops
+// after a bounded drain (httpserver.Server.Stop).
 func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	second := make(chan os.Signal, 1)
 	signal.Notify(second, d.signals...)
@@ -50,7 +50,7 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 		d.log.Warn("could not delete the own node; it goes when the session closes", "err", err)
 	}
 	d.cancelRequests()
-	d.http.stop(ctx)
+	d.http.Stop(ctx)
 	closed := make(chan struct{})
 	go func() {
 		d.sess.Close()

@@ -2,9 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // waitReady waits until each of ps answers 200 on /readyz: the startup
@@ -78,10 +84,7 @@ func TestE2ELivenessWithoutZooKeeper(t *testing.T) {
 		t.Errorf("first /healthz answer without ZooKeeper = %d, want 200: liveness must not wait on ZooKeeper", first)
 	}
 	st, b := p.get("/readyz")
-	var ready struct {
-		Ready  bool   `json:"ready"`
-		Reason string `json:"reason"`
-	}
+	var ready api.Ready
 	if err := json.Unmarshal(b, &ready); st != http.StatusServiceUnavailable || err != nil || ready.Ready || ready.Reason != "zookeeper connecting" {
 		t.Errorf("/readyz without ZooKeeper = %d %s, want 503 saying zookeeper connecting", st, b)
 	}
@@ -91,4 +94,54 @@ func TestE2ELivenessWithoutZooKeeper(t *testing.T) {
 	if st, _ := p.get("/healthz"); st != http.StatusOK {
 		t.Errorf("/healthz later = %d, want 200", st)
 	}
+}
+
+// http.addr with port 0 takes any free port: the startup line names the one
+// bound, the API answers there, and electd run's command gets it as
+// ELECTD_HTTP_ADDR, so that `electd status` run by the command finds it.
+func TestE2EPortZero(t *testing.T) {
+	zk := startZK(t)
+	dir := t.TempDir()
+	args := append([]string{"run"}, memberArgs(zk, "/e2e/anyport", "anyport", "latch", "127.0.0.1:0")...)
+	args = append(args, "--", "sh", "-c", `echo "$ELECTD_HTTP_ADDR" > "$EXEC_DIR/addr.tmp" && mv "$EXEC_DIR/addr.tmp" "$EXEC_DIR/addr"; exec sleep 600`)
+	p := startElectd(t, "anyport", "127.0.0.1:0", args, []string{"EXEC_DIR=" + dir})
+
+	var logged string
+	waitFor(t, 10*time.Second, "the startup line", func() bool {
+		logged = startupAddr(p)
+		return logged != ""
+	})
+	if _, port, _ := net.SplitHostPort(logged); port == "0" || port == "" {
+		t.Fatalf("startup line names %q, want the port bound", logged)
+	}
+	p.Addr, p.addr = logged, logged
+	waitHealthy(t, p)
+
+	var child string
+	waitFor(t, 20*time.Second, "the command's ELECTD_HTTP_ADDR", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "addr"))
+		child = strings.TrimSpace(string(b))
+		return err == nil
+	})
+	if child != logged {
+		t.Errorf("the command got ELECTD_HTTP_ADDR=%q, want the address bound, %q", child, logged)
+	}
+	if status, stdout, stderr := runBinary(t, []string{"ELECTD_HTTP_ADDR=" + child}, "status"); status != exitOK {
+		t.Errorf("electd status with the command's ELECTD_HTTP_ADDR: %d\n%s%s", status, stdout, stderr)
+	}
+}
+
+// startupAddr is http_addr of p's "starting electd" line, "" before it.
+func startupAddr(p *proc) string {
+	b, _ := os.ReadFile(p.LogPath)
+	for line := range strings.Lines(string(b)) {
+		var l struct {
+			Msg      string `json:"msg"`
+			HTTPAddr string `json:"http_addr"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "starting electd" {
+			return l.HTTPAddr
+		}
+	}
+	return ""
 }

@@ -3,8 +3,9 @@
 // (the tagged Config struct below), and the checks that are not the
 // election engine's. Keys() reads the table from the struct; --help,
 // --validate, config.example.yaml (go generate) and the deploy/k8s tests are
-// all built from it. Loading (file < environment < flags) is cmd/electd's,
-// with viper; this package knows no viper. See docs/DESIGN.md,
+// all built from it. Load is the one place that reads the sources (file <
+// environment < flags, merged by viper) and returns the configuration
+// checked, every error named by its key. See docs/DESIGN.md,
 // "Configuration".
 package config
 
@@ -24,6 +25,8 @@ import "time"
 //	computed      the default's description when it is computed at start
 //	engine        the election.SessionConfig or election.Config field set
 //	              from the key; the engine validates it (*election.FieldError)
+//	kube          the kube.Config field set from the key; kube validates it
+//	              (*kube.FieldError)
 type Config struct {
 	ID        string    `mapstructure:"id" computed:"$POD_NAME, else the host name" example:"web-1" engine:"ID" help:"this participant's id, written as its node's data: printable UTF-8, at most 1024 bytes"`
 	Advertise string    `mapstructure:"advertise" default:"" engine:"Advertise" help:"data published with the id, e.g. the app's address, so followers can find the leader (at most 4096 bytes)"`
@@ -37,7 +40,7 @@ type Config struct {
 	Kubernetes Kubernetes `mapstructure:"kubernetes"`
 
 	ShutdownGrace   time.Duration `mapstructure:"shutdown_grace" default:"0s" help:"on SIGTERM, answer 503 this long before releasing leadership; shorter than shutdown_timeout"`
-	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout" default:"10s" help:"how long shutdown after SIGTERM may take in all, at most 10m"`
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout" default:"10s" help:"how long shutdown after SIGTERM may take in all, at most 10m; unset, 10s, or shutdown_grace + exec.kill_timeout (electd run) + 5s when either is not shorter than 10s"`
 }
 
 // ZooKeeper is the "zookeeper" section.
@@ -71,27 +74,27 @@ type Election struct {
 
 // HTTP is the "http" section.
 type HTTP struct {
-	Addr           string `mapstructure:"addr" default:":4040" help:"listen address host:port of the HTTP API and /metrics (not 8080: the app shares the pod's network)"`
+	Addr           string `mapstructure:"addr" default:":4040" help:"listen address host:port of the HTTP API and /metrics (not 8080: the app shares the pod's network); port 0 takes any free port, logged at start"`
 	AdminToken     string `mapstructure:"admin_token" default:"" key:"secret,file=admin_token_file" help:"bearer token for POST /leader/release; empty disables mutating endpoints"`
 	AdminTokenFile string `mapstructure:"admin_token_file" default:"" help:"file holding http.admin_token (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`
 	TLSCertFile    string `mapstructure:"tls_cert_file" default:"" help:"PEM certificate to serve HTTPS with, with http.tls_key_file; reloaded when it changes"`
 	TLSKeyFile     string `mapstructure:"tls_key_file" default:"" help:"PEM private key of http.tls_cert_file"`
-	MaxConnections int    `mapstructure:"max_connections" default:"256" help:"most HTTP connections open at once, 1 to 16384"`
-	MaxStreams     int    `mapstructure:"max_streams" default:"64" help:"most /events clients at once, 1 to 4096; more get 503"`
-	MaxWaiters     int    `mapstructure:"max_waiters" default:"64" help:"most /healthz/leader?wait= long polls at once, 1 to 4096; more get 503"`
+	MaxConnections int    `mapstructure:"max_connections" default:"256" help:"most HTTP connections open at once, 1 to 16384, and at least http.max_streams + http.max_waiters + 16 so that the probes always get in; unset, 256 or that sum when larger"`
+	MaxStreams     int    `mapstructure:"max_streams" default:"64" help:"most /events clients at once, 1 to 4096; more get 503; unset, 64 or less to fit a smaller http.max_connections"`
+	MaxWaiters     int    `mapstructure:"max_waiters" default:"64" help:"most /healthz/leader?wait= long polls at once, 1 to 4096; more get 503; unset, 64 or less to fit a smaller http.max_connections"`
 }
 
 // Kubernetes is the "kubernetes" section: the leader label and Lease mirror
 // (internal/kube), off unless leader_label or lease_name is set.
 type Kubernetes struct {
-	LeaderLabel     string        `mapstructure:"leader_label" default:"" help:"label key set to \"true\" on the leader's own pod, e.g. electd.io/leader; empty: no label"`
-	LeaseName       string        `mapstructure:"lease_name" default:"" help:"coordination.k8s.io/v1 Lease that mirrors the leader; empty: none"`
-	PodName         string        `mapstructure:"pod_name" computed:"$POD_NAME" example:"web-1-7d4b9-x2x" help:"this pod's name (the downward API's metadata.name)"`
-	Namespace       string        `mapstructure:"namespace" computed:"$POD_NAMESPACE, else the service account's namespace file" example:"prod" help:"this pod's namespace"`
-	APIServer       string        `mapstructure:"api_server" computed:"https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT" example:"https://10.96.0.1:443" help:"base URL of the Kubernetes API server"`
-	TokenFile       string        `mapstructure:"token_file" default:"/var/run/secrets/kubernetes.io/serviceaccount/token" help:"service account token, read again for every call (the kubelet rotates it)"`
-	CAFile          string        `mapstructure:"ca_file" default:"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt" help:"CA bundle that verifies the API server"`
-	RecheckInterval time.Duration `mapstructure:"recheck_interval" default:"10s" help:"how often the leader re-checks the label and renews the Lease, at least 1s"`
+	LeaderLabel     string        `mapstructure:"leader_label" kube:"LeaderLabel" default:"" help:"label key set to \"true\" on the leader's own pod, e.g. electd.io/leader; empty: no label"`
+	LeaseName       string        `mapstructure:"lease_name" kube:"LeaseName" default:"" help:"coordination.k8s.io/v1 Lease that mirrors the leader; empty: none"`
+	PodName         string        `mapstructure:"pod_name" kube:"PodName" computed:"$POD_NAME" example:"web-1-7d4b9-x2x" help:"this pod's name (the downward API's metadata.name)"`
+	Namespace       string        `mapstructure:"namespace" kube:"Namespace" computed:"$POD_NAMESPACE, else the service account's namespace file" example:"prod" help:"this pod's namespace"`
+	APIServer       string        `mapstructure:"api_server" kube:"Server" computed:"https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT" example:"https://10.96.0.1:443" help:"base URL of the Kubernetes API server"`
+	TokenFile       string        `mapstructure:"token_file" kube:"TokenFile" default:"/var/run/secrets/kubernetes.io/serviceaccount/token" help:"service account token, read again for every call (the kubelet rotates it)"`
+	CAFile          string        `mapstructure:"ca_file" kube:"CAFile" default:"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt" help:"CA bundle that verifies the API server"`
+	RecheckInterval time.Duration `mapstructure:"recheck_interval" kube:"RecheckInterval" default:"10s" help:"how often the leader re-checks the label and renews the Lease, at least 1s"`
 }
 
 // Log is the "log" section.
@@ -106,14 +109,14 @@ type Log struct {
 // successThreshold).
 type App struct {
 	HealthURL        string        `mapstructure:"health_url" default:"" help:"http(s) URL electd GETs to check the application; 200-399 passes; while it fails this participant does not stand (at most 2048 bytes; empty disables)"`
-	HealthInterval   time.Duration `mapstructure:"health_interval" default:"10s" help:"time between health checks, 100ms to 1h"`
-	HealthTimeout    time.Duration `mapstructure:"health_timeout" default:"1s" help:"how long one health check may take, 10ms up to app.health_interval"`
+	HealthInterval   time.Duration `mapstructure:"health_interval" default:"10s" help:"time between health checks, 100ms to 1h; unset, 10s or app.health_timeout when that is longer"`
+	HealthTimeout    time.Duration `mapstructure:"health_timeout" default:"1s" help:"how long one health check may take, 10ms up to app.health_interval; unset, 1s or app.health_interval when that is shorter"`
 	FailureThreshold int           `mapstructure:"failure_threshold" default:"3" help:"consecutive failed checks, 1 to 100, that make a healthy application unhealthy"`
 	SuccessThreshold int           `mapstructure:"success_threshold" default:"1" help:"consecutive passed checks, 1 to 100, that make an unhealthy (or unchecked) application healthy"`
 }
 
 // Exec is the "exec" section: `electd run -- CMD` only.
 type Exec struct {
-	KillTimeout time.Duration `mapstructure:"kill_timeout" default:"5s" help:"electd run: SIGKILL the command's process group this long after SIGTERM, 0s to 10m and shorter than shutdown_timeout"`
+	KillTimeout time.Duration `mapstructure:"kill_timeout" default:"5s" help:"electd run: SIGKILL the command's process group this long after SIGTERM, 0s to 10m and shorter than shutdown_timeout; unset, 5s, or half of what shutdown_timeout leaves after shutdown_grace when 5s is not shorter"`
 	OnExit      string        `mapstructure:"on_exit" default:"release" help:"electd run: when the command exits while leading: release (re-queue at the back), restart (run it again) or exit (electd shuts down)"`
 }

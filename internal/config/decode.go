@@ -12,13 +12,13 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 )
 
-// DecodeHook turns what a source holds into a field's type, the same way
+// decodeHook turns what a source holds into a field's type, the same way
 // for every source: strings from flags and the environment, YAML types from
 // a file. It is a mapstructure DecodeHookFuncType, for viper's Unmarshal.
 //
 //   - A string is trimmed; a blank one is "not set": the hook returns nil,
 //     which leaves the field as it was (its default). Blank secrets are
-//     refused before decoding (cmd/electd), since they must not fall back.
+//     refused before decoding (checkKeys), since they must not fall back.
 //   - A duration needs a unit: "10" and a YAML 10 are errors, not 10 ns; 0
 //     alone is zero in any unit. Durations are never negative.
 //   - An int is decimal digits or a YAML integer; floats are refused.
@@ -27,7 +27,7 @@ import (
 //     empty ones dropped.
 //
 // Errors say what is wrong with the value; mapstructure adds the key.
-func DecodeHook() mapstructure.DecodeHookFuncType {
+func decodeHook() mapstructure.DecodeHookFuncType {
 	return func(_, to reflect.Type, data any) (any, error) {
 		if s, ok := data.(string); ok && strings.TrimSpace(s) == "" && to.Kind() != reflect.Struct {
 			return nil, nil
@@ -178,7 +178,7 @@ func quote(s string) string {
 }
 
 // Defaults returns a Config holding every key's default, decoded from the
-// default tags by DecodeHook like any other value. Computed defaults (id)
+// default tags by decodeHook like any other value. Computed defaults (id)
 // are left empty for the caller.
 func Defaults() Config {
 	m := map[string]any{}
@@ -195,12 +195,12 @@ func Defaults() Config {
 	return c
 }
 
-// Decode decodes a nested map of key values onto c with DecodeHook,
-// refusing keys that are not Config's. It is what viper's UnmarshalExact
-// does with the options cmd/electd passes, for callers without viper.
+// Decode decodes a nested map of key values onto c with decodeHook,
+// refusing keys that are not Config's, as Load decodes what its sources
+// hold (the deploy tests decode the manifests' values with it).
 func Decode(m map[string]any, c *Config) error {
 	dc := &mapstructure.DecoderConfig{Result: c}
-	DecoderOptions(dc)
+	decoderOptions(dc)
 	d, err := mapstructure.NewDecoder(dc)
 	if err != nil {
 		return err
@@ -208,11 +208,11 @@ func Decode(m map[string]any, c *Config) error {
 	return d.Decode(m)
 }
 
-// DecoderOptions sets the decoding options every caller uses: DecodeHook,
+// decoderOptions sets the decoding options every caller uses: decodeHook,
 // no weak typing (the hook converts, strictly), unknown keys are errors.
 // It is a viper.DecoderConfigOption.
-func DecoderOptions(dc *mapstructure.DecoderConfig) {
-	dc.DecodeHook = DecodeHook()
+func decoderOptions(dc *mapstructure.DecoderConfig) {
+	dc.DecodeHook = decodeHook()
 	dc.WeaklyTypedInput = false
 	dc.ErrorUnused = true
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestDecodeHook(t *testing.T) {
-	hook := DecodeHook()
+	hook := decodeHook()
 	str, dur, i64, i, b, list := reflect.TypeFor[string](), durationType, reflect.TypeFor[int64](),
 		reflect.TypeFor[int](), reflect.TypeFor[bool](), reflect.TypeFor[[]string]()
 	for _, tc := range []struct {

@@ -24,11 +24,11 @@ const (
 	MaxCertFileBytes = 1 << 20
 )
 
-// ReadFile reads the file at path that key names: a regular file (after
+// readFile reads the file at path that key names: a regular file (after
 // following symlinks: a Kubernetes Secret mount is a symlink to one) of at
 // most max bytes. The open does not block on a FIFO, and a device or
 // /proc file is never read past max.
-func ReadFile(key, path string, max int64) ([]byte, error) {
+func readFile(key, path string, max int64) ([]byte, error) {
 	// O_NONBLOCK: opening a FIFO for reading would wait for a writer forever.
 	// It changes nothing for a regular file, and anything else is refused.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)

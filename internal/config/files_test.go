@@ -46,21 +46,21 @@ func TestReadFile(t *testing.T) {
 	} {
 		done := make(chan error, 1)
 		go func() {
-			_, err := ReadFile("some.key", tc.path, tc.max)
+			_, err := readFile("some.key", tc.path, tc.max)
 			done <- err
 		}()
 		var err error
 		select {
 		case err = <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatalf("ReadFile(%q) still reading after 10 s", tc.path)
+			t.Fatalf("readFile(%q) still reading after 10 s", tc.path)
 		}
 		var ke *KeyError
 		switch {
 		case tc.want == "" && err != nil:
-			t.Errorf("ReadFile(%q) = %v", tc.path, err)
+			t.Errorf("readFile(%q) = %v", tc.path, err)
 		case tc.want != "" && (!errors.As(err, &ke) || ke.Key != "some.key" || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("ReadFile(%q, %d) = %v; want some.key: ...%s", tc.path, tc.max, err, tc.want)
+			t.Errorf("readFile(%q, %d) = %v; want some.key: ...%s", tc.path, tc.max, err, tc.want)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"unicode"
 )
 
-// FuzzParseYAML: whatever the file holds, ParseYAML returns, allocates a
+// FuzzParseYAML: whatever the file holds, parseYAML returns, allocates a
 // bounded amount, and an error is one short line naming "config" or a key.
 //
 //	go test -run '^$' -fuzz '^FuzzParseYAML$' -fuzztime 30s ./internal/config
@@ -25,7 +25,7 @@ func FuzzParseYAML(f *testing.F) {
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_, err := ParseYAML(data)
+		_, err := parseYAML(data)
 		runtime.ReadMemStats(&after)
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
 			t.Errorf("%d bytes allocated %d MiB", len(data), alloc>>20)

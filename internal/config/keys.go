@@ -21,6 +21,7 @@ type Key struct {
 	Secret   bool   // masked in output, never quoted in errors
 	File     string // for a secret: the key that may name a file holding it
 	Engine   string // election.SessionConfig or election.Config field, or ""
+	Kube     string // kube.Config field, or ""
 	index    []int
 }
 
@@ -76,8 +77,8 @@ func Lookup(name string) (Key, bool) {
 	return Key{}, false
 }
 
-// IsSection reports whether name is a section (a prefix of keys).
-func IsSection(name string) bool {
+// isSection reports whether name is a section (a prefix of keys).
+func isSection(name string) bool {
 	for _, k := range table {
 		if strings.HasPrefix(k.Name, name+".") {
 			return true
@@ -123,7 +124,7 @@ func keyOf(f reflect.StructField, name string, index []int) (Key, error) {
 	k := Key{
 		Name: name, Env: EnvName(name), Type: typeName(f.Type),
 		Computed: f.Tag.Get("computed"), Help: f.Tag.Get("help"),
-		Example: f.Tag.Get("example"), Engine: f.Tag.Get("engine"), index: index,
+		Example: f.Tag.Get("example"), Engine: f.Tag.Get("engine"), Kube: f.Tag.Get("kube"), index: index,
 	}
 	def, hasDefault := f.Tag.Lookup("default")
 	k.Default = def

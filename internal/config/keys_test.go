@@ -42,8 +42,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("%s: variable %q, want %q", key, k.Env, want)
 		}
 	}
-	if !IsSection("zookeeper") || IsSection("zookeeper.servers") || IsSection("id") {
-		t.Error("IsSection")
+	if !isSection("zookeeper") || isSection("zookeeper.servers") || isSection("id") {
+		t.Error("isSection")
 	}
 }
 

@@ -21,47 +21,63 @@ type Prepared struct {
 	Kube kube.Config
 }
 
-// Prepare finishes a decoded Config: it reads the secret files into their
+// prepare finishes a decoded Config: it reads the secret files into their
 // secrets, checks every key and returns what the engine and the HTTP server
 // need. The engine's keys are checked by the engine's own Validate, whose
-// field errors are mapped to keys through the engine tags; the others here.
-// Errors are *KeyError. Nothing connects.
-func (c *Config) Prepare() (Prepared, error) {
+// field errors are mapped to keys through the engine tags; the Kubernetes
+// mirror's by kube.Config.Validate, through the kube tags; the others here.
+// Every error goes to errs. Nothing connects.
+func (c *Config) prepare(errs *errorList) Prepared {
 	var p Prepared
-	if err := c.checkRequired(); err != nil {
-		return p, err
-	}
-	if err := c.readSecrets(); err != nil {
-		return p, err
-	}
-	if err := c.validate(); err != nil {
-		return p, err
-	}
+	c.checkRequired(errs)
+	c.readSecrets(errs)
+	c.validate(errs)
 	zkTLS, err := c.zooKeeperTLS()
-	if err != nil {
-		return p, err
-	}
+	errs.add(err)
 	p.Session, p.Election = c.session(zkTLS), c.election()
-	if err := p.Session.Validate(); err != nil {
-		return p, c.keyOf(err)
+	errs.add(c.fieldErrors(func(w *Config) error { return w.session(zkTLS).Validate() })...)
+	ec := c // election.path is checked with the chroot, unless that is wrong itself
+	if errs.has("zookeeper.chroot") {
+		cc := *c
+		cc.ZooKeeper.Chroot = ""
+		ec = &cc
 	}
-	if err := p.Election.Validate(); err != nil {
-		return p, c.keyOf(err)
-	}
+	errs.add(ec.fieldErrors(func(w *Config) error { return w.election().Validate() })...)
 	p.Kube = c.kube()
-	if err := p.Kube.Validate(); err != nil {
-		var ke *kube.KeyError
-		if errors.As(err, &ke) {
-			return p, &KeyError{Key: ke.Key, Err: ke.Err}
-		}
-		return p, err
+	errs.add(c.fieldErrors(func(w *Config) error { return w.kube().Validate() })...)
+	if h := c.HTTP; h.TLSCertFile != "" && h.TLSKeyFile != "" {
+		p.HTTPCert, err = LoadKeyPair("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile)
+		errs.add(err)
 	}
-	if h := c.HTTP; h.TLSCertFile != "" {
-		if p.HTTPCert, err = LoadKeyPair("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile); err != nil {
-			return p, err
+	return p
+}
+
+// fieldErrors runs validate, which checks a configuration built from c and
+// stops at its first wrong field, until it passes: after each error it
+// sets the key the error names to its example (config.example.yaml's
+// value, valid by TestExample) and asks again, so that every wrong key is
+// named, not the first alone. It stops when a key is named twice.
+func (c *Config) fieldErrors(validate func(*Config) error) []error {
+	w, examples := *c, exampleConfig()
+	seen := map[string]bool{}
+	var errs []error
+	for {
+		err := c.keyOf(validate(&w))
+		if err == nil {
+			return errs
 		}
+		errs = append(errs, err)
+		var ke *KeyError
+		if !errors.As(err, &ke) || seen[ke.Key] {
+			return errs
+		}
+		seen[ke.Key] = true
+		k, ok := Lookup(ke.Key)
+		if !ok {
+			return errs
+		}
+		k.field(&w).Set(k.field(&examples))
 	}
-	return p, nil
 }
 
 // ElectionPath is election.path with zookeeper.chroot applied.
@@ -103,62 +119,78 @@ func (c *Config) kube() kube.Config {
 	}
 }
 
-// keyOf names the key behind an engine *election.FieldError: the key whose
-// engine tag is the field, or the file it was read from.
+// keyOf names the key behind a field error of the engine (an
+// *election.FieldError, through the engine tags) or of the Kubernetes mirror
+// (a *kube.FieldError, through the kube tags): the key whose tag is the
+// field, or the file its secret was read from.
 func (c *Config) keyOf(err error) error {
-	var fe *election.FieldError
-	if errors.As(err, &fe) {
-		for _, k := range table {
-			if k.Engine != fe.Field {
-				continue
-			}
-			if k.File != "" && c.str(k.File) != "" {
-				return &KeyError{Key: k.File, Err: fe.Err}
-			}
-			return &KeyError{Key: k.Name, Err: fe.Err}
+	var field string
+	var cause error
+	var ef *election.FieldError
+	var kf *kube.FieldError
+	switch {
+	case errors.As(err, &ef):
+		field, cause = ef.Field, ef.Err
+	case errors.As(err, &kf):
+		field, cause = kf.Field, kf.Err
+	default:
+		return err // nil, or an error of no field: shown as it is
+	}
+	for _, k := range table {
+		tag := k.Engine
+		if kf != nil {
+			tag = k.Kube
 		}
+		if tag == "" || tag != field {
+			continue
+		}
+		if k.File != "" && c.str(k.File) != "" {
+			return &KeyError{Key: k.File, Err: cause}
+		}
+		return &KeyError{Key: k.Name, Err: cause}
 	}
 	return err // a field no key sets: a bug here, shown as it is
 }
 
-// checkRequired reports the first required key that is not set.
-func (c *Config) checkRequired() error {
+// checkRequired reports each required key that is not set.
+func (c *Config) checkRequired(errs *errorList) {
 	for _, k := range table {
 		if k.Required && k.field(c).Len() == 0 {
-			return errorf(k.Name, "required; e.g. %s", k.Example)
+			errs.add(errorf(k.Name, "required; e.g. %s", k.Example))
 		}
 	}
-	return nil
 }
 
 // readSecrets reads each secret's file key, when set, into the secret,
 // trimmed like a value from any other source.
-func (c *Config) readSecrets() error {
+func (c *Config) readSecrets(errs *errorList) {
 	for _, k := range table {
 		if k.File == "" || c.str(k.File) == "" {
 			continue
 		}
 		if c.str(k.Name) != "" {
-			return errorf(k.File, "set together with %s; use one of them", k.Name)
+			errs.add(errorf(k.File, "set together with %s; use one of them", k.Name))
+			continue
 		}
-		b, err := ReadFile(k.File, c.str(k.File), MaxSecretFileBytes)
+		b, err := readFile(k.File, c.str(k.File), MaxSecretFileBytes)
 		if err != nil {
-			return err
+			errs.add(err)
+			continue
 		}
 		s := strings.TrimSpace(string(b))
 		if s == "" {
-			return errorf(k.File, "%s holds only whitespace", quote(c.str(k.File)))
+			errs.add(errorf(k.File, "%s holds only whitespace", quote(c.str(k.File))))
+			continue
 		}
 		k.field(c).SetString(s)
 	}
-	return nil
 }
 
-// CheckSecret refuses a secret that is set to whitespace alone, from any
-// source: DecodeHook would take it for "not set" and fall back to the
+// checkSecret refuses a secret that is set to whitespace alone, from any
+// source: decodeHook would take it for "not set" and fall back to the
 // default, silently disabling the token. raw is the value as the source
 // holds it.
-func CheckSecret(k Key, raw any) error {
+func checkSecret(k Key, raw any) error {
 	if s, ok := raw.(string); ok && s != "" && strings.TrimSpace(s) == "" {
 		return errorf(k.Name, "holds only whitespace")
 	}

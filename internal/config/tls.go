@@ -19,7 +19,7 @@ func (c *Config) zooKeeperTLS() (*tls.Config, error) {
 	}
 	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: z.TLSServerName}
 	if z.TLSCAFile != "" {
-		b, err := ReadFile("zookeeper.tls_ca_file", z.TLSCAFile, MaxCertFileBytes)
+		b, err := readFile("zookeeper.tls_ca_file", z.TLSCAFile, MaxCertFileBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -138,14 +138,14 @@ func (p *KeyPair) stat() ([2]os.FileInfo, error) {
 }
 
 func (p *KeyPair) read() (*tls.Certificate, error) {
-	certPEM, err := ReadFile(p.certKey, p.certFile, MaxCertFileBytes)
+	certPEM, err := readFile(p.certKey, p.certFile, MaxCertFileBytes)
 	if err != nil {
 		return nil, err
 	}
 	if !hasCertificate(certPEM) {
 		return nil, errorf(p.certKey, "%s holds no PEM certificate", quote(p.certFile))
 	}
-	keyPEM, err := ReadFile(p.keyKey, p.keyFile, MaxSecretFileBytes)
+	keyPEM, err := readFile(p.keyKey, p.keyFile, MaxSecretFileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 // keyPairPEM makes a self-signed certificate for name and its key.
-func keyPairPEM(t *testing.T, name string) (certPEM, keyPEM []byte) {
+func keyPairPEM(t testing.TB, name string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -34,18 +34,16 @@ const (
 	maxServerNameBytes = 253
 )
 
-// validate checks the keys that are not the engine's; the error names the key.
-func (c *Config) validate() error {
-	for _, check := range []func() error{
-		c.validateChroot, c.validateZooKeeperTLS, c.validateFixACL,
-		c.validateHTTP, c.validateLog, c.validateShutdown, c.validateKubernetes,
-		c.validateApp, c.validateExec,
-	} {
-		if err := check(); err != nil {
-			return err
-		}
-	}
-	return nil
+// validate checks the keys that are not the engine's, each check on its
+// own, so that every wrong key is named.
+func (c *Config) validate(errs *errorList) {
+	errs.add(c.validateChroot(), c.validateFixACL(), c.validateKubernetes())
+	errs.add(c.validateExec()...)
+	c.validateZooKeeperTLS(errs)
+	c.validateHTTP(errs)
+	errs.add(c.validateLog()...)
+	c.validateShutdown(errs)
+	c.validateApp(errs)
 }
 
 // validateKubernetes checks what does not depend on running in a pod; the
@@ -68,23 +66,20 @@ func (c *Config) validateChroot() error {
 	return nil
 }
 
-func (c *Config) validateZooKeeperTLS() error {
+func (c *Config) validateZooKeeperTLS(errs *errorList) {
 	z := c.ZooKeeper
 	if !z.TLS {
 		for _, k := range []string{"zookeeper.tls_ca_file", "zookeeper.tls_cert_file", "zookeeper.tls_key_file", "zookeeper.tls_server_name"} {
 			if c.str(k) != "" {
-				return errorf(k, "only meaningful with zookeeper.tls: true")
+				errs.add(errorf(k, "only meaningful with zookeeper.tls: true"))
 			}
 		}
-		return nil
+		return
 	}
-	if err := bothOrNeither("zookeeper.tls_cert_file", z.TLSCertFile, "zookeeper.tls_key_file", z.TLSKeyFile); err != nil {
-		return err
-	}
+	errs.add(bothOrNeither("zookeeper.tls_cert_file", z.TLSCertFile, "zookeeper.tls_key_file", z.TLSKeyFile))
 	if n := z.TLSServerName; len(n) > maxServerNameBytes || !printable(n) || strings.ContainsRune(n, ' ') {
-		return errorf("zookeeper.tls_server_name", "%s is not a host name", quote(n))
+		errs.add(errorf("zookeeper.tls_server_name", "%s is not a host name", quote(n)))
 	}
-	return nil
 }
 
 func (c *Config) validateFixACL() error {
@@ -94,10 +89,10 @@ func (c *Config) validateFixACL() error {
 	return nil
 }
 
-func (c *Config) validateHTTP() error {
+func (c *Config) validateHTTP(errs *errorList) {
 	h := c.HTTP
 	if err := checkListenAddr(h.Addr); err != nil {
-		return errorf("http.addr", "%v", err)
+		errs.add(errorf("http.addr", "%v", err))
 	}
 	key := "http.admin_token"
 	if h.AdminTokenFile != "" {
@@ -105,13 +100,12 @@ func (c *Config) validateHTTP() error {
 	}
 	switch {
 	case len(h.AdminToken) > MaxAdminTokenBytes:
-		return errorf(key, "%d bytes; at most %d", len(h.AdminToken), MaxAdminTokenBytes)
+		errs.add(errorf(key, "%d bytes; at most %d", len(h.AdminToken), MaxAdminTokenBytes))
 	case !printable(h.AdminToken):
-		return errorf(key, "has a control character or is not UTF-8; an Authorization header cannot carry it")
+		errs.add(errorf(key, "has a control character or is not UTF-8; an Authorization header cannot carry it"))
 	}
-	if err := bothOrNeither("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile); err != nil {
-		return err
-	}
+	errs.add(bothOrNeither("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile))
+	inRange := true
 	for _, r := range []struct {
 		key     string
 		n, max  int
@@ -122,17 +116,17 @@ func (c *Config) validateHTTP() error {
 		{"http.max_waiters", h.MaxWaiters, MaxWaiters, "long polls"},
 	} {
 		if r.n < 1 || r.n > r.max {
-			return errorf(r.key, "%d is outside 1 to %d %s", r.n, r.max, r.purpose)
+			errs.add(errorf(r.key, "%d is outside 1 to %d %s", r.n, r.max, r.purpose))
+			inRange = false
 		}
 	}
 	// Streams and long polls are never evicted at the connection cap (the
 	// server evicts idle connections instead), so they must leave room for
 	// the probes and the other capped requests.
-	if need := h.MaxStreams + h.MaxWaiters + HTTPHeadroom; h.MaxConnections < need {
-		return errorf("http.max_connections", "%d must be at least http.max_streams + http.max_waiters + %d (%d), so the probes always get in",
-			h.MaxConnections, HTTPHeadroom, need)
+	if need := h.MaxStreams + h.MaxWaiters + HTTPHeadroom; inRange && h.MaxConnections < need {
+		errs.add(errorf("http.max_connections", "%d must be at least http.max_streams + http.max_waiters + %d (%d), so the probes always get in",
+			h.MaxConnections, HTTPHeadroom, need))
 	}
-	return nil
 }
 
 // HTTPHeadroom is the connections http.max_connections keeps beyond the
@@ -140,24 +134,22 @@ func (c *Config) validateHTTP() error {
 // (/participants, 8) and the probes.
 const HTTPHeadroom = 16
 
-func (c *Config) validateLog() error {
-	if err := oneOf("log.level", strings.ToLower(c.Log.Level), "debug", "info", "warn", "error"); err != nil {
-		return err
+func (c *Config) validateLog() []error {
+	return []error{
+		oneOf("log.level", strings.ToLower(c.Log.Level), "debug", "info", "warn", "error"),
+		oneOf("log.format", c.Log.Format, "json", "text"),
 	}
-	return oneOf("log.format", c.Log.Format, "json", "text")
 }
 
-func (c *Config) validateShutdown() error {
+func (c *Config) validateShutdown(errs *errorList) {
 	switch t := c.ShutdownTimeout; {
 	case t <= 0:
-		return errorf("shutdown_timeout", "must be positive")
+		errs.add(errorf("shutdown_timeout", "must be positive"))
 	case t > MaxShutdownTimeout:
-		return errorf("shutdown_timeout", "%v is more than %v", t, MaxShutdownTimeout)
+		errs.add(errorf("shutdown_timeout", "%v is more than %v", t, MaxShutdownTimeout))
+	case c.ShutdownGrace >= t:
+		errs.add(errorf("shutdown_grace", "%v must be shorter than shutdown_timeout (%v)", c.ShutdownGrace, t))
 	}
-	if c.ShutdownGrace >= c.ShutdownTimeout {
-		return errorf("shutdown_grace", "%v must be shorter than shutdown_timeout (%v)", c.ShutdownGrace, c.ShutdownTimeout)
-	}
-	return nil
 }
 
 func bothOrNeither(k1, v1, k2, v2 string) error {
@@ -179,15 +171,24 @@ func oneOf(k, v string, allowed ...string) error {
 	return errorf(k, "%s is not %s", quote(v), strings.Join(allowed, ", "))
 }
 
-// checkListenAddr accepts host:port with a port 1-65535, as the engine's
-// server check does; the host may be empty (":4040": every address).
+// checkListenAddr accepts host:port with a port 0-65535; the host may be
+// empty (":4040": every address). Port 0 asks the system for any free port
+// (tests, local runs): electd logs the one it got.
 func checkListenAddr(s string) error {
 	_, port, err := net.SplitHostPort(s)
 	if err != nil {
 		return fmt.Errorf("%s is not host:port", quote(s))
 	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%s has a bad port (want 0-65535; 0 for any free port)", quote(s))
+	}
+	return nil
+}
+
+// checkPort accepts a port 1-65535, one a client can connect to.
+func checkPort(port string) error {
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-		return fmt.Errorf("%s has a bad port (want 1-65535)", quote(s))
+		return fmt.Errorf("bad port %s (want 1-65535)", quote(port))
 	}
 	return nil
 }

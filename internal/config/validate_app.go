@@ -28,29 +28,27 @@ const (
 )
 
 // validateApp checks the app.* keys.
-func (c *Config) validateApp() error {
+func (c *Config) validateApp(errs *errorList) {
 	a := c.App
-	if err := checkHealthURL(a.HealthURL); err != nil {
-		return err
-	}
-	if i := a.HealthInterval; i < MinHealthInterval || i > MaxHealthInterval {
-		return errorf("app.health_interval", "%v is outside %v to %v", i, MinHealthInterval, MaxHealthInterval)
+	errs.add(checkHealthURL(a.HealthURL))
+	intervalOK := a.HealthInterval >= MinHealthInterval && a.HealthInterval <= MaxHealthInterval
+	if !intervalOK {
+		errs.add(errorf("app.health_interval", "%v is outside %v to %v", a.HealthInterval, MinHealthInterval, MaxHealthInterval))
 	}
 	switch t := a.HealthTimeout; {
 	case t < MinHealthTimeout:
-		return errorf("app.health_timeout", "%v is shorter than %v", t, MinHealthTimeout)
-	case t > a.HealthInterval:
-		return errorf("app.health_timeout", "%v is longer than app.health_interval (%v)", t, a.HealthInterval)
+		errs.add(errorf("app.health_timeout", "%v is shorter than %v", t, MinHealthTimeout))
+	case intervalOK && t > a.HealthInterval:
+		errs.add(errorf("app.health_timeout", "%v is longer than app.health_interval (%v)", t, a.HealthInterval))
 	}
 	for _, r := range []struct {
 		key string
 		n   int
 	}{{"app.failure_threshold", a.FailureThreshold}, {"app.success_threshold", a.SuccessThreshold}} {
 		if r.n < 1 || r.n > MaxThreshold {
-			return errorf(r.key, "%d is outside 1 to %d checks", r.n, MaxThreshold)
+			errs.add(errorf(r.key, "%d is outside 1 to %d checks", r.n, MaxThreshold))
 		}
 	}
-	return nil
 }
 
 // checkHealthURL accepts an empty URL (checks disabled) or an absolute
@@ -81,19 +79,20 @@ func checkHealthURL(s string) error {
 		return errorf(key, "%s has a #fragment, which is never sent", quote(s))
 	}
 	if p := u.Port(); p != "" {
-		if err := checkListenAddr(":" + p); err != nil {
+		if err := checkPort(p); err != nil {
 			return errorf(key, "%s has a bad port (want 1-65535)", quote(s))
 		}
 	}
 	return nil
 }
 
-// validateExec checks the exec.* keys on their own; cmd/electd checks
+// validateExec checks the exec.* keys on their own; checkRun checks
 // exec.kill_timeout against shutdown_timeout for `electd run`, the one
 // mode that uses it.
-func (c *Config) validateExec() error {
+func (c *Config) validateExec() []error {
+	var errs []error
 	if t := c.Exec.KillTimeout; t > MaxKillTimeout {
-		return errorf("exec.kill_timeout", "%v is more than %v", t, MaxKillTimeout)
+		errs = append(errs, errorf("exec.kill_timeout", "%v is more than %v", t, MaxKillTimeout))
 	}
-	return oneOf("exec.on_exit", c.Exec.OnExit, "release", "restart", "exit")
+	return append(errs, oneOf("exec.on_exit", c.Exec.OnExit, "release", "restart", "exit"))
 }

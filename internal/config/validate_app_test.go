@@ -42,7 +42,7 @@ func TestValidateAppAndExec(t *testing.T) {
 			c := Defaults()
 			c.ID, c.ZooKeeper.Servers, c.Election.Path = "web-1", []string{"zk:2181"}, "/x"
 			tc.set(&c)
-			_, err := c.Prepare()
+			_, err := prepared(&c)
 			var ke *KeyError
 			switch {
 			case tc.key == "" && err != nil:
@@ -55,4 +55,11 @@ func TestValidateAppAndExec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// prepared runs the checks of Load on c, decoded already.
+func prepared(c *Config) (Prepared, error) {
+	var errs errorList
+	p := c.prepare(&errs)
+	return p, errs.err()
 }

@@ -31,16 +31,7 @@ const exampleHeader = `# electd configuration: every key, with its default.
 func Example() []byte {
 	var b bytes.Buffer
 	b.WriteString(exampleHeader)
-	examples := Defaults()
-	for _, k := range table {
-		if k.Example != "" {
-			m := map[string]any{}
-			setIn(m, k, k.Example)
-			if err := Decode(m, &examples); err != nil {
-				panic(err) // a bad example tag: TestExample shows it
-			}
-		}
-	}
+	examples := exampleConfig()
 	writeYAML(&b, func(k Key) (string, string, bool) {
 		comment := k.Help + "."
 		switch {
@@ -52,6 +43,21 @@ func Example() []byte {
 		return comment, format(k.field(&examples), k.Type), k.Computed != ""
 	})
 	return b.Bytes()
+}
+
+// exampleConfig is the defaults with every key's example value.
+func exampleConfig() Config {
+	c := Defaults()
+	for _, k := range table {
+		if k.Example != "" {
+			m := map[string]any{}
+			setIn(m, k, k.Example)
+			if err := Decode(m, &c); err != nil {
+				panic(err) // a bad example tag: TestExample shows it
+			}
+		}
+	}
+	return c
 }
 
 // WriteEffective writes c as YAML in the table's order, secrets masked.

@@ -18,11 +18,11 @@ const (
 	maxYAMLMapItems = 64
 )
 
-// ParseYAML parses a configuration file into nested maps, for viper's
+// parseYAML parses a configuration file into nested maps, for viper's
 // MergeConfigMap. A file without a document is an empty configuration;
 // otherwise the document must be a mapping. Errors are *KeyError naming
 // "config", or the key that is set twice.
-func ParseYAML(b []byte) (map[string]any, error) {
+func parseYAML(b []byte) (map[string]any, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, errorf("config", "does not parse as YAML: %v", err)
@@ -81,17 +81,17 @@ func checkShape(n *yaml.Node, path string, depth int, nodes *int) error {
 }
 
 func keyPath(path, name string) string {
-	name = ShowKey(name)
+	name = showKey(name)
 	if path == "" {
 		return name
 	}
 	return path + "." + name
 }
 
-// ShowKey shows a key from a file in an error: as it is when it looks like
+// showKey shows a key from a file in an error: as it is when it looks like
 // a key (or a dotted path of keys), else quoted and cut; YAML keys may hold
 // anything, newlines and a megabyte included.
-func ShowKey(name string) string {
+func showKey(name string) string {
 	if name != "" && len(name) <= 64 && strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_.-") == "" {
 		return name
 	}

@@ -34,7 +34,7 @@ func TestParseYAML(t *testing.T) {
 		{"too many keys", manyKeys(65, false), nil, "config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseYAML([]byte(tc.in))
+			got, err := parseYAML([]byte(tc.in))
 			var ke *KeyError
 			switch {
 			case tc.key == "" && tc.want == nil && err != nil:
@@ -94,7 +94,7 @@ func TestParseYAMLIsLinear(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		start := time.Now()
-		_, err := ParseYAML([]byte(in))
+		_, err := parseYAML([]byte(in))
 		took := time.Since(start)
 		runtime.ReadMemStats(&after)
 		if err == nil {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/candidacy"
 )
 
@@ -38,31 +39,11 @@ const (
 	candidacyTimeout = 10 * time.Second
 )
 
-// candidacyBody is the JSON of GET and POST /candidacy.
-type candidacyBody struct {
-	ID string `json:"id"`
-	// Candidate is the operator's setting: election.candidate, then POST
-	// /candidacy.
-	Candidate bool `json:"candidate"`
-	// Standing is whether this participant stands now (the election's
-	// Status.Candidate): it needs both the operator's setting and a
-	// healthy application.
-	Standing bool `json:"standing"`
-	// Pending says the election has not taken the wanted standing yet.
-	Pending bool `json:"pending"`
-	// AppHealth is disabled (no app.health_url), unknown (not checked
-	// enough yet), healthy or unhealthy; AppDetail the last check's outcome.
-	AppHealth candidacy.AppState `json:"app_health"`
-	AppDetail string             `json:"app_detail,omitempty"`
-	// Reason is /healthz/leader's reason.
-	Reason string `json:"reason"`
-}
-
-func newCandidacyBody(st statusReader, c Candidacy) candidacyBody {
+func newCandidacyBody(st statusReader, c Candidacy) api.Candidacy {
 	s, es := c.State(), st.Status()
-	return candidacyBody{
+	return api.Candidacy{
 		ID: es.ID, Candidate: s.Operator, Standing: es.Candidate, Pending: s.Pending,
-		AppHealth: s.App, AppDetail: s.AppDetail, Reason: es.Reason,
+		AppHealth: string(s.App), AppDetail: s.AppDetail, Reason: es.Reason,
 	}
 }
 
@@ -71,11 +52,6 @@ func getCandidacy(el statusReader, c Candidacy) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, newCandidacyBody(el, c))
 	}
-}
-
-// candidacyRequest is POST /candidacy's body; Candidate is required.
-type candidacyRequest struct {
-	Candidate *bool `json:"candidate"`
 }
 
 // takesBody reports whether r is POST /candidacy, the one request with a
@@ -132,7 +108,7 @@ func readCandidacy(w http.ResponseWriter, r *http.Request) (want bool, code int,
 	case err != nil:
 		return false, http.StatusBadRequest, "cannot read the body: " + err.Error()
 	}
-	var req candidacyRequest
+	var req api.CandidacyRequest
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -175,7 +151,7 @@ func admit(w http.ResponseWriter, r *http.Request, token string, log *slog.Logge
 
 // selfCandidacy fills /leader's self.app_healthy: left out without
 // app.health_url (or a nil c), false until the first check passed.
-func selfCandidacy(s *selfJSON, c Candidacy) {
+func selfCandidacy(s *api.Self, c Candidacy) {
 	if c == nil {
 		return
 	}

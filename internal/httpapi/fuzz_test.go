@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // The fuzz targets feed what a client controls (the query, Accept and
@@ -31,7 +33,7 @@ func checkAnswer(t *testing.T, resp *http.Response, body string) {
 			t.Fatalf("%d: body is not JSON: %q", code, body)
 		}
 		if code/100 == 4 {
-			var e errorBody
+			var e api.Error
 			if json.Unmarshal([]byte(body), &e) != nil || e.Error == "" {
 				t.Fatalf("%d: not a JSON error: %q", code, body)
 			}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -16,38 +17,21 @@ type awaiter interface {
 	Await(ctx context.Context) (<-chan struct{}, error)
 }
 
-type liveBody struct {
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
-}
-
 // healthz serves GET /healthz: liveness of the daemon's loops, never of
 // ZooKeeper or leadership (a restart would not bring ZooKeeper back). That
 // electd has a first view of the election is /readyz, the startup probe.
 func healthz(live func() error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := live(); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, liveBody{Status: "unavailable", Error: err.Error()})
+			writeJSON(w, http.StatusServiceUnavailable, api.Live{Status: "unavailable", Error: err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, liveBody{Status: "ok"})
+		writeJSON(w, http.StatusOK, api.Live{Status: "ok"})
 	}
 }
 
-// leaderHealthBody is the JSON of GET /healthz/leader.
-type leaderHealthBody struct {
-	IsLeader bool   `json:"is_leader"`
-	Reason   string `json:"reason"`
-	// LeaseRemainingMS is how long the lease certainly lasts, truncated to
-	// the millisecond; 0 when not leading.
-	LeaseRemainingMS int64 `json:"lease_remaining_ms"`
-	// FencingToken is this participant's own token while it leads, else
-	// null: a follower must never hold a token storage would accept.
-	FencingToken *int64 `json:"fencing_token"`
-}
-
-func newLeaderHealthBody(st election.Status) leaderHealthBody {
-	b := leaderHealthBody{IsLeader: st.IsLeader, Reason: st.Reason}
+func newLeaderHealthBody(st election.Status) api.LeaderHealth {
+	b := api.LeaderHealth{IsLeader: st.IsLeader, Reason: st.Reason}
 	if st.IsLeader {
 		b.LeaseRemainingMS = max(st.LeaseRemaining.Milliseconds(), 0)
 		b.FencingToken = &st.FencingToken
@@ -118,14 +102,6 @@ func parseWait(q url.Values, maxWait time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-type readyBody struct {
-	Ready  bool           `json:"ready"`
-	Joined bool           `json:"joined"`
-	State  election.State `json:"state"`
-	Node   string         `json:"node"`
-	Reason string         `json:"reason"`
-}
-
 // readyz serves GET /readyz: 200 while this participant is connected, has
 // joined and knows who leads (docs/DESIGN.md, "HTTP API"), from memory. It
 // is the startup probe: the app starts once electd's /leader names the
@@ -133,7 +109,7 @@ type readyBody struct {
 func readyz(el statusReader) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st := el.Status()
-		b := readyBody{Joined: st.Joined, State: st.State, Node: st.Node, Reason: notReadyReason(st)}
+		b := api.Ready{Joined: st.Joined, State: string(st.State), Node: st.Node, Reason: notReadyReason(st)}
 		code := http.StatusServiceUnavailable
 		if b.Reason == "" {
 			b.Ready, b.Reason, code = true, "joined", http.StatusOK

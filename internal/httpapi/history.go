@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/history"
 )
 
@@ -13,24 +14,6 @@ type HistoryReader interface {
 	// Last returns the newest n entries, oldest first; all when n < 1.
 	Last(n int) []history.Entry
 }
-
-// historyJSON is one entry of GET /history. Leader and FencingToken are
-// null when no leader is known.
-type historyJSON struct {
-	Seq          uint64  `json:"seq"`
-	Time         string  `json:"time"` // RFC 3339, UTC, milliseconds
-	Kind         string  `json:"kind"` // elected, revoked, leader, state
-	Leader       *string `json:"leader"`
-	FencingToken *int64  `json:"fencing_token"`
-	Reason       string  `json:"reason"`
-	State        string  `json:"state"`
-	Candidate    bool    `json:"candidate"`
-	Session      string  `json:"session"` // this participant's, "0x..."
-}
-
-// timeMillis is RFC 3339 with milliseconds: several transitions often
-// fall within one second.
-const timeMillis = "2006-01-02T15:04:05.000Z07:00"
 
 // historyHandler serves GET /history: the last transitions as a JSON array,
 // newest last, as Patroni's /history. ?limit=N returns the newest N only.
@@ -42,7 +25,7 @@ func historyHandler(h HistoryReader) http.HandlerFunc {
 			return
 		}
 		entries := h.Last(limit)
-		out := make([]historyJSON, 0, len(entries))
+		out := make([]api.HistoryEntry, 0, len(entries))
 		for _, e := range entries {
 			out = append(out, newHistoryJSON(e))
 		}
@@ -64,10 +47,10 @@ func parseLimit(r *http.Request) (int, error) {
 	return n, nil
 }
 
-func newHistoryJSON(e history.Entry) historyJSON {
-	j := historyJSON{
+func newHistoryJSON(e history.Entry) api.HistoryEntry {
+	j := api.HistoryEntry{
 		Seq:       e.Seq,
-		Time:      e.Time.UTC().Format(timeMillis),
+		Time:      e.Time.UTC().Format(api.TimeMillis),
 		Kind:      string(e.Kind),
 		Reason:    e.Reason,
 		State:     string(e.State),

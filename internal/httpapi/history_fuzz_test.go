@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/history"
@@ -30,7 +31,7 @@ func FuzzHistoryQuery(f *testing.F) {
 		checkAnswer(t, resp, body)
 		switch resp.StatusCode {
 		case http.StatusOK:
-			var entries []historyJSON
+			var entries []api.HistoryEntry
 			if err := json.Unmarshal([]byte(body), &entries); err != nil || len(entries) < 1 || len(entries) > held {
 				t.Fatalf("%q: %d entries (%v), want 1 to %d", rawQuery, len(entries), err, held)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -15,61 +16,28 @@ type statusReader interface {
 	Status() election.Status
 }
 
-// leaderBody is the JSON of GET /leader and of every /events data line.
-type leaderBody struct {
-	Leader *leaderJSON   `json:"leader"` // null when no leader is known
-	Self   selfJSON      `json:"self"`
-	Mode   election.Mode `json:"mode"`
-	Path   string        `json:"path"`
-	// Kubernetes is the leader label and Lease mirror's state on GET
-	// /leader, when it runs (Options.Kubernetes); absent from /events.
-	Kubernetes any `json:"kubernetes,omitempty"`
-}
-
-type leaderJSON struct {
-	ID           string `json:"id"`
-	Advertise    string `json:"advertise"`
-	Node         string `json:"node"`
-	Session      string `json:"session"` // "0x..." hex
-	FencingToken int64  `json:"fencing_token"`
-}
-
-type selfJSON struct {
-	ID       string         `json:"id"`
-	IsLeader bool           `json:"is_leader"`
-	State    election.State `json:"state"`
-	// Session is this participant's ZooKeeper session ("0x..." hex), absent
-	// before the first one: what a server's cons and wchc name it by.
-	Session    string `json:"session,omitempty"`
-	ObservedAt string `json:"observed_at"` // RFC 3339, UTC, seconds
-	// Candidate is whether this participant stands in the election now.
-	Candidate bool `json:"candidate"`
-	// AppHealthy: see selfCandidacy (candidacy.go).
-	AppHealthy *bool `json:"app_healthy,omitempty"`
-}
-
 // newLeaderBody renders st; now stands in for a zero ObservedAt.
-func newLeaderBody(st election.Status, now func() time.Time) leaderBody {
+func newLeaderBody(st election.Status, now func() time.Time) api.Leader {
 	at := st.ObservedAt
 	if at.IsZero() {
 		at = now()
 	}
-	b := leaderBody{
-		Self: selfJSON{
+	b := api.Leader{
+		Self: api.Self{
 			ID:         st.ID,
 			IsLeader:   st.IsLeader,
-			State:      st.State,
+			State:      string(st.State),
 			ObservedAt: at.UTC().Format(time.RFC3339),
 			Candidate:  st.Candidate,
 		},
-		Mode: st.Mode,
+		Mode: string(st.Mode),
 		Path: st.Path,
 	}
 	if st.SessionID != 0 {
 		b.Self.Session = sessionHex(st.SessionID)
 	}
 	if l := st.Leader; l != nil {
-		b.Leader = &leaderJSON{
+		b.Leader = &api.LeaderInfo{
 			ID:           l.ID,
 			Advertise:    l.Advertise,
 			Node:         l.Node,
@@ -87,7 +55,7 @@ func sessionHex(id int64) string {
 }
 
 // leader serves GET /leader: who leads, as JSON or as text for scripts.
-func leader(el statusReader, now func() time.Time, c Candidacy, kube func() any) http.HandlerFunc {
+func leader(el statusReader, now func() time.Time, c Candidacy, kube func() api.KubeStatus) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		text, err := wantsText(r)
 		if err != nil {
@@ -106,7 +74,8 @@ func leader(el statusReader, now func() time.Time, c Candidacy, kube func() any)
 		b := newLeaderBody(st, now)
 		selfCandidacy(&b.Self, c)
 		if kube != nil {
-			b.Kubernetes = kube()
+			k := kube()
+			b.Kubernetes = &k
 		}
 		writeJSON(w, code, b)
 	}

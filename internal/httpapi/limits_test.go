@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // heldCounter is an Options.Held and Options.Refused that counts.
@@ -95,7 +97,7 @@ func checkRefusal(t *testing.T, code int, retry, body, what string) {
 	if code != http.StatusServiceUnavailable || retry != "5" {
 		t.Errorf("past the cap: %d, Retry-After %q; want 503 and 5", code, retry)
 	}
-	var e errorBody
+	var e api.Error
 	if err := json.Unmarshal([]byte(body), &e); err != nil || !strings.Contains(e.Error, what) {
 		t.Errorf("past the cap: body %q, want a JSON error naming %s", body, what)
 	}

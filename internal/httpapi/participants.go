@@ -5,23 +5,13 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
 )
 
 // participantLister reads the queue, live, from ZooKeeper.
 type participantLister interface {
 	Participants(ctx context.Context) ([]election.Participant, error)
-}
-
-// participantJSON is one entry of GET /participants. Node and FencingToken
-// are null for race followers, which own no election node.
-type participantJSON struct {
-	ID           string  `json:"id"`
-	Advertise    string  `json:"advertise"`
-	Node         *string `json:"node"`
-	Session      string  `json:"session"`
-	FencingToken *int64  `json:"fencing_token"`
-	IsLeader     bool    `json:"is_leader"`
 }
 
 // participants serves GET /participants: a JSON array in queue order.
@@ -42,9 +32,9 @@ func participants(el participantLister, log *slog.Logger, readers capped) http.H
 			writeError(w, http.StatusServiceUnavailable, "cannot read the participants from ZooKeeper: "+err.Error())
 			return
 		}
-		out := make([]participantJSON, 0, len(ps))
+		out := make([]api.Participant, 0, len(ps))
 		for _, p := range ps {
-			j := participantJSON{
+			j := api.Participant{
 				ID:        p.ID,
 				Advertise: p.Advertise,
 				Session:   sessionHex(p.Session),

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -20,11 +21,6 @@ type releaser interface {
 
 const tokenDisabled = "mutating endpoints are disabled: set http.admin_token " +
 	"(environment ELECTD_HTTP_ADMIN_TOKEN, flag --http.admin_token) to enable them"
-
-type releaseBody struct {
-	Released bool   `json:"released"`
-	ID       string `json:"id"`
-}
 
 // release serves POST /leader/release: give leadership up and re-queue.
 func release(el releaser, token string, log *slog.Logger) http.HandlerFunc {
@@ -50,7 +46,7 @@ func release(el releaser, token string, log *slog.Logger) http.HandlerFunc {
 			writeError(w, http.StatusServiceUnavailable, "release failed: "+err.Error())
 		default:
 			log.Info("leadership released on request", "remote", r.RemoteAddr)
-			writeJSON(w, http.StatusAccepted, releaseBody{Released: true, ID: el.Status().ID})
+			writeJSON(w, http.StatusAccepted, api.Release{Released: true, ID: el.Status().ID})
 		}
 	}
 }

@@ -5,11 +5,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-)
 
-type errorBody struct {
-	Error string `json:"error"`
-}
+	"github.com/electd/electd/internal/api"
+)
 
 // writeJSON writes v as one line of JSON with code.
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -27,7 +25,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // writeError writes {"error": msg} with code.
 func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, errorBody{Error: msg})
+	writeJSON(w, code, api.Error{Error: msg})
 }
 
 // writeText writes s as text/plain with code.

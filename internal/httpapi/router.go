@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
 )
@@ -78,7 +79,7 @@ type Options struct {
 	Switchover Switcher
 	// Kubernetes, when set, is the leader label and Lease mirror's state,
 	// shown under "kubernetes" on GET /leader.
-	Kubernetes func() any
+	Kubernetes func() api.KubeStatus
 	// History serves GET /history, the recent transitions the status page
 	// (GET /) shows; nil answers 404.
 	History HistoryReader

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -21,13 +22,6 @@ type Switcher interface {
 	// the target cannot take over, and ctx's error, still leading, when
 	// ctx ends first.
 	Switchover(ctx context.Context, to string) error
-}
-
-// switchoverBody is the 202 answer of POST /leader/release?to=.
-type switchoverBody struct {
-	Released bool   `json:"released"`
-	ID       string `json:"id"`
-	To       string `json:"to"`
 }
 
 // withSwitchover serves POST /leader/release?to=<id> with sw and hands
@@ -68,7 +62,7 @@ func withSwitchover(next http.HandlerFunc, el statusReader, sw Switcher, token s
 		code, msg := switchoverAnswer(err, to, el.Status().IsLeader)
 		if code == http.StatusAccepted {
 			log.Info("leadership handed over on request", "to", to, "remote", r.RemoteAddr)
-			writeJSON(w, code, switchoverBody{Released: true, ID: el.Status().ID, To: to})
+			writeJSON(w, code, api.Release{Released: true, ID: el.Status().ID, To: to})
 			return
 		}
 		log.Warn("POST /leader/release?to= refused", "to", to, "remote", r.RemoteAddr, "code", code, "err", err)

@@ -30,7 +30,7 @@ func newClient(cfg Config) (*client, error) {
 	if rt == nil {
 		pool, err := loadCA(cfg.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("kubernetes.ca_file: %w", err)
+			return nil, fmt.Errorf("kube: CA bundle: %w", err)
 		}
 		rt = &http.Transport{
 			Proxy:               nil, // in-cluster traffic never goes through a proxy

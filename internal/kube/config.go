@@ -32,8 +32,8 @@ const (
 // maxFileSize bounds every file read here (token, CA bundle, namespace).
 const maxFileSize = 1 << 20
 
-// Config says what to mirror and how to reach the API server. The error
-// messages of Validate name electd's configuration keys (kubernetes.*).
+// Config says what to mirror and how to reach the API server. Validate's
+// errors name its fields; internal/config maps them to its keys.
 type Config struct {
 	// LeaderLabel is the label key set to "true" on the leader's pod, e.g.
 	// electd.io/leader. Empty: no label.
@@ -126,70 +126,72 @@ func validateSubdomain(s string) error {
 }
 
 // Validate checks every field and that the token and CA files are usable.
-// Its errors are *KeyError naming electd's configuration key.
+// Its errors are *FieldError.
 func (c Config) Validate() error {
 	if !c.Enabled() {
 		return nil
 	}
 	if c.LeaderLabel != "" {
 		if err := ValidateLabelKey(c.LeaderLabel); err != nil {
-			return keyErrorf("kubernetes.leader_label", "%v", err)
+			return fieldErrorf("LeaderLabel", "%v", err)
 		}
 		if c.PodName == "" {
-			return keyErrorf("kubernetes.pod_name", "empty and $POD_NAME is not set; set POD_NAME from the downward API (metadata.name)")
+			return fieldErrorf("PodName", "empty and $POD_NAME is not set; set POD_NAME from the downward API (metadata.name)")
 		}
 		if err := validateSubdomain(c.PodName); err != nil {
-			return keyErrorf("kubernetes.pod_name", "%v", err)
+			return fieldErrorf("PodName", "%v", err)
 		}
 	}
 	if c.LeaseName != "" {
 		if err := validateSubdomain(c.LeaseName); err != nil {
-			return keyErrorf("kubernetes.lease_name", "%v", err)
+			return fieldErrorf("LeaseName", "%v", err)
 		}
 		if c.Identity == "" {
-			return keyErrorf("kubernetes.lease_name", "set, but the participant has no id")
+			return fieldErrorf("LeaseName", "set, but the participant has no id")
 		}
 	}
 	if c.Namespace == "" {
-		return keyErrorf("kubernetes.namespace", "empty, $POD_NAMESPACE is not set and %s cannot be read", DefaultNamespaceFile)
+		return fieldErrorf("Namespace", "empty, $POD_NAMESPACE is not set and %s cannot be read", DefaultNamespaceFile)
 	}
 	if len(c.Namespace) > 63 || !dnsLabelRE.MatchString(c.Namespace) {
-		return keyErrorf("kubernetes.namespace", "%q is not a DNS label", c.Namespace)
+		return fieldErrorf("Namespace", "%q is not a DNS label", c.Namespace)
 	}
 	if c.Server == "" {
-		key := "kubernetes.leader_label"
+		// Server comes from the pod's environment: name the field that needs it.
+		field := "LeaderLabel"
 		if c.LeaderLabel == "" {
-			key = "kubernetes.lease_name"
+			field = "LeaseName"
 		}
-		return keyErrorf(key, "set, but $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT are not: "+
+		return fieldErrorf(field, "set, but $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT are not: "+
 			"electd must run in a pod (or those variables must name the API server)")
 	}
 	if c.RecheckInterval < 0 || c.RecheckInterval > 0 && c.RecheckInterval < time.Second {
-		return keyErrorf("kubernetes.recheck_interval", "%v is below 1s", c.RecheckInterval)
+		return fieldErrorf("RecheckInterval", "%v is below 1s", c.RecheckInterval)
 	}
 	if _, err := readToken(c.TokenFile); err != nil {
-		return keyErrorf("kubernetes.token_file", "%v", err)
+		return fieldErrorf("TokenFile", "%v", err)
 	}
 	if c.Transport == nil {
 		if _, err := loadCA(c.CAFile); err != nil {
-			return keyErrorf("kubernetes.ca_file", "%v", err)
+			return fieldErrorf("CAFile", "%v", err)
 		}
 	}
 	return nil
 }
 
-// KeyError is a Validate error: the configuration key (kubernetes.*) and
-// what is wrong with its value.
-type KeyError struct {
-	Key string
-	Err error
+// FieldError is a Validate error: Field names the field of Config that is
+// wrong, Err says how. A caller that sets the fields from its own
+// configuration keys maps Field back to the key, as for election.FieldError.
+type FieldError struct {
+	Field string
+	Err   error
 }
 
-func (e *KeyError) Error() string { return e.Key + ": " + e.Err.Error() }
-func (e *KeyError) Unwrap() error { return e.Err }
+func (e *FieldError) Error() string { return "kube: " + e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
 
-func keyErrorf(key, format string, args ...any) error {
-	return &KeyError{Key: key, Err: fmt.Errorf(format, args...)}
+func fieldErrorf(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
 // InClusterServer is the API server's URL from the variables the kubelet

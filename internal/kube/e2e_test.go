@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/kubetest"
 	"github.com/electd/electd/tests/zktest"
 )
@@ -177,15 +178,8 @@ func TestE2ELabelFollowsLeadership(t *testing.T) {
 		// label (already gone) and never sets it again.
 		waitFor(t, electTimeout, old.id+" back as a follower of "+leader.id, func() bool {
 			code, body := old.do(http.MethodGet, "/leader", "")
-			var v struct {
-				Leader *struct {
-					ID string `json:"id"`
-				} `json:"leader"`
-				Self struct {
-					IsLeader bool `json:"is_leader"`
-				} `json:"self"`
-			}
-			return code == 200 && json.Unmarshal([]byte(body), &v) == nil && v.Leader != nil && v.Leader.ID == leader.id && !v.Self.IsLeader
+			var v api.Leader
+			return code == 200 && json.Unmarshal([]byte(body), &v) == nil && v.LeaderID() == leader.id && !v.Self.IsLeader
 		})
 		waitFor(t, labelTimeout, old.id+"'s own removal round", func() bool {
 			return old.logCount("removed the leader label from the own pod") > removedOwn

@@ -4,31 +4,14 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/clock"
 )
 
-// Status is what the Labeler last achieved, for GET /leader (e.g. under a
-// "kubernetes" key) and for tests.
-type Status struct {
-	Namespace string `json:"namespace"`
-	Pod       string `json:"pod,omitempty"`
-	Label     string `json:"label,omitempty"`
-	Lease     string `json:"lease,omitempty"`
-	// Labelled: the own pod carries <label>=true, as of the last call that
-	// set, found or removed it.
-	Labelled bool `json:"labelled"`
-	// LeaseHeld: the Lease names this participant, as of the last call.
-	LeaseHeld bool `json:"lease_held"`
-	// InSync: the last round of calls reached what leadership asks for
-	// (label and Lease on the leader, neither on a follower).
-	InSync bool `json:"in_sync"`
-	// SyncedAt is when that last happened.
-	SyncedAt time.Time `json:"synced_at,omitzero"`
-	// Failures counts failed API calls since start.
-	Failures    uint64    `json:"failures"`
-	LastError   string    `json:"last_error,omitempty"`
-	LastErrorAt time.Time `json:"last_error_at,omitzero"`
-}
+// Status is what the Labeler last achieved, for GET /leader (under
+// "kubernetes") and for tests. It is the API's wire type: declared once, in
+// internal/api.
+type Status = api.KubeStatus
 
 // Recorder counts failed API calls by operation (list_pods, patch_pod,
 // get_lease, create_lease, patch_lease); the metrics package can implement

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // pollResult is the answer to a long poll of /healthz/leader?wait=.
@@ -54,20 +56,13 @@ type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
-// participant is one entry of GET /participants.
-type participant struct {
-	ID       string `json:"id"`
-	Session  string `json:"session"`
-	IsLeader bool   `json:"is_leader"`
-}
-
 // participants reads the queue through d (a ZooKeeper read by d).
-func (d *daemon) participants(ctx context.Context) ([]participant, error) {
+func (d *daemon) participants(ctx context.Context) ([]api.Participant, error) {
 	code, b := d.get(ctx, "/participants")
 	if code != http.StatusOK {
 		return nil, fmt.Errorf("electd %s: GET /participants: %d %s", d.id, code, b)
 	}
-	var ps []participant
+	var ps []api.Participant
 	if err := json.Unmarshal(b, &ps); err != nil {
 		return nil, fmt.Errorf("electd %s: GET /participants: %w", d.id, err)
 	}

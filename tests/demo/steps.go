@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -84,8 +83,8 @@ func (d *demo) showLeader(ctx context.Context) error {
 		return err
 	}
 	d.out.info(fmt.Sprintf("%d %s", st, strings.TrimSpace(string(body))))
-	var h electdtest.Health
-	if err := json.Unmarshal(body, &h); err != nil {
+	h, err := electdtest.ParseHealth(st, body)
+	if err != nil {
 		return fmt.Errorf("/healthz/leader of %s: %q: %w", l.id, body, err)
 	}
 	d.token1 = h.FencingToken

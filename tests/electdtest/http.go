@@ -13,6 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // maxBody bounds what the helpers read of an answer.
@@ -62,13 +64,28 @@ func (p *Proc) WaitHTTP(ctx context.Context, path string, want int) error {
 	}
 }
 
-// Health is /healthz/leader's answer.
+// Health is /healthz/leader's answer as the tests read it: with its status,
+// and the fencing token 0 when the answer has none (a follower's null).
 type Health struct {
-	Status           int     `json:"-"`
-	IsLeader         bool    `json:"is_leader"`
-	Reason           string  `json:"reason"`
-	LeaseRemainingMs float64 `json:"lease_remaining_ms"`
-	FencingToken     int64   `json:"fencing_token"`
+	Status           int
+	IsLeader         bool
+	Reason           string
+	LeaseRemainingMs float64
+	FencingToken     int64
+}
+
+// ParseHealth reads an answer of GET /healthz/leader (internal/api's
+// LeaderHealth) with its status.
+func ParseHealth(status int, body []byte) (Health, error) {
+	var b api.LeaderHealth
+	if err := json.Unmarshal(body, &b); err != nil {
+		return Health{Status: status}, err
+	}
+	h := Health{Status: status, IsLeader: b.IsLeader, Reason: b.Reason, LeaseRemainingMs: float64(b.LeaseRemainingMS)}
+	if b.FencingToken != nil {
+		h.FencingToken = *b.FencingToken
+	}
+	return h, nil
 }
 
 // LeaderHealth asks GET /healthz/leader once.
@@ -77,8 +94,8 @@ func (p *Proc) LeaderHealth(ctx context.Context) (Health, error) {
 	if err != nil {
 		return Health{}, err
 	}
-	h := Health{Status: st}
-	if err := json.Unmarshal(body, &h); err != nil {
+	h, err := ParseHealth(st, body)
+	if err != nil {
 		return h, fmt.Errorf("electd %s: /healthz/leader answered %d with %q: %w", p.Name, st, body, err)
 	}
 	return h, nil
@@ -90,32 +107,8 @@ func (p *Proc) IsLeader(ctx context.Context) bool {
 	return err == nil && st == http.StatusOK
 }
 
-// LeaderView is the part of GET /leader the tests read.
-type LeaderView struct {
-	Leader *struct {
-		ID           string `json:"id"`
-		Advertise    string `json:"advertise"`
-		Node         string `json:"node"`
-		Session      string `json:"session"`
-		FencingToken int64  `json:"fencing_token"`
-	} `json:"leader"`
-	Self struct {
-		ID       string `json:"id"`
-		IsLeader bool   `json:"is_leader"`
-		State    string `json:"state"`
-		Session  string `json:"session"`
-	} `json:"self"`
-	Mode string `json:"mode"`
-	Path string `json:"path"`
-}
-
-// LeaderID is the leader's id, "" when none is known.
-func (v LeaderView) LeaderID() string {
-	if v.Leader == nil {
-		return ""
-	}
-	return v.Leader.ID
-}
+// LeaderView is GET /leader's answer.
+type LeaderView = api.Leader
 
 // View reads GET /leader; an answer other than 200 is an error.
 func (p *Proc) View(ctx context.Context) (LeaderView, error) {
@@ -124,14 +117,7 @@ func (p *Proc) View(ctx context.Context) (LeaderView, error) {
 }
 
 // ParticipantView is one entry of GET /participants.
-type ParticipantView struct {
-	ID           string  `json:"id"`
-	Advertise    string  `json:"advertise"`
-	Node         *string `json:"node"`
-	Session      string  `json:"session"`
-	FencingToken *int64  `json:"fencing_token"`
-	IsLeader     bool    `json:"is_leader"`
-}
+type ParticipantView = api.Participant
 
 // Participants reads GET /participants.
 func (p *Proc) Participants(ctx context.Context) ([]ParticipantView, error) {

@@ -2,7 +2,6 @@ package electdtest
 
 import (
 	"bufio"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -141,8 +140,7 @@ func sampleOf(resp *http.Response, send time.Duration, now func() time.Duration)
 	s.Answered = true
 	s.Leader = resp.StatusCode == http.StatusOK
 	s.State = strconv.Itoa(resp.StatusCode)
-	var h Health
-	if json.Unmarshal(body, &h) == nil {
+	if h, err := ParseHealth(resp.StatusCode, body); err == nil {
 		s.Token = h.FencingToken
 		s.Lease = time.Duration(h.LeaseRemainingMs * float64(time.Millisecond))
 	}

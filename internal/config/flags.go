@@ -1,0 +1,109 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// options are the flags that are not configuration keys.
+type options struct {
+	config   string
+	validate bool
+	version  bool
+	help     bool
+}
+
+// parseFlags defines one string flag per key (same name as the key; typed
+// parsing happens in decoding, the same way for every source:
+// --zookeeper.tls takes a value, true or false, like ELECTD_ZOOKEEPER_TLS)
+// and parses args.
+func parseFlags(args []string) (*pflag.FlagSet, options, error) {
+	var o options
+	fs := pflag.NewFlagSet("electd", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	for _, k := range table {
+		fs.String(k.Name, "", k.Help)
+	}
+	fs.StringVar(&o.config, "config", "", "optional YAML configuration file")
+	fs.BoolVar(&o.validate, "validate", false, "check the configuration, print the effective values and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, o, flagError(err)
+	}
+	if fs.NArg() > 0 {
+		return nil, o, errorf(fs.Arg(0), "unexpected argument; electd takes flags only (see --help)")
+	}
+	return fs, o, nil
+}
+
+var flagNameRE = regexp.MustCompile(`(-{1,2}[^ =:']+)`)
+
+// flagError rewrites pflag's messages to "<flag>: <what is wrong>".
+func flagError(err error) error {
+	msg := err.Error()
+	name := "flags"
+	if m := flagNameRE.FindString(msg); m != "" {
+		name = m
+	}
+	switch {
+	case strings.HasPrefix(msg, "unknown"):
+		return errorf(name, "unknown flag (see --help)")
+	case strings.HasPrefix(msg, "flag needs an argument"):
+		return errorf(name, "needs a value")
+	}
+	return errorf(name, "%s", msg)
+}
+
+// setFlag is a key's flag as viper sees it: set only when given a value
+// that is not empty, so that --id "" falls back to the environment, the
+// file and the default, like ELECTD_ID="" does.
+type setFlag struct{ *pflag.Flag }
+
+func (f setFlag) HasChanged() bool    { return f.Changed && f.Value.String() != "" }
+func (f setFlag) Name() string        { return f.Flag.Name }
+func (f setFlag) ValueString() string { return f.Value.String() }
+func (f setFlag) ValueType() string   { return f.Value.Type() }
+
+// WriteHelp writes the daemon's usage: every key with its type, help,
+// default and variable, and the flags that are not keys.
+func WriteHelp(w io.Writer) {
+	fmt.Fprint(w, `Usage: electd [--config FILE] [--KEY VALUE ...]
+
+electd joins one leader election on ZooKeeper and tells the application next
+to it, over HTTP and Prometheus, whether it leads and who does.
+
+Every key below can be set in the YAML file given by --config (nested as
+"zookeeper: {servers: [...]}"), by the environment variable shown, or by the
+flag of the same name; flags beat the environment, which beats the file.
+Lists are comma-separated in the environment and in flags. Durations need a
+unit: 10s, 500ms, 1m30s ("10" alone is an error). Booleans are true or
+false. An empty value means the default; surrounding white space is
+trimmed (secrets too: a file from a Kubernetes Secret may end in a newline).
+A default that depends on another key follows what that key was set to, as
+each key's text says.
+
+Keys:
+`)
+	for _, k := range table {
+		fmt.Fprintf(w, "  --%s %s\n        %s\n        default: %s; env: %s\n", k.Name, k.Type, k.Help, k.DefaultText(), k.Env)
+	}
+	fmt.Fprint(w, `
+Other flags:
+  --config FILE
+        optional YAML configuration file; unknown keys in it are errors
+  --validate
+        check the configuration without connecting, print the effective
+        values (secrets masked) and exit 0, or 2 when it is bad
+  --version
+        print the version and commit and exit
+  -h, --help
+        print this help and exit
+`)
+}

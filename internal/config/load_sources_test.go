@@ -1,0 +1,178 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// everyKey sets every key to a value other than its default; the files it
+// names are made by setEveryKey.
+func everyKey(t *testing.T) map[string]string {
+	cert, key := writeKeyPair(t)
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("eyJhbGciOiJSUzI1NiJ9.e30.sig\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{
+		"id":                        "web-1",
+		"advertise":                 "10.0.0.7:8080",
+		"zookeeper.servers":         "zk-0:2181, zk-1:2181,zk-2:2181",
+		"zookeeper.chroot":          "/prod",
+		"zookeeper.session_timeout": "4s",
+		"zookeeper.auth":            "electd:s3cret",
+		"zookeeper.fix_acl":         "true",
+		"zookeeper.tls":             "true",
+		"zookeeper.tls_ca_file":     cert,
+		"zookeeper.tls_cert_file":   cert,
+		"zookeeper.tls_key_file":    key,
+		"zookeeper.tls_server_name": "zk.test",
+		"election.path":             "/services/web",
+		"election.mode":             "selector",
+		"election.term":             "1m30s",
+		"election.on_suspend":       "step-down",
+		"election.claim_delay":      "250ms",
+		"election.fencing_offset":   "4294967296",
+		"election.candidate":        "false",
+		"http.addr":                 "127.0.0.1:4141",
+		"http.admin_token":          "t0ken",
+		"http.tls_cert_file":        cert,
+		"http.tls_key_file":         key,
+		"http.max_connections":      "100",
+		"http.max_streams":          "10",
+		"http.max_waiters":          "20",
+		"log.level":                 "debug",
+		"log.format":                "text",
+		"shutdown_grace":            "2s",
+		"shutdown_timeout":          "20s",
+		"app.health_url":            "http://127.0.0.1:8080/healthz",
+		"app.health_interval":       "5s",
+		"app.health_timeout":        "500ms",
+		"app.failure_threshold":     "2",
+		"app.success_threshold":     "3",
+		"exec.kill_timeout":         "7s",
+		"exec.on_exit":              "restart",
+		// A CA file stands in for the service account's: what is checked
+		// at start is that it parses.
+		"kubernetes.leader_label":     "electd.io/leader",
+		"kubernetes.lease_name":       "web-leader",
+		"kubernetes.pod_name":         "web-1-7d4b9",
+		"kubernetes.namespace":        "prod",
+		"kubernetes.api_server":       "https://10.96.0.1:443",
+		"kubernetes.token_file":       token,
+		"kubernetes.ca_file":          cert,
+		"kubernetes.recheck_interval": "30s",
+	}
+}
+
+func TestEveryKeyIsInEveryKey(t *testing.T) {
+	every := everyKey(t)
+	secretFiles := map[string]bool{} // exclude their secrets: tested apart
+	for _, k := range Keys() {
+		secretFiles[k.File] = true
+	}
+	for _, k := range Keys() {
+		if _, ok := every[k.Name]; !ok && !secretFiles[k.Name] {
+			t.Errorf("everyKey lacks %s", k.Name)
+		}
+	}
+}
+
+func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
+	t.Helper()
+	want := Config{ID: "web-1", Advertise: "10.0.0.7:8080"}
+	z := &want.ZooKeeper
+	z.Servers = []string{"zk-0:2181", "zk-1:2181", "zk-2:2181"}
+	z.Chroot, z.SessionTimeout, z.Auth, z.FixACL = "/prod", 4*time.Second, "electd:s3cret", true
+	z.TLS, z.TLSServerName = true, "zk.test"
+	z.TLSCAFile, z.TLSCertFile, z.TLSKeyFile = every["zookeeper.tls_ca_file"], every["zookeeper.tls_cert_file"], every["zookeeper.tls_key_file"]
+	e := &want.Election
+	e.Path, e.Mode, e.Term, e.OnSuspend = "/services/web", "selector", 90*time.Second, "step-down"
+	e.ClaimDelay, e.FencingOffset = 250*time.Millisecond, 1<<32
+	want.App = App{HealthURL: "http://127.0.0.1:8080/healthz", HealthInterval: 5 * time.Second,
+		HealthTimeout: 500 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}
+	want.Exec = Exec{KillTimeout: 7 * time.Second, OnExit: "restart"}
+	h := &want.HTTP
+	h.Addr, h.AdminToken = "127.0.0.1:4141", "t0ken"
+	h.TLSCertFile, h.TLSKeyFile = every["http.tls_cert_file"], every["http.tls_key_file"]
+	h.MaxConnections, h.MaxStreams, h.MaxWaiters = 100, 10, 20
+	want.Log.Level, want.Log.Format = "debug", "text"
+	want.ShutdownGrace, want.ShutdownTimeout = 2*time.Second, 20*time.Second
+	want.Kubernetes = Kubernetes{
+		LeaderLabel: "electd.io/leader", LeaseName: "web-leader", PodName: "web-1-7d4b9", Namespace: "prod",
+		APIServer: "https://10.96.0.1:443", TokenFile: every["kubernetes.token_file"], CAFile: every["kubernetes.ca_file"],
+		RecheckInterval: 30 * time.Second,
+	}
+	if !reflect.DeepEqual(c.Config, want) {
+		t.Errorf("\n got %+v\nwant %+v", c.Config, want)
+	}
+	if got, want := c.Prepared.Election.Path, "/prod/services/web"; got != want {
+		t.Errorf("path with chroot = %q, want %q", got, want)
+	}
+	s := c.Prepared.Session
+	if s.TLS == nil || s.TLS.ServerName != "zk.test" || s.TLS.RootCAs == nil || s.TLS.GetClientCertificate == nil || !s.FixACL {
+		t.Errorf("session config: %+v", s)
+	}
+	if c.Prepared.HTTPCert == nil {
+		t.Error("no HTTP certificate")
+	}
+}
+
+func TestEnvironmentAloneSetsEveryKey(t *testing.T) {
+	cleanEnv(t)
+	every := everyKey(t)
+	for k, v := range every {
+		t.Setenv(EnvName(k), v)
+	}
+	c, err := loadArgs(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEveryKey(t, c, every)
+}
+
+func TestFlagsAloneSetEveryKey(t *testing.T) {
+	cleanEnv(t)
+	every := everyKey(t)
+	var args []string
+	for k, v := range every {
+		args = append(args, "--"+k+"="+v)
+	}
+	c, err := loadArgs(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEveryKey(t, c, every)
+}
+
+func TestFileAloneSetsEveryKey(t *testing.T) {
+	cleanEnv(t)
+	every := everyKey(t)
+	var b strings.Builder
+	section := ""
+	for _, k := range Keys() {
+		v, ok := every[k.Name]
+		if !ok {
+			continue
+		}
+		if k.Section() != section && k.Section() != "" {
+			b.WriteString(k.Section() + ":\n")
+		}
+		section = k.Section()
+		if section != "" {
+			b.WriteString("  ")
+		}
+		if k.Type == "list" {
+			v = "[" + v + "]"
+		}
+		b.WriteString(k.Leaf() + ": " + v + "\n")
+	}
+	c, err := loadArgs(t, "--config", writeFile(t, "electd.yaml", b.String()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	checkEveryKey(t, c, every)
+}
