@@ -10,8 +10,8 @@ import (
 	"github.com/electd/electd/tests/curatortest"
 )
 
-// TestZKCandidacy: a withdrawn leader hands over as on release and keeps
-// watching; an observer never owns a node and names the leader; standing
+// TestZKCandidacy: a withdrawn leader hands over to the newest participant
+// (Config.Handoff) and keeps watching; an observer never owns a node and names the leader; standing
 // again joins at the back. The checker holds throughout: never two leaders.
 func TestZKCandidacy(t *testing.T) {
 	ens := startZK(t)
@@ -27,8 +27,8 @@ func TestZKCandidacy(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := h.waitLeaderOtherThan(10*time.Second, l)
-	if next != ps[1] {
-		t.Fatalf("%s leads after the withdrawal, want %s", next, ps[1])
+	if next != ps[2] {
+		t.Fatalf("%s leads after the withdrawal, want the newest, %s", next, ps[2])
 	}
 	waitFor(t, 10*time.Second, "the withdrawn participant and the observer to name "+next.name, func() bool {
 		for _, p := range []*participant{l, obs} {

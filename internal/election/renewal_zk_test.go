@@ -26,7 +26,10 @@ func TestZKRenewalLoad(t *testing.T) {
 	var ps []*participant
 	for i := 0; i < 6; i++ {
 		c := &renewCounter{}
-		p := h.start(opts{session: func(sc *election.SessionConfig) { sc.Recorder = c }})
+		// The next in line takes over, so that the successor after the
+		// handoff is known: the test is about who renews.
+		p := h.start(opts{session: func(sc *election.SessionConfig) { sc.Recorder = c },
+			config: func(c *election.Config) { c.Handoff = election.HandoffNext }})
 		waitFor(t, 15*time.Second, p.name+" joined", func() bool { return p.status().Joined })
 		counters[p.name] = c
 		ps = append(ps, p)
