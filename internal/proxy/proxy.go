@@ -1,0 +1,368 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxHops bounds forwarding (docs/DESIGN.md, "Forwarding"): a follower
+// forwards with hop 1; a proxy that no longer leads when a request
+// arrives forwards it once more with hop 2; a proxy never forwards what
+// arrived with hop 2, so traffic cannot loop, whatever the views of the
+// leader disagree on.
+const maxHops = 2
+
+// retryEvery paces the attempts of a held request whose target refused or
+// could not be reached, while nothing else changes.
+const retryEvery = 25 * time.Millisecond
+
+var (
+	errLeadershipLost = errors.New("proxy: this participant stopped leading")
+	errLeaderChanged  = errors.New("proxy: the leader changed")
+	errHoldExpired    = errors.New("proxy: no leader within the hold time")
+	errShutdown       = errors.New("proxy: shutting down")
+	// ErrServing: Serve may be called once.
+	ErrServing = errors.New("proxy: Serve called twice")
+)
+
+// Proxy forwards traffic to the leader: to the local application while
+// this participant leads, else to the leader's proxy. Safe for concurrent
+// use; Serve runs it.
+type Proxy struct {
+	cfg   Config
+	lead  Leadership
+	clock Clock
+	rec   Recorder
+	log   *slog.Logger
+	conns *connLimit
+	http  *httpProxy // HTTP mode
+	tcp   *tcpProxy  // TCP mode
+
+	wake      Broadcast     // the route may have changed or a yield ended: held traffic looks again
+	closed    chan struct{} // closed when Serve starts shutting down
+	closeOnce sync.Once
+	serving   atomic.Bool
+	wg        sync.WaitGroup // connection goroutines of TCP mode
+
+	mu       sync.Mutex
+	term     *scope // this participant's leadership; nil while it does not lead
+	dest     *scope // the leader's proxy a follower forwards to; nil otherwise
+	yielding int
+	inflight int           // HTTP requests with the application (Yield waits for them)
+	drained  chan struct{} // closed when inflight drops to 0
+	held     int
+	stepped  int64 // the token StepDown was last asked for
+}
+
+// scope ends with a leadership (this participant's, or the leader's a
+// follower forwards to): what is bound to it is cut when it ends.
+type scope struct {
+	token  int64
+	addr   string
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// New validates cfg and returns a Proxy routing by lead; Serve runs it.
+func New(lead Leadership, cfg Config) (*Proxy, error) {
+	if lead == nil {
+		return nil, errors.New("proxy: nil Leadership")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	p := &Proxy{
+		cfg: cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
+		log:    cfg.Logger.With("proxy", string(cfg.Mode)),
+		closed: make(chan struct{}),
+	}
+	p.conns = newConnLimit(cfg.MaxConnections, cfg.Mode == ModeHTTP, p.rec)
+	if cfg.Mode == ModeTCP {
+		p.tcp = &tcpProxy{p: p}
+	} else {
+		p.http = newHTTPProxy(p)
+	}
+	return p, nil
+}
+
+// Serve serves client (and, in TCP mode, peer: nil in HTTP mode) until
+// ctx ends, then stops taking traffic, answers what is held with 503 (or
+// closes it), lets requests in flight finish for at most DrainTimeout,
+// closes every connection left and returns nil. Serve may be called once.
+func (p *Proxy) Serve(ctx context.Context, client, peer net.Listener) error {
+	if (peer != nil) != (p.cfg.Mode == ModeTCP) || client == nil {
+		return fmt.Errorf("proxy: %s mode serves a client listener and %s", p.cfg.Mode,
+			map[bool]string{true: "a peer listener", false: "no peer listener"}[p.cfg.Mode == ModeTCP])
+	}
+	if !p.serving.CompareAndSwap(false, true) {
+		return ErrServing
+	}
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		p.watch(stop)
+	}()
+	defer func() {
+		close(stop)
+		<-watched
+		p.endScopes()
+	}()
+	if p.http != nil {
+		return p.http.serve(ctx, p.conns.listener(client))
+	}
+	return p.tcp.serve(ctx, p.conns.listener(client), p.conns.listener(peer))
+}
+
+// shutdown wakes held traffic to give up.
+func (p *Proxy) shutdown() {
+	p.closeOnce.Do(func() { close(p.closed) })
+	p.wake.Notify()
+}
+
+// endScopes cuts whatever is still bound to a leadership: Serve is over.
+func (p *Proxy) endScopes() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range []**scope{&p.term, &p.dest} {
+		if *s != nil {
+			(*s).cancel(errShutdown)
+			*s = nil
+		}
+	}
+}
+
+// watch follows the leadership: it cuts what a lost leadership or a
+// replaced leader still holds and wakes held traffic at every change,
+// and looks again when the lease is due to end even if no change is
+// announced (pollon's rule, made prompt: a stale leader must not serve).
+func (p *Proxy) watch(stop <-chan struct{}) {
+	for {
+		changed := p.lead.Changed()
+		p.mu.Lock()
+		r := p.lead.Route()
+		p.syncLocked(r)
+		p.mu.Unlock()
+		p.wake.Notify()
+		var lease <-chan struct{}
+		stopLease := func() {}
+		if r.Leading && r.Lease > 0 {
+			lease, stopLease = after(p.clock, r.Lease+time.Millisecond)
+		}
+		select {
+		case <-changed:
+		case <-lease:
+		case <-stop:
+		}
+		stopLease()
+		select {
+		case <-stop:
+			return
+		default:
+		}
+	}
+}
+
+// syncLocked brings the scopes in line with r: a leadership that ended or
+// a leader that changed ends its scope, which cuts what is bound to it.
+func (p *Proxy) syncLocked(r Route) {
+	if p.term != nil && (!r.Leading || r.Token != p.term.token) {
+		p.term.cancel(errLeadershipLost)
+		p.term = nil
+	}
+	if r.Leading && p.term == nil {
+		p.term = newScope(r)
+	}
+	if p.dest != nil && (r.Leading || r.Addr != p.dest.addr || r.Token != p.dest.token) {
+		p.dest.cancel(errLeaderChanged)
+		p.dest = nil
+		if p.http != nil {
+			go p.http.peers.CloseIdleConnections() // kept alive to a leader gone
+		}
+	}
+	if !r.Leading && r.Addr != "" && p.dest == nil {
+		p.dest = newScope(r)
+	}
+}
+
+func newScope(r Route) *scope {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &scope{token: r.Token, addr: r.Addr, ctx: ctx, cancel: cancel}
+}
+
+// way is where decide sends traffic.
+type way int8
+
+const (
+	toApp    way = iota // this participant leads
+	toLeader            // the leader's proxy
+	toWait              // nowhere yet: hold
+	toNone              // shutting down
+)
+
+// decision is where to send traffic now, decided under p.mu against a
+// Route read then, so that it agrees with the scopes: a leadership that
+// ends after this instant cuts what was handed over in it.
+type decision struct {
+	way   way
+	route Route
+	scope context.Context // ends with the leadership (toApp) or the leader (toLeader)
+	why   string          // toWait: what it waits for
+}
+
+// decide re-checks the route right before traffic is handed on
+// (docs/DESIGN.md, "Forwarding"). hop is how many proxies forwarded it
+// already; drain counts a toApp request as in flight for Yield, until
+// appDone.
+func (p *Proxy) decide(hop int, drain bool) decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.lead.Route()
+	p.syncLocked(r)
+	select {
+	case <-p.closed:
+		return decision{way: toNone, route: r}
+	default:
+	}
+	switch {
+	case r.Leading && p.yielding > 0:
+		return decision{way: toWait, route: r, why: "this participant is handing leadership over"}
+	case r.Leading:
+		if drain {
+			p.inflight++
+		}
+		return decision{way: toApp, route: r, scope: p.term.ctx}
+	case r.ID == "":
+		return decision{way: toWait, route: r, why: "no leader is known"}
+	case r.Addr == "":
+		return decision{way: toWait, route: r, why: fmt.Sprintf("the leader %q publishes no proxy address", r.ID)}
+	case hop >= maxHops:
+		return decision{way: toWait, route: r, why: "it was forwarded twice already, and this participant does not lead"}
+	}
+	return decision{way: toLeader, route: r, scope: p.dest.ctx}
+}
+
+// appDone ends a request counted in flight by decide.
+func (p *Proxy) appDone() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	if p.inflight == 0 && p.drained != nil {
+		close(p.drained)
+		p.drained = nil
+	}
+}
+
+// Yield stops handing traffic to the application, waits until the HTTP
+// requests it has are answered (at most DrainTimeout, or until ctx ends),
+// runs f, typically the election's release, and then routes again:
+// traffic that arrived meanwhile was held and goes to the new leader.
+// Release, switchover, withdrawal and shutdown should all go through it,
+// so that a graceful hand-over fails no request (docs/DESIGN.md,
+// "Forwarding"). Upgraded and spliced connections are not waited for:
+// they are cut when leadership ends.
+func (p *Proxy) Yield(ctx context.Context, f func(context.Context) error) error {
+	p.mu.Lock()
+	p.yielding++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.yielding--
+		p.mu.Unlock()
+		p.wake.Notify()
+	}()
+	p.drain(ctx)
+	return f(ctx)
+}
+
+func (p *Proxy) drain(ctx context.Context) {
+	timeout, stop := after(p.clock, p.cfg.DrainTimeout)
+	defer stop()
+	for {
+		p.mu.Lock()
+		if p.inflight == 0 {
+			p.mu.Unlock()
+			return
+		}
+		if p.drained == nil {
+			p.drained = make(chan struct{})
+		}
+		ch := p.drained
+		n := p.inflight
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timeout:
+			p.log.Warn("hand-over: requests still with the application after the drain timeout; they will be cut",
+				"requests", n, "drain_timeout", p.cfg.DrainTimeout)
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// stepDown asks the election, once per leadership, to give it up: the
+// application refuses connections (a pod being deleted stops its
+// application before its electd).
+func (p *Proxy) stepDown(r Route, err error) {
+	p.mu.Lock()
+	if p.stepped == r.Token {
+		p.mu.Unlock()
+		return
+	}
+	p.stepped = r.Token
+	p.mu.Unlock()
+	p.rec.SteppedDown()
+	p.log.Warn("the application refuses connections: asking the election to step down",
+		"app", p.cfg.App, "fencing_token", r.Token, "err", err)
+	p.lead.StepDown("the application at " + p.cfg.App + " refuses connections")
+}
+
+// State is the proxy's state for /leader and the status page.
+type State struct {
+	Mode Mode `json:"mode"`
+	// Route is where traffic goes now: "app" (this participant leads),
+	// "leader" (the leader's proxy), "hold" (nowhere yet; it waits).
+	Route string `json:"route"`
+	// To is the application's or the leader proxy's address; empty on hold.
+	To string `json:"to,omitempty"`
+	// Held counts the requests and connections waiting for a leader now.
+	Held int `json:"held"`
+	// Connections counts open connections, clients' and peers'.
+	Connections int `json:"connections"`
+	// InFlight counts HTTP requests with the application now.
+	InFlight int `json:"in_flight"`
+}
+
+// State returns the proxy's state now, routed as a new request would be.
+func (p *Proxy) State() State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.lead.Route()
+	st := State{Mode: p.cfg.Mode, Route: "hold", Held: p.held, InFlight: p.inflight, Connections: p.conns.Open()}
+	switch {
+	case r.Leading && p.yielding == 0:
+		st.Route, st.To = "app", p.cfg.App
+	case !r.Leading && r.Addr != "":
+		st.Route, st.To = "leader", r.Addr
+	}
+	return st
+}
+
+// Held counts the requests and connections waiting for a leader now.
+func (p *Proxy) Held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
+// Open counts the open connections, clients' and peers'.
+func (p *Proxy) Open() int { return p.conns.Open() }
