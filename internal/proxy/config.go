@@ -229,7 +229,7 @@ func (c Config) validatePeerListen() error {
 		return nil
 	case c.PeerListen == "":
 		return errors.New("required in tcp mode: the port peers forward connections to")
-	case c.PeerListen == c.Listen:
+	case c.PeerListen == c.Listen && !strings.HasSuffix(c.Listen, ":0"): // port 0: any free one
 		return errors.New("must differ from Listen: a peer's preamble and a client's first bytes cannot share a port")
 	}
 	return validateAddr(c.PeerListen, true)

@@ -46,6 +46,21 @@ func (f *fakeLead) StepDown(reason string) {
 	}
 }
 
+// onStepDown sets what StepDown runs.
+func (f *fakeLead) onStepDown(hook func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onStep = hook
+}
+
+// hush makes set change the route without announcing it (quiet), or
+// announce again.
+func (f *fakeLead) hush(quiet bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.quiet = quiet
+}
+
 func (f *fakeLead) stepDowns() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -213,4 +215,15 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 	var zero T
 	return zero
+}
+
+// closed checks that the connection under br is closed (a read deadline
+// set by the caller passing is not a close).
+func closed(t *testing.T, br *bufio.Reader) {
+	t.Helper()
+	_, err := br.ReadByte()
+	var ne net.Error
+	if err == nil || errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the connection is still open (%v)", err)
+	}
 }

@@ -70,7 +70,7 @@ func TestHTTPLeaseEndCutsWithoutAnnouncement(t *testing.T) {
 	c := newClient(t)
 	got := async(func() int { code, _, _ := get(t, c, tp.addr); return code })
 	recv(t, arrived, "the request at the application")
-	lead.quiet = true
+	lead.hush(true)
 	lead.set(Route{}) // the lease lapsed, and nobody said so
 	tp.clock.Advance(3*time.Second + time.Millisecond)
 	if code := recv(t, got, "the answer"); code != http.StatusServiceUnavailable {
@@ -155,7 +155,7 @@ func TestHTTPReadBodyIsNotRetried(t *testing.T) {
 	b := startProxy(t, newLead(leading("b", 2)), appB.addr(), Config{})
 	la := newLead(leading("a", 1))
 	a := startProxy(t, la, appA.addr(), Config{})
-	la.onStep = func() { la.set(following("b", 2, b.peerAddr())) }
+	la.onStepDown(func() { la.set(following("b", 2, b.peerAddr())) })
 	res, err := newClient(t).Post("http://"+a.addr+"/", "text/plain", strings.NewReader("payload"))
 	if err != nil {
 		t.Fatal(err)

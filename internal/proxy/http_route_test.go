@@ -219,7 +219,7 @@ func TestHTTPAppRefusedStepsDown(t *testing.T) {
 	b := startProxy(t, newLead(leading("b", 8)), appB.addr(), Config{})
 	la := newLead(leading("a", 7))
 	a := startProxy(t, la, deadAddr, Config{})
-	la.onStep = func() { la.set(following("b", 8, b.peerAddr())) }
+	la.onStepDown(func() { la.set(following("b", 8, b.peerAddr())) })
 	c := newClient(t)
 	var wg sync.WaitGroup
 	for i := range 8 {
