@@ -92,7 +92,10 @@ func startProxy(t *testing.T, lead *fakeLead, app string, cfg Config) *testProxy
 	go func() { done <- p.Serve(ctx, client, peer) }()
 	tp.stop = sync.OnceFunc(func() {
 		cancel()
-		tick := time.NewTicker(5 * time.Millisecond)
+		// Serve's drain runs on the fake clock: move it along, slowly
+		// enough that what the test does meanwhile (route a held request,
+		// write a 503) happens first.
+		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		deadline := time.After(patience)
 		for {

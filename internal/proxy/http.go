@@ -97,7 +97,7 @@ func newTransport(cfg Config, headers, idle time.Duration) *http.Transport {
 }
 
 // serve serves ln until ctx ends, then drains (docs/DESIGN.md,
-// "Forwarding": bounds).
+// "Forwarding": shutdown).
 func (h *httpProxy) serve(ctx context.Context, ln net.Listener) error {
 	p := h.p
 	var protocols http.Protocols
@@ -124,16 +124,22 @@ func (h *httpProxy) serve(ctx context.Context, ln net.Listener) error {
 	case err = <-served:
 		served = nil
 	}
-	p.shutdown()
+	// Take no more connections, and let what is in flight finish within
+	// DrainTimeout, held requests included: a leader that handed over
+	// before it stops (Yield) forwards them to the new leader meanwhile.
 	drained, cancel := context.WithCancel(context.Background())
 	t := p.clock.AfterFunc(p.cfg.DrainTimeout, cancel)
-	if srv.Shutdown(drained) != nil {
-		_ = srv.Close()
-	}
+	_ = srv.Shutdown(drained)
 	t.Stop()
 	cancel()
+	// What is left: held requests are answered 503 and forwards are
+	// cancelled; then every connection is closed, upgraded ones included,
+	// which Shutdown does not track.
+	p.shutdown()
 	cancelBase()
-	p.conns.closeAll() // upgraded connections, which Shutdown does not track
+	h.settle(closeGrace)
+	_ = srv.Close()
+	p.conns.closeAll()
 	if served != nil {
 		err = <-served
 	}
@@ -144,6 +150,25 @@ func (h *httpProxy) serve(ctx context.Context, ln net.Listener) error {
 		return nil
 	}
 	return err
+}
+
+// closeGrace is how long the end of Serve lets held requests write their
+// 503 before it closes their connections.
+const closeGrace = 100 * time.Millisecond
+
+// settle waits until no handler runs, or d on the proxy's clock.
+func (h *httpProxy) settle(d time.Duration) {
+	idle := make(chan struct{})
+	go func() {
+		h.active.Wait()
+		close(idle)
+	}()
+	timeout, stop := after(h.p.clock, d)
+	defer stop()
+	select {
+	case <-idle:
+	case <-timeout:
+	}
 }
 
 // tunnelGuard bounds an upgraded connection: closed when idle for

@@ -127,3 +127,30 @@ func TestHTTPIdleTunnelIsClosed(t *testing.T) {
 	conn.SetReadDeadline(time.Now().Add(patience))
 	closed(t, br)
 }
+
+// A request held when Serve starts shutting down still goes to a leader
+// that appears within the drain: a leader that handed over before it
+// stops forwards what it holds.
+func TestHTTPShutdownDrainsHeldToNewLeader(t *testing.T) {
+	baseline(t)
+	appA, appB := newApp(t, "a", nil), newApp(t, "b", nil)
+	b := startProxy(t, newLead(leading("b", 2)), appB.addr(), Config{})
+	la := newLead(Route{})
+	a := startProxy(t, la, appA.addr(), Config{})
+	c := newClient(t)
+	got := async(func() string { _, body, _ := get(t, c, a.addr); return body })
+	waitFor(t, "the request to be held", func() bool { return a.Held() == 1 })
+	stopped := async(func() bool { a.stop(); return true })
+	waitFor(t, "a to stop taking connections", func() bool {
+		conn, err := net.Dial("tcp", a.addr)
+		if err == nil {
+			conn.Close()
+		}
+		return err != nil
+	})
+	la.set(following("b", 2, b.peerAddr()))
+	if body := recv(t, got, "the answer"); body != "b 2" {
+		t.Fatalf("answer %q, want b 2", body)
+	}
+	recv(t, stopped, "Serve to return")
+}

@@ -93,9 +93,13 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 }
 
 // Serve serves client (and, in TCP mode, peer: nil in HTTP mode) until
-// ctx ends, then stops taking traffic, answers what is held with 503 (or
-// closes it), lets requests in flight finish for at most DrainTimeout,
-// closes every connection left and returns nil. Serve may be called once.
+// ctx ends, then stops taking connections and returns nil once every
+// connection is closed. In HTTP mode, requests in flight and held ones
+// get DrainTimeout to finish first (a leader that handed over with Yield
+// forwards its held requests to the new leader meanwhile); what is left
+// is answered 503. In TCP mode every connection is closed at once: a
+// spliced connection has no request boundary to drain at. Serve may be
+// called once.
 func (p *Proxy) Serve(ctx context.Context, client, peer net.Listener) error {
 	if (peer != nil) != (p.cfg.Mode == ModeTCP) || client == nil {
 		return fmt.Errorf("proxy: %s mode serves a client listener and %s", p.cfg.Mode,
