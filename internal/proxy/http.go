@@ -31,6 +31,12 @@ const (
 	// proxy forwards a request: the next one waits no longer, so that the
 	// client is answered within the hold time it was promised.
 	HeaderHold = "Electd-Hold"
+	// HeaderNotLeader marks the 421 with which a proxy bounces a request
+	// forwarded twice while it does not lead: unprocessed, so the proxy
+	// before may route it again. Only a peer's is believed: the proxy
+	// that hands requests to its application removes the header from the
+	// application's answers.
+	HeaderNotLeader = "Electd-Not-Leader"
 )
 
 // appIdleTimeout closes a kept-alive connection to the application idle
@@ -231,6 +237,13 @@ func (h *httpProxy) route(w *writer, r *http.Request, hop int, hd *holder, b *bo
 		switch d.way {
 		case toNone:
 			return unavailable(w, ResultShutdown, "the proxy is shutting down")
+		case toBounce:
+			// Connection: close, or the sender's transport sends the body
+			// it held back for a 100 Continue, to keep the connection.
+			w.Header().Set("Connection", "close")
+			w.Header().Set(HeaderNotLeader, "1")
+			writeError(w, http.StatusMisdirectedRequest, "forwarded twice to a participant that does not lead; route it again")
+			return ResultBounced
 		case toApp, toLeader:
 			hd.leave()
 			o := h.forward(w, r, d, hop, hd, b)
@@ -351,13 +364,18 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context, r *http.Request, b *b
 		return outcome{result: ResultOK}
 	}
 	cause := context.Cause(ctx)
-	unsent := (isDial(err) || !a.conn.Load()) && (b == nil || !b.touched())
+	// Sent again, wherever the route says now: a request of which nothing
+	// was sent (a dial refused, a leadership that ended before a
+	// connection was had), and one that may be sent twice (RFC 9110,
+	// 9.2.2) and failed before any answer, for a reason other than
+	// slowness. Never one whose body was read: it may have been
+	// processed, and a client must not see it processed twice.
+	unsent := (isDial(err) || !a.conn.Load() || errors.Is(err, errBounced)) && (b == nil || !b.touched())
+	again := replayable(r) && !isUpgrade(r.Header) && !isTimeout(err)
 	switch {
 	case a.w.started.Load():
 		return outcome{result: ResultUpstreamError} // nothing more can be said
-	case unsent && !errors.Is(cause, errShutdown) && !errors.Is(cause, errStalled):
-		// Nothing was sent: try again wherever the route says now (a dial
-		// refused, or a leadership that ended before a connection was had).
+	case (unsent || again) && !errors.Is(cause, errShutdown) && !errors.Is(cause, errStalled):
 		return outcome{retry: true, err: err}
 	case errors.Is(cause, errLeadershipLost), errors.Is(cause, errLeaderChanged):
 		return outcome{result: unavailable(a.w, ResultLeadershipLost,
@@ -384,6 +402,19 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context, r *http.Request, b *b
 // which may still retry, and writes nothing.
 func keepError(_ http.ResponseWriter, r *http.Request, err error) { attemptOf(r.Context()).err = err }
 
+// replayable is a request that may be sent twice: no body, and a safe
+// method (RFC 9110, 9.2.1), as net/http's transport judges.
+func replayable(r *http.Request) bool {
+	if r.ContentLength != 0 {
+		return false
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
 func isDial(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
@@ -398,6 +429,11 @@ func isTimeout(err error) bool {
 func (h *httpProxy) modify(res *http.Response) error {
 	a := attemptOf(res.Request.Context())
 	h.p.rec.Upstream(a.to, h.p.clock.Now().Sub(a.sent))
+	if a.to == TargetApp {
+		stripElectd(res.Header) // only a peer may say Electd-Not-Leader
+	} else if res.StatusCode == http.StatusMisdirectedRequest && res.Header.Get(HeaderNotLeader) != "" {
+		return errBounced // judge routes it again; nothing is written
+	}
 	a.g.done(0) // the application answered: the rest of the body is its business
 	if res.StatusCode == http.StatusSwitchingProtocols {
 		a.w.started.Store(true)
@@ -426,6 +462,13 @@ func (h *httpProxy) rewritePeer(pr *httputil.ProxyRequest) {
 	forwardedFor(pr)
 	pr.Out.Header.Set(HeaderHop, strconv.Itoa(a.hop))
 	pr.Out.Header.Set(HeaderHold, strconv.FormatInt(a.hold.Milliseconds(), 10))
+	if pr.In.ContentLength != 0 {
+		// The body waits for the peer's 100 Continue, which it sends only
+		// when it reads the body to pass it on: a peer that bounces the
+		// request has then read none of it, and the body can still be
+		// sent elsewhere.
+		pr.Out.Header.Set("Expect", "100-continue")
+	}
 }
 
 // forwardedFor keeps the client's Host and what proxies before this one

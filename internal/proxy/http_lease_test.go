@@ -35,11 +35,28 @@ func blockingApp(t *testing.T, name string) (*testApp, chan struct{}, chan struc
 	return app, arrived, release
 }
 
+// post sends a POST with a body through addr: a request that may not be
+// sent twice.
+func post(t *testing.T, c *http.Client, addr string) (int, string) {
+	t.Helper()
+	res, err := c.Post("http://"+addr+"/w", "text/plain", strings.NewReader("payload"))
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
 // A leader that stops leading cuts what its application still has: the
-// client gets a 503 at once rather than an answer from a stale leader.
+// client gets a 503 at once rather than an answer from a stale leader; a
+// request that may be sent twice (a GET) goes to the new leader instead.
 func TestHTTPLeadershipLostCutsInFlight(t *testing.T) {
 	baseline(t)
 	app, arrived, _ := blockingApp(t, "a")
+	appB := newApp(t, "b", nil)
+	b := startProxy(t, newLead(leading("b", 5)), appB.addr(), Config{})
 	lead := newLead(leading("a", 4))
 	tp := startProxy(t, lead, app.addr(), Config{})
 	c := newClient(t)
@@ -47,12 +64,17 @@ func TestHTTPLeadershipLostCutsInFlight(t *testing.T) {
 		code int
 		body string
 	}
-	got := async(func() answer { code, body, _ := get(t, c, tp.addr); return answer{code, body} })
-	recv(t, arrived, "the request at the application")
-	lead.set(Route{})
-	a := recv(t, got, "the answer")
+	read := async(func() answer { code, body, _ := get(t, c, tp.addr); return answer{code, body} })
+	recv(t, arrived, "the GET at the application")
+	got := async(func() answer { code, body := post(t, c, tp.addr); return answer{code, body} })
+	recv(t, arrived, "the POST at the application")
+	lead.set(following("b", 5, b.peerAddr()))
+	a := recv(t, got, "the answer to the POST")
 	if a.code != http.StatusServiceUnavailable || !strings.Contains(a.body, "leadership moved") {
 		t.Fatalf("%d %q, want 503 saying leadership moved", a.code, a.body)
+	}
+	if r := recv(t, read, "the answer to the GET"); r.code != http.StatusOK || r.body != "b 5" {
+		t.Fatalf("GET: %d %q, want it sent again to the new leader", r.code, r.body)
 	}
 	waitFor(t, "one leadership_lost counted", func() bool { return tp.rec.request(ResultLeadershipLost) == 1 })
 }
@@ -68,7 +90,7 @@ func TestHTTPLeaseEndCutsWithoutAnnouncement(t *testing.T) {
 	lead := newLead(r)
 	tp := startProxy(t, lead, app.addr(), Config{})
 	c := newClient(t)
-	got := async(func() int { code, _, _ := get(t, c, tp.addr); return code })
+	got := async(func() int { code, _ := post(t, c, tp.addr); return code })
 	recv(t, arrived, "the request at the application")
 	lead.hush(true)
 	lead.set(Route{}) // the lease lapsed, and nobody said so
@@ -125,7 +147,7 @@ func TestHTTPYieldDrainIsBounded(t *testing.T) {
 	lead := newLead(leading("a", 5))
 	tp := startProxy(t, lead, app.addr(), Config{DrainTimeout: time.Second})
 	c := newClient(t)
-	got := async(func() int { code, _, _ := get(t, c, tp.addr); return code })
+	got := async(func() int { code, _ := post(t, c, tp.addr); return code })
 	recv(t, arrived, "the request at the application")
 	yielded := async(func() error {
 		return tp.Yield(context.Background(), func(context.Context) error { lead.set(Route{}); return nil })

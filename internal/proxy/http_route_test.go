@@ -60,14 +60,18 @@ func TestHTTPFollowerForwardsToLeader(t *testing.T) {
 
 // A proxy that no longer leads when a forwarded request arrives forwards
 // it once more; one that gets a request forwarded twice never forwards it
-// again, whatever it thinks: it holds it, then answers 503. Views that
-// disagree in a ring cannot make a loop.
+// again, whatever it thinks: it bounces it, unprocessed, to the proxy
+// before, which holds it and routes it again as its view moves on, or
+// answers 503 after the hold time. Views that disagree in a ring cannot
+// make a loop.
 func TestHTTPForwardsAtMostTwice(t *testing.T) {
 	baseline(t)
-	apps := []*testApp{newApp(t, "a", nil), newApp(t, "b", nil), newApp(t, "c", nil)}
+	apps := []*testApp{newApp(t, "a", nil), newApp(t, "b", nil), newApp(t, "c", nil), newApp(t, "d", nil)}
+	pd := startProxy(t, newLead(leading("d", 11)), apps[3].addr(), Config{})
 	lc := newLead(leading("c", 9))
 	pc := startProxy(t, lc, apps[2].addr(), Config{})
-	pb := startProxy(t, newLead(following("c", 9, pc.peerAddr())), apps[1].addr(), Config{})
+	lb := newLead(following("c", 9, pc.peerAddr()))
+	pb := startProxy(t, lb, apps[1].addr(), Config{})
 	pa := startProxy(t, newLead(following("b", 8, pb.peerAddr())), apps[0].addr(), Config{})
 	c := newClient(t)
 	if code, body, _ := get(t, c, pa.addr); code != http.StatusOK || body != "c 9" {
@@ -77,20 +81,29 @@ func TestHTTPForwardsAtMostTwice(t *testing.T) {
 		t.Fatalf("hops: a sent %d with hop 1, b %d with hop 2; want 1 and 1", pa.rec.hops(1), pb.rec.hops(2))
 	}
 
-	// Now c thinks a leads: a ring a -> b -> c -> a.
-	before := pa.rec.hops(1) + pb.rec.hops(2)
+	// Now c thinks a leads: a ring a -> b -> c -> a. c bounces; b holds
+	// the request, and sends it to d once it learns that d leads.
 	lc.set(following("a", 10, pa.peerAddr()))
-	got := async(func() int { code, _, _ := get(t, c, pa.addr); return code })
-	waitFor(t, "c to hold the twice-forwarded request", func() bool { return pc.Held() == 1 })
-	pc.clock.Advance(DefaultHoldTime)
-	if code := recv(t, got, "the answer"); code != http.StatusServiceUnavailable {
-		t.Fatalf("status %d, want 503", code)
+	got := async(func() string { _, body := post(t, c, pa.addr); return body })
+	waitFor(t, "c to bounce the twice-forwarded request", func() bool { return pc.rec.request(ResultBounced) >= 1 })
+	lb.set(following("d", 11, pd.peerAddr()))
+	if body := recv(t, got, "the answer"); body != "d 11" {
+		t.Fatalf("answer %q, want d 11 once b's view moved on", body)
 	}
-	if n := pa.rec.hops(1) + pb.rec.hops(2) - before; n != 2 || pc.rec.hops(1)+pc.rec.hops(2) != 0 {
-		t.Fatalf("a and b forwarded %d times, c %d; want 2 and none", n, pc.rec.hops(1)+pc.rec.hops(2))
+
+	// With b's view stuck on c, the request waits at b for the hold time.
+	lb.set(following("c", 9, pc.peerAddr()))
+	code := async(func() int { code, _ := post(t, c, pa.addr); return code })
+	waitFor(t, "b to hold the bounced request", func() bool { return pb.Held() == 1 })
+	pb.clock.Advance(DefaultHoldTime)
+	if got := recv(t, code, "the answer"); got != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503 after the hold time", got)
 	}
-	for _, a := range apps[:2] {
-		if n := len(a.requests()); n != 0 {
+	if pc.rec.hops(1)+pc.rec.hops(2) != 0 {
+		t.Fatal("c forwarded a request that had been forwarded twice")
+	}
+	for _, a := range apps[:3] {
+		if n := len(a.requests()); a.name != "c" && n != 0 {
 			t.Fatalf("%s's application got %d requests", a.name, n)
 		}
 	}

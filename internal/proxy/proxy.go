@@ -15,7 +15,10 @@ import (
 // forwards with hop 1; a proxy that no longer leads when a request
 // arrives forwards it once more with hop 2; a proxy never forwards what
 // arrived with hop 2, so traffic cannot loop, whatever the views of the
-// leader disagree on.
+// leader disagree on. It bounces it instead, at once and unprocessed, to
+// the proxy before, which holds it and routes it again as its own view
+// of the leader moves on: a view that lags for a moment (one that still
+// names a leader that just handed over) costs a retry, not a request.
 const maxHops = 2
 
 // retryEvery paces the attempts of a held request whose target refused or
@@ -26,6 +29,7 @@ var (
 	errLeadershipLost = errors.New("proxy: this participant stopped leading")
 	errLeaderChanged  = errors.New("proxy: the leader changed")
 	errHoldExpired    = errors.New("proxy: no leader within the hold time")
+	errBounced        = errors.New("proxy: the leader's proxy does not lead and sent it back unprocessed")
 	errShutdown       = errors.New("proxy: shutting down")
 	// ErrServing: Serve may be called once.
 	ErrServing = errors.New("proxy: Serve called twice")
@@ -208,6 +212,7 @@ const (
 	toApp    way = iota // this participant leads
 	toLeader            // the leader's proxy
 	toWait              // nowhere yet: hold
+	toBounce            // forwarded twice to a participant that does not lead: back to the proxy before
 	toNone              // shutting down
 )
 
@@ -236,19 +241,19 @@ func (p *Proxy) decide(hop int, drain bool) decision {
 	default:
 	}
 	switch {
-	case r.Leading && p.yielding > 0:
-		return decision{way: toWait, route: r, why: "this participant is handing leadership over"}
-	case r.Leading:
+	case r.Leading && p.yielding == 0:
 		if drain {
 			p.inflight++
 		}
 		return decision{way: toApp, route: r, scope: p.term.ctx}
+	case hop >= maxHops:
+		return decision{way: toBounce, route: r}
+	case r.Leading:
+		return decision{way: toWait, route: r, why: "this participant is handing leadership over"}
 	case r.ID == "":
 		return decision{way: toWait, route: r, why: "no leader is known"}
 	case r.Addr == "":
 		return decision{way: toWait, route: r, why: fmt.Sprintf("the leader %q publishes no proxy address", r.ID)}
-	case hop >= maxHops:
-		return decision{way: toWait, route: r, why: "it was forwarded twice already, and this participant does not lead"}
 	}
 	return decision{way: toLeader, route: r, scope: p.dest.ctx}
 }

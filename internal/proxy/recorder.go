@@ -32,6 +32,11 @@ const (
 	// (a stale leader must not keep serving); on a follower, the leader
 	// a spliced connection went to changed.
 	ResultLeadershipLost Result = "leadership_lost"
+	// ResultBounced: it arrived forwarded twice at a participant that does
+	// not lead, and went back unprocessed to the proxy before, which
+	// routes it again (HTTP 421 with Electd-Not-Leader; TCP: a refusing
+	// acknowledgement).
+	ResultBounced Result = "bounced"
 	// ResultCanceled: the client went away first.
 	ResultCanceled Result = "canceled"
 	// ResultShutdown: the proxy was shutting down.
@@ -49,13 +54,13 @@ const (
 // RequestResults are the results an HTTP request can have, so that every
 // label value can be exported before it first happens.
 var RequestResults = []Result{ResultOK, ResultNoLeader, ResultHeldCap, ResultBadRequest,
-	ResultUpstreamError, ResultTimeout, ResultLeadershipLost, ResultCanceled, ResultShutdown}
+	ResultUpstreamError, ResultTimeout, ResultLeadershipLost, ResultBounced, ResultCanceled, ResultShutdown}
 
 // ConnResults are the results a connection can have. HTTP mode counts only
 // the connections turned away (refused, evicted); TCP mode counts each.
 var ConnResults = []Result{ResultOK, ResultNoLeader, ResultHeldCap, ResultBadRequest,
-	ResultUpstreamError, ResultTimeout, ResultLeadershipLost, ResultShutdown, ResultIdle,
-	ResultRefused, ResultEvicted}
+	ResultUpstreamError, ResultTimeout, ResultLeadershipLost, ResultBounced, ResultCanceled, ResultShutdown,
+	ResultIdle, ResultRefused, ResultEvicted}
 
 // Target is where a request or connection was sent.
 type Target string

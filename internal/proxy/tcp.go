@@ -21,6 +21,18 @@ import (
 // every client to see whether it is a peer (docs/DESIGN.md, "Forwarding").
 const preambleLen = 12
 
+// The receiving proxy answers a preamble with one byte once it has placed
+// the connection (dialled its application, or had the next peer's ack)
+// and splices from then on, or refuses it: a connection forwarded twice
+// to a participant that does not lead goes back to the proxy before,
+// which routes it again. Until the ack, nothing of the client's stream
+// has been read, so a connection refused anywhere on the way can be sent
+// elsewhere whole.
+const (
+	ackPlaced  byte = 1
+	ackRefused byte = 0
+)
+
 var preambleMagic = [6]byte{'E', 'L', 'E', 'C', 'T', 'D'}
 
 const preambleVersion = 1
@@ -144,7 +156,8 @@ func (t *tcpProxy) servePeer(c *trackedConn) {
 // serveConn routes one connection: to the application while this
 // participant leads, else to the leader's proxy, holding it meanwhile.
 // Nothing is read from the client before the splice, so a connection is
-// never half-sent anywhere: a dial that fails is simply retried.
+// never half-sent anywhere: a dial that fails is simply retried. A peer's
+// connection (hop > 0) is acknowledged once placed.
 func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 	p := t.p
 	hd := newHolder(p, budget)
@@ -162,9 +175,20 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 		case toNone:
 			res = ResultShutdown
 			return
+		case toBounce:
+			_, _ = c.Write([]byte{ackRefused})
+			res = ResultBounced
+			return
 		case toApp, toLeader:
 			hd.leave()
 			up, err := t.dial(d, hop, hd)
+			if err == nil && hop > 0 {
+				if _, err = c.Write([]byte{ackPlaced}); err != nil {
+					_ = up.Close()
+					res = ResultCanceled
+					return
+				}
+			}
 			if err == nil {
 				res = t.splice(c, up, d.scope)
 				return
@@ -210,14 +234,35 @@ func (t *tcpProxy) dial(d decision, hop int, hd *holder) (net.Conn, error) {
 	p.rec.Upstream(to, p.clock.Now().Sub(start))
 	if d.way == toLeader {
 		p.rec.Forwarded(hop + 1)
-		// Twelve bytes into a new connection's empty send buffer: this
-		// write does not block.
-		if _, err := up.Write(preamble(hop+1, hd.remaining())); err != nil {
+		if err := t.placed(up, hop+1, hd.remaining()); err != nil {
 			_ = up.Close()
 			return nil, err
 		}
 	}
 	return up, nil
+}
+
+// placed sends the preamble and waits for the peer's ack: as long as the
+// peer may hold the connection, plus a dial of its own.
+func (t *tcpProxy) placed(up net.Conn, hop int, hold time.Duration) error {
+	// Twelve bytes into a new connection's empty send buffer: this write
+	// does not block.
+	if _, err := up.Write(preamble(hop, hold)); err != nil {
+		return err
+	}
+	timer := t.p.clock.AfterFunc(hold+t.p.cfg.DialTimeout, func() { _ = up.SetReadDeadline(past) })
+	var ack [1]byte
+	_, err := io.ReadFull(up, ack[:])
+	if !timer.Stop() {
+		err = errors.New("timed out") // and the connection's reads with it
+	}
+	if err != nil {
+		return fmt.Errorf("no acknowledgement from the leader's proxy: %w", err)
+	}
+	if ack[0] != ackPlaced {
+		return errBounced
+	}
+	return nil
 }
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

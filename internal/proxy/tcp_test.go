@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -232,12 +233,13 @@ func TestTCPPeerPreamble(t *testing.T) {
 	}
 	waitFor(t, "four bad preambles counted", func() bool { return tp.rec.conn(ResultBadRequest) == 4 })
 
-	if hello, err := peer(preamble(1, time.Second)).ReadString('\n'); err != nil || hello != "c\n" {
-		t.Fatalf("hop 1: greeted by %q (%v), want c via one more forward", hello, err)
+	if hello, err := peer(preamble(1, time.Second)).ReadString('\n'); err != nil || hello != "\x01c\n" {
+		t.Fatalf("hop 1: %q (%v), want the ack, then c's greeting via one more forward", hello, err)
 	}
 	br := peer(preamble(2, time.Second))
-	waitFor(t, "hop 2 to be held", func() bool { return tp.Held() == 1 })
-	tp.clock.Advance(time.Second) // the budget it brought
+	if ack, err := br.ReadByte(); err != nil || ack != ackRefused {
+		t.Fatalf("hop 2 to a follower: %v %v, want refused", ack, err)
+	}
 	closed(t, br)
 
 	before := tp.clock.pending()
@@ -282,5 +284,43 @@ func TestPreambleRoundTrip(t *testing.T) {
 		if err != nil || hop != tc.hop || budget != tc.wantBudget {
 			t.Fatalf("preamble(%d, %v): %d %v %v, want %d %v", tc.hop, tc.hold, hop, budget, err, tc.hop, tc.wantBudget)
 		}
+	}
+}
+
+// A connection forwarded twice to a participant that does not lead is
+// refused back to the proxy before, which routes it again once its view
+// moves on; nothing of the client's stream went anywhere meanwhile.
+func TestTCPBounceRoutesAgain(t *testing.T) {
+	baseline(t)
+	appC, appD, appB := newEcho(t, "c"), newEcho(t, "d"), newEcho(t, "b")
+	pd := startProxy(t, newLead(leading("d", 4)), appD.addr(), tcpConfig(Config{}))
+	pc := startProxy(t, newLead(following("d", 4, pd.peerAddr())), appC.addr(), tcpConfig(Config{}))
+	lb := newLead(following("c", 3, pc.peerAddr())) // stale: c does not lead
+	pb := startProxy(t, lb, appB.addr(), tcpConfig(Config{}))
+	pa := startProxy(t, newLead(following("b", 2, pb.peerAddr())), newEcho(t, "a").addr(), tcpConfig(Config{}))
+	got := async(func() string { _, _, hello := dialEcho(t, pa.addr); return hello })
+	waitFor(t, "c to refuse the twice-forwarded connection", func() bool { return pc.rec.conn(ResultBounced) >= 1 })
+	lb.set(following("d", 4, pd.peerAddr()))
+	if hello := recv(t, got, "the greeting"); hello != "d" {
+		t.Fatalf("greeted by %q, want d", hello)
+	}
+}
+
+// An application's answer cannot carry Electd-Not-Leader back to a
+// follower, which would then send a processed request again.
+func TestHTTPAppCannotBounce(t *testing.T) {
+	baseline(t)
+	appB := newApp(t, "b", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(HeaderNotLeader, "1")
+		w.WriteHeader(http.StatusMisdirectedRequest)
+	})
+	b := startProxy(t, newLead(leading("b", 2)), appB.addr(), Config{})
+	a := startProxy(t, newLead(following("b", 2, b.peerAddr())), newApp(t, "a", nil).addr(), Config{})
+	code, _, h := get(t, newClient(t), a.addr)
+	if code != http.StatusMisdirectedRequest || h.Get(HeaderNotLeader) != "" {
+		t.Fatalf("%d with %s %q, want the application's 421 without the header", code, HeaderNotLeader, h.Get(HeaderNotLeader))
+	}
+	if n := len(appB.requests()); n != 1 {
+		t.Fatalf("the application got the request %d times, want once", n)
 	}
 }
