@@ -45,7 +45,8 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 		requests: counter("proxy_requests_total",
 			"HTTP requests through the forwarding proxy, by how they ended: ok (the application's or the leader proxy's answer "+
 				"relayed), no_leader (503 after the hold time), held_cap, bad_request, upstream_error, timeout, "+
-				"leadership_lost (cut when this participant stopped leading), canceled, shutdown.", "result"),
+				"leadership_lost (cut when this participant stopped leading), bounced (forwarded twice to this participant, "+
+				"which does not lead: sent back to be routed again), canceled, shutdown.", "result"),
 		conns: counter("proxy_connections_total",
 			"Connections to the forwarding proxy, by how they ended (HTTP mode counts only refused and evicted ones).", "result"),
 		forwards: counter("proxy_forwards_total",
