@@ -64,7 +64,7 @@ type testProxy struct {
 
 // startProxy serves a Proxy for app until the test ends. Fields of cfg
 // left zero get the defaults; the clock is fake unless cfg has one.
-func startProxy(t *testing.T, lead *fakeLead, app string, cfg Config) *testProxy {
+func startProxy(t testing.TB, lead *fakeLead, app string, cfg Config) *testProxy {
 	t.Helper()
 	tp := &testProxy{lead: lead, rec: newRec()}
 	cfg.Listen, cfg.App, cfg.Recorder = "127.0.0.1:0", app, tp.rec
@@ -141,7 +141,7 @@ type testApp struct {
 	saw  []seen
 }
 
-func newApp(t *testing.T, name string, h http.HandlerFunc) *testApp {
+func newApp(t testing.TB, name string, h http.HandlerFunc) *testApp {
 	t.Helper()
 	a := &testApp{name: name}
 	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -172,7 +172,7 @@ func (a *testApp) requests() []seen {
 
 // newClient is an HTTP client of its own, whose idle connections go with
 // the test.
-func newClient(t *testing.T) *http.Client {
+func newClient(t testing.TB) *http.Client {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: patience}
