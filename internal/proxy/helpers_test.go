@@ -95,7 +95,7 @@ func startProxy(t testing.TB, lead *fakeLead, app string, cfg Config) *testProxy
 		// Serve's drain runs on the fake clock: move it along, slowly
 		// enough that what the test does meanwhile (route a held request,
 		// write a 503) happens first.
-		tick := time.NewTicker(100 * time.Millisecond)
+		tick := time.NewTicker(500 * time.Millisecond)
 		defer tick.Stop()
 		deadline := time.After(patience)
 		for {
