@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -41,8 +42,20 @@ func (h *httpProxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	stripElectd(r.Trailer)
 	var b *body
 	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-		b = &body{ReadCloser: r.Body}
+		b = newBody(r.Body, &p.kept)
+		defer b.release()
 		r.Body = b
+		// With a GetBody, net/http's transport sends a request again on a
+		// new connection when a kept-alive one turns out closed before a
+		// byte of it was written (an application that stops closes its
+		// idle ones). It may have read the body into its buffer by then:
+		// a body kept whole is sent from the start.
+		r.GetBody = func() (io.ReadCloser, error) {
+			if !b.rewind() {
+				return nil, errBodySent
+			}
+			return b, nil
+		}
 		// A stream both ways (an echo, gRPC-Web) must not wait for the
 		// request's end before its answer starts, which net/http's HTTP/1
 		// server does by default.
@@ -118,6 +131,9 @@ func targetName(d decision) string {
 	return fmt.Sprintf("the leader %q's proxy at %s", d.route.ID, d.route.Addr)
 }
 
+// errBodySent: a request's body was read, so it cannot be sent again.
+var errBodySent = errors.New("proxy: the request's body was sent already")
+
 // attempt is one hand-over of a request, to the application or to the
 // leader's proxy; ReverseProxy's hooks find it in the request's context.
 type attempt struct {
@@ -132,6 +148,10 @@ type attempt struct {
 	onTunnel func()      // a 101 turned the connection into a tunnel
 	err      error       // what ReverseProxy reported, before writing anything
 	conn     atomic.Bool // a connection was had: the request may have been sent
+	// bind makes the attempt end with scope instead (ModifyResponse runs
+	// on the handler's goroutine): an upgrade through a peer is bound to
+	// the leadership that took it once the 101 names it.
+	bind func(scope context.Context)
 }
 
 type attemptKey struct{}
@@ -167,9 +187,20 @@ func (h *httpProxy) forward(w *writer, r *http.Request, d decision, hop int, hd 
 		rp, bind = h.toPeer, isUpgrade(r.Header)
 		p.rec.Forwarded(a.hop)
 	}
+	var unbind func() bool
+	a.bind = func(scope context.Context) {
+		if unbind != nil {
+			unbind()
+		}
+		unbind = context.AfterFunc(scope, func() { cancel(context.Cause(scope)) })
+	}
+	defer func() {
+		if unbind != nil {
+			unbind()
+		}
+	}()
 	if bind {
-		stop := context.AfterFunc(d.scope, func() { cancel(context.Cause(d.scope)) })
-		defer stop()
+		a.bind(d.scope)
 	}
 	a.g = newGuard(p.clock, p.cfg.BodyTimeout, 0, func(err error) {
 		cancel(err)
@@ -207,7 +238,7 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context, r *http.Request, b *b
 	// 9.2.2) and failed before any answer, for a reason other than
 	// slowness. Never one whose body was read: it may have been
 	// processed, and a client must not see it processed twice.
-	unsent := (isDial(err) || !a.conn.Load() || errors.Is(err, errBounced)) && (b == nil || !b.touched())
+	unsent := (isDial(err) || !a.conn.Load() || errors.Is(err, errBounced)) && (b == nil || b.rewind())
 	again := replayable(r) && !isUpgrade(r.Header) && !isTimeout(err)
 	switch {
 	case a.w.started.Load():
@@ -273,6 +304,14 @@ func (h *httpProxy) modify(res *http.Response) error {
 	}
 	a.g.done(0) // the application answered: the rest of the body is its business
 	if res.StatusCode == http.StatusSwitchingProtocols {
+		// The tunnel is the leadership's that took it: the leader's proxy
+		// says which, and a follower's proxy cuts the tunnel once a newer
+		// one is known (as TCP mode's ack does).
+		if a.to == TargetApp {
+			res.Header.Set(HeaderFencingToken, strconv.FormatInt(a.route.Token, 10))
+		} else if tok, err := strconv.ParseInt(res.Header.Get(HeaderFencingToken), 10, 64); err == nil {
+			a.bind(h.p.placedScope(tok))
+		}
 		a.w.started.Store(true)
 		a.g.stop() // the connection's own guard takes over once hijacked
 		if a.onTunnel != nil {

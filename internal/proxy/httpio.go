@@ -40,42 +40,6 @@ func (w *writer) Write(b []byte) (int, error) {
 
 func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// body is a request's body, watched: touched says it can no longer be
-// sent again elsewhere, and each read is progress for the guard. Slot 0
-// is active from each hand-over until the body ends.
-type body struct {
-	io.ReadCloser
-	read atomic.Bool
-	end  atomic.Bool
-	g    atomic.Pointer[guard]
-}
-
-func (b *body) Read(p []byte) (int, error) {
-	b.read.Store(true)
-	n, err := b.ReadCloser.Read(p)
-	if err != nil {
-		b.end.Store(true)
-	}
-	if g := b.g.Load(); g != nil {
-		if err != nil {
-			g.done(0)
-		} else if n > 0 {
-			g.progress(0)
-		}
-	}
-	return n, err
-}
-
-// touched reports whether any of the body may have been sent.
-func (b *body) touched() bool { return b.read.Load() }
-
-func (b *body) attach(g *guard) {
-	b.g.Store(g)
-	if g != nil && !b.end.Load() {
-		g.progress(0)
-	}
-}
-
 // upstreamBody is an answer's body from the application or the leader's
 // proxy; each read is progress.
 type upstreamBody struct {

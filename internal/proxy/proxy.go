@@ -48,15 +48,20 @@ type Proxy struct {
 	http  *httpProxy // HTTP mode
 	tcp   *tcpProxy  // TCP mode
 
+	kept      atomic.Int64  // what copies of request bodies may still take (body.go)
 	wake      Broadcast     // the route may have changed or a yield ended: held traffic looks again
 	closed    chan struct{} // closed when Serve starts shutting down
 	closeOnce sync.Once
 	serving   atomic.Bool
 	wg        sync.WaitGroup // connection goroutines of TCP mode
 
-	mu       sync.Mutex
-	term     *scope // this participant's leadership; nil while it does not lead
-	dest     *scope // the leader's proxy a follower forwards to; nil otherwise
+	mu   sync.Mutex
+	term *scope // this participant's leadership; nil while it does not lead
+	dest *scope // the leader's proxy a follower forwards to; nil otherwise
+	// placed holds, by the fencing token of the leadership that took
+	// them, the connections a follower spliced through the leader's proxy
+	// (TCP mode, upgrades): each ends once a newer leadership is known.
+	placed   map[int64]*scope
 	yielding int
 	inflight int           // HTTP requests with the application (Yield waits for them)
 	drained  chan struct{} // closed when inflight drops to 0
@@ -87,6 +92,7 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 		log:    cfg.Logger.With("proxy", string(cfg.Mode)),
 		closed: make(chan struct{}),
 	}
+	p.kept.Store(keptBudget)
 	p.conns = newConnLimit(cfg.MaxConnections, cfg.Mode == ModeHTTP, p.rec)
 	if cfg.Mode == ModeTCP {
 		p.tcp = &tcpProxy{p: p}
@@ -149,6 +155,10 @@ func (p *Proxy) endScopes() {
 			*s = nil
 		}
 	}
+	for tok, s := range p.placed {
+		s.cancel(errShutdown)
+		delete(p.placed, tok)
+	}
 }
 
 // watch follows the leadership: it cuts what a lost leadership or a
@@ -202,6 +212,42 @@ func (p *Proxy) syncLocked(r Route) {
 	if !r.Leading && r.Addr != "" && p.dest == nil {
 		p.dest = newScope(r)
 	}
+	for tok, s := range p.placed {
+		if r.Token > tok { // a newer leadership than the one that took them
+			s.cancel(errLeaderChanged)
+			delete(p.placed, tok)
+		}
+	}
+}
+
+// placedScope is the scope of a connection spliced through the leader's
+// proxy and taken by the leadership with this fencing token: cut once a
+// newer leadership is known (stolon's proxy cuts connections to a master
+// that is no longer elected; a connection re-forwarded on the way to a
+// newer leader than this participant has heard of yet is not cut by the
+// view that lags). Ended already when the view has moved past it.
+func (p *Proxy) placedScope(token int64) context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.placed[token]; ok {
+		return s.ctx
+	}
+	s := newScope(Route{Token: token})
+	select {
+	case <-p.closed:
+		s.cancel(errShutdown)
+		return s.ctx
+	default:
+	}
+	if r := p.lead.Route(); r.Token > token {
+		s.cancel(errLeaderChanged)
+		return s.ctx
+	}
+	if p.placed == nil {
+		p.placed = map[int64]*scope{}
+	}
+	p.placed[token] = s
+	return s.ctx
 }
 
 func newScope(r Route) *scope {
@@ -226,7 +272,7 @@ const (
 type decision struct {
 	way   way
 	route Route
-	scope context.Context // ends with the leadership (toApp) or the leader (toLeader)
+	scope context.Context // ends with the leadership (toApp) or with this view of the leader (toLeader)
 	why   string          // toWait: what it waits for
 }
 

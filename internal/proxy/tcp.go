@@ -31,7 +31,19 @@ const preambleLen = 12
 const (
 	ackPlaced  byte = 1
 	ackRefused byte = 0
+	// ackLen: the status, then the fencing token of the leadership that
+	// took the connection (0 when refused), so that the proxies on the
+	// way cut it when a newer leadership is known, whatever the leader
+	// their own view names meanwhile.
+	ackLen = 9
 )
+
+func ack(status byte, token int64) []byte {
+	b := make([]byte, ackLen)
+	b[0] = status
+	binary.BigEndian.PutUint64(b[1:], uint64(token))
+	return b
+}
 
 var preambleMagic = [6]byte{'E', 'L', 'E', 'C', 'T', 'D'}
 
@@ -176,21 +188,25 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 			res = ResultShutdown
 			return
 		case toBounce:
-			_, _ = c.Write([]byte{ackRefused})
+			_, _ = c.Write(ack(ackRefused, 0))
 			res = ResultBounced
 			return
 		case toApp, toLeader:
 			hd.leave()
-			up, err := t.dial(d, hop, hd)
+			up, token, err := t.dial(d, hop, hd)
 			if err == nil && hop > 0 {
-				if _, err = c.Write([]byte{ackPlaced}); err != nil {
+				if _, err = c.Write(ack(ackPlaced, token)); err != nil {
 					_ = up.Close()
 					res = ResultCanceled
 					return
 				}
 			}
 			if err == nil {
-				res = t.splice(c, up, d.scope)
+				scope := d.scope // the leadership its application serves in
+				if d.way == toLeader {
+					scope = p.placedScope(token)
+				}
+				res = t.splice(c, up, scope)
 				return
 			}
 			if d.way == toApp && errors.Is(err, syscall.ECONNREFUSED) {
@@ -218,8 +234,9 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 }
 
 // dial connects to the application or the leader's proxy (then sends the
-// preamble); the dial ends with the leadership it is for.
-func (t *tcpProxy) dial(d decision, hop int, hd *holder) (net.Conn, error) {
+// preamble and has the ack); the dial ends with the leadership it is for.
+// token is the fencing token of the leadership that took the connection.
+func (t *tcpProxy) dial(d decision, hop int, hd *holder) (up net.Conn, token int64, err error) {
 	p := t.p
 	addr, to := p.cfg.App, TargetApp
 	if d.way == toLeader {
@@ -227,42 +244,44 @@ func (t *tcpProxy) dial(d decision, hop int, hd *holder) (net.Conn, error) {
 	}
 	dialer := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
 	start := p.clock.Now()
-	up, err := dialer.DialContext(d.scope, "tcp", addr)
+	up, err = dialer.DialContext(d.scope, "tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	p.rec.Upstream(to, p.clock.Now().Sub(start))
-	if d.way == toLeader {
-		p.rec.Forwarded(hop + 1)
-		if err := t.placed(up, hop+1, hd.remaining()); err != nil {
-			_ = up.Close()
-			return nil, err
-		}
+	if d.way == toApp {
+		return up, d.route.Token, nil
 	}
-	return up, nil
+	p.rec.Forwarded(hop + 1)
+	if token, err = t.placed(up, hop+1, hd.remaining()); err != nil {
+		_ = up.Close()
+		return nil, 0, err
+	}
+	return up, token, nil
 }
 
-// placed sends the preamble and waits for the peer's ack: as long as the
-// peer may hold the connection, plus a dial of its own.
-func (t *tcpProxy) placed(up net.Conn, hop int, hold time.Duration) error {
+// placed sends the preamble and waits for the peer's ack, as long as the
+// peer may hold the connection plus a dial of its own; it returns the
+// token of the leadership that took the connection.
+func (t *tcpProxy) placed(up net.Conn, hop int, hold time.Duration) (int64, error) {
 	// Twelve bytes into a new connection's empty send buffer: this write
 	// does not block.
 	if _, err := up.Write(preamble(hop, hold)); err != nil {
-		return err
+		return 0, err
 	}
 	timer := t.p.clock.AfterFunc(hold+t.p.cfg.DialTimeout, func() { _ = up.SetReadDeadline(past) })
-	var ack [1]byte
-	_, err := io.ReadFull(up, ack[:])
+	b := make([]byte, ackLen)
+	_, err := io.ReadFull(up, b)
 	if !timer.Stop() {
 		err = errors.New("timed out") // and the connection's reads with it
 	}
 	if err != nil {
-		return fmt.Errorf("no acknowledgement from the leader's proxy: %w", err)
+		return 0, fmt.Errorf("no acknowledgement from the leader's proxy: %w", err)
 	}
-	if ack[0] != ackPlaced {
-		return errBounced
+	if b[0] != ackPlaced {
+		return 0, errBounced
 	}
-	return nil
+	return int64(binary.BigEndian.Uint64(b[1:])), nil
 }
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

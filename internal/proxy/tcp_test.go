@@ -233,12 +233,14 @@ func TestTCPPeerPreamble(t *testing.T) {
 	}
 	waitFor(t, "four bad preambles counted", func() bool { return tp.rec.conn(ResultBadRequest) == 4 })
 
-	if hello, err := peer(preamble(1, time.Second)).ReadString('\n'); err != nil || hello != "\x01c\n" {
-		t.Fatalf("hop 1: %q (%v), want the ack, then c's greeting via one more forward", hello, err)
+	want := string(ack(ackPlaced, 3)) + "c\n" // placed by c's leadership, token 3
+	if hello, err := peer(preamble(1, time.Second)).ReadString('\n'); err != nil || hello != want {
+		t.Fatalf("hop 1: %q (%v), want the ack with c's token, then c's greeting via one more forward", hello, err)
 	}
 	br := peer(preamble(2, time.Second))
-	if ack, err := br.ReadByte(); err != nil || ack != ackRefused {
-		t.Fatalf("hop 2 to a follower: %v %v, want refused", ack, err)
+	b := make([]byte, ackLen)
+	if _, err := io.ReadFull(br, b); err != nil || string(b) != string(ack(ackRefused, 0)) {
+		t.Fatalf("hop 2 to a follower: %q %v, want refused", b, err)
 	}
 	closed(t, br)
 
