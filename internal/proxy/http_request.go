@@ -158,8 +158,8 @@ type attemptKey struct{}
 
 func attemptOf(ctx context.Context) *attempt { return ctx.Value(attemptKey{}).(*attempt) }
 
-// outcome is how an attempt ended: a result, or retry elsewhere (err says
-// why) because nothing was sent: the dial failed and the body is unread.
+// outcome is how an attempt ended: a result, or retry (err says why):
+// route the request again, because it may be sent again (see judge).
 type outcome struct {
 	result Result
 	retry  bool
@@ -168,8 +168,9 @@ type outcome struct {
 
 // forward hands r to the application (this participant leads) or to the
 // leader's proxy. What is handed to the application is cut when the
-// leadership ends; an upgrade sent to the leader's proxy is cut when the
-// leader changes (a connection that goes on is a stale route).
+// leadership ends. An upgrade sent to the leader's proxy is cut when this
+// view of the leader changes until its 101 names the leadership that took
+// it, and from then on once a newer one is known.
 func (h *httpProxy) forward(w *writer, r *http.Request, d decision, hop int, hd *holder, b *body) outcome {
 	p := h.p
 	ctx, cancel := context.WithCancelCause(r.Context())
@@ -232,12 +233,12 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context, r *http.Request, b *b
 		return outcome{result: ResultOK}
 	}
 	cause := context.Cause(ctx)
-	// Sent again, wherever the route says now: a request of which nothing
-	// was sent (a dial refused, a leadership that ended before a
-	// connection was had), and one that may be sent twice (RFC 9110,
-	// 9.2.2) and failed before any answer, for a reason other than
-	// slowness. Never one whose body was read: it may have been
-	// processed, and a client must not see it processed twice.
+	// Sent again, wherever the route says now: a request that provably
+	// reached no application (a dial refused, a leadership that ended
+	// before a connection was had, a bounce) if its body is unread or kept
+	// whole, and one that may be sent twice (RFC 9110, 9.2.2) and failed
+	// before any answer, for a reason other than slowness. Never another
+	// one whose body was read: it may have been processed.
 	unsent := (isDial(err) || !a.conn.Load() || errors.Is(err, errBounced)) && (b == nil || b.rewind())
 	again := replayable(r) && !isUpgrade(r.Header) && !isTimeout(err)
 	switch {
