@@ -24,7 +24,7 @@ deps: ## install what the tests need: Debian packages (as root), then the test t
 	@$(MAKE) --no-print-directory tools
 
 .PHONY: test
-test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator, API server, browser), then a brief fuzz
+test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator, API server, browser, Prometheus), then a brief fuzz
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@$(MAKE) --no-print-directory fuzz

@@ -9,7 +9,13 @@
 # a small Java program): when javac is missing, default-jdk-headless is added.
 # etcd-server is the storage of the kube-apiserver that tests/kubetest
 # builds and runs for the Kubernetes tests; chromium is the headless browser
-# tests/uitest drives the status page in.
+# tests/uitest drives the status page in; prometheus brings the Prometheus
+# server that tests/promtest runs the alert rules and the dashboard in, and
+# promtool, which runs the rules' unit tests. prometheus is installed without
+# its recommended packages (node exporter, smartmontools, ...), and when
+# systemd starts its service on install, the service is stopped and disabled:
+# the tests run their own server on loopback, and nothing should listen on
+# :9090 because of them.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly
@@ -25,7 +31,11 @@ ALL_PACKAGES=(
 	python3-yaml
 	etcd-server
 	chromium
+	prometheus
 )
+
+# Installed without their recommended packages.
+LEAN_PACKAGES=(prometheus)
 
 need_jdk=0
 if [ "$#" -gt 0 ]; then
@@ -47,8 +57,9 @@ if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>
 	say "this is not a Debian-based system (no dpkg-query/apt-get)."
 	say "install by hand: Apache ZooKeeper 3.8 jars in /usr/share/java (zookeeper.jar and its"
 	say "dependencies), Apache Curator 5.x jars (curator-client, curator-framework,"
-	say "curator-recipes), a Java runtime, the Python 3 modules kazoo and yaml, and etcd 3.4+"
-	say "(the etcd binary in PATH, for the Kubernetes API server tests)."
+	say "curator-recipes), a Java runtime, the Python 3 modules kazoo and yaml, etcd 3.4+"
+	say "(the etcd binary in PATH, for the Kubernetes API server tests), and Prometheus 2.42+"
+	say "(prometheus and promtool in PATH, for the alert rule tests)."
 	exit 1
 fi
 
@@ -63,17 +74,38 @@ if [ "${#missing[@]}" -eq 0 ]; then
 	exit 0
 fi
 
+full=()
+lean=()
+for p in "${missing[@]}"; do
+	case " ${LEAN_PACKAGES[*]} " in
+	*" $p "*) lean+=("$p") ;;
+	*) full+=("$p") ;;
+	esac
+done
+
 if [ "$(id -u)" -ne 0 ]; then
 	say "missing Debian packages: ${missing[*]}"
 	say "not running as root, so nothing was installed. Run:"
-	say "  sudo apt-get update && sudo apt-get install -y ${missing[*]}"
+	say "  sudo apt-get update"
+	[ "${#full[@]}" -eq 0 ] || say "  sudo apt-get install -y ${full[*]}"
+	[ "${#lean[@]}" -eq 0 ] || say "  sudo apt-get install -y --no-install-recommends ${lean[*]}"
 	exit 1
 fi
 
 say "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-apt-get install -y "${missing[@]}"
+[ "${#full[@]}" -eq 0 ] || apt-get install -y "${full[@]}"
+[ "${#lean[@]}" -eq 0 ] || apt-get install -y --no-install-recommends "${lean[@]}"
+
+case " ${lean[*]} " in
+*" prometheus "*)
+	if [ -d /run/systemd/system ] && systemctl is-active --quiet prometheus 2>/dev/null; then
+		say "stopping and disabling the prometheus service the package started"
+		systemctl disable --now prometheus
+	fi
+	;;
+esac
 
 for p in "${missing[@]}"; do
 	if ! installed "$p"; then

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/history"
@@ -192,6 +193,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 		d.sess.Close()
 		return nil, err
 	}
+	metrics.CountWork(reg, cfg.path(), d.el.Counters)
 	if d.kube, err = newKube(cfg, d.el, m, d.log); err != nil {
 		ln.Close()
 		d.sess.Close()
@@ -199,7 +201,7 @@ func newDaemon(cfg *Config, sopts serverOptions, certs *config.KeyPair, logs *as
 	}
 	d.follow = newFollowing(cfg, d.el, reg, d.log)
 	apiEl, switcher := d.follow.api()
-	d.history = history.New(history.DefaultSize, time.Now)
+	d.history = history.New(history.DefaultSize, clock.Real())
 
 	reqCtx, cancel := context.WithCancel(context.Background())
 	d.cancelRequests = cancel

@@ -8,7 +8,7 @@ import (
 )
 
 // The Secrets electd reads. The operator creates them; the manifests only
-// refer to them (README, "Kubernetes").
+// refer to them (docs/kubernetes.md, "Secrets").
 const (
 	adminSecret  = "electd-admin"
 	zkAuthSecret = "electd-zookeeper-auth"
@@ -65,7 +65,7 @@ func checkAdminTokenIsAnOptionalSecretRef(t *testing.T, m *manifests) {
 			continue
 		}
 		if ref.SecretKeyRef.Name != adminSecret || ref.SecretKeyRef.Key != "token" {
-			t.Errorf("%s: ELECTD_HTTP_ADMIN_TOKEN refers to Secret %s key %s, want %s key token (the README's command)",
+			t.Errorf("%s: ELECTD_HTTP_ADMIN_TOKEN refers to Secret %s key %s, want %s key token (docs/kubernetes.md's command)",
 				s.w.ref, ref.SecretKeyRef.Name, ref.SecretKeyRef.Key, adminSecret)
 		}
 		if o := ref.SecretKeyRef.Optional; o == nil || !*o {
@@ -99,7 +99,7 @@ func checkZooKeeperAuthIsARequiredSecretFile(t *testing.T, m *manifests) {
 		}
 		sec := vol.Secret
 		if sec.SecretName != zkAuthSecret || item != "auth" {
-			t.Errorf("%s: %s is Secret %s key %q, want %s key auth (the README's command)", s.w.ref, e.Value, sec.SecretName, item, zkAuthSecret)
+			t.Errorf("%s: %s is Secret %s key %q, want %s key auth (docs/kubernetes.md's command)", s.w.ref, e.Value, sec.SecretName, item, zkAuthSecret)
 		}
 		if sec.Optional != nil && *sec.Optional {
 			t.Errorf("%s: volume %s is optional: without the Secret electd would exit 2 and restart in a loop", s.w.ref, vol.Name)

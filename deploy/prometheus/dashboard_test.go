@@ -57,6 +57,9 @@ type (
 type query struct {
 	where string
 	expr  string // as written, with Grafana's variables
+	// A query variable's name, and the label whose values it lists
+	// (label_values(<expr>, <label>)); empty for a panel's query.
+	variable, label string
 }
 
 // labelValuesRE matches a query variable's label_values(<selector>, <label>).
@@ -101,7 +104,7 @@ func loadDashboard(t *testing.T) (*dashboard, []query, map[string]string) {
 			if v.Definition != q.Query {
 				t.Errorf("variable %s: definition %q differs from its query %q", v.Name, v.Definition, q.Query)
 			}
-			qs = append(qs, query{"variable " + v.Name, m[1]})
+			qs = append(qs, query{where: "variable " + v.Name, expr: m[1], variable: v.Name, label: m[2]})
 		default:
 			t.Fatalf("variable %s: type %q is not one this test knows", v.Name, v.Type)
 		}
@@ -110,7 +113,7 @@ func loadDashboard(t *testing.T) (*dashboard, []query, map[string]string) {
 	walk = func(ps []panel) {
 		for _, p := range ps {
 			for _, tg := range p.Targets {
-				qs = append(qs, query{"panel " + p.Title + " " + tg.RefID, tg.Expr})
+				qs = append(qs, query{where: "panel " + p.Title + " " + tg.RefID, expr: tg.Expr})
 			}
 			walk(p.Panels)
 		}

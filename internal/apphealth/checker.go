@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // Config configures a Checker. Validation of the values is the
@@ -19,8 +21,8 @@ type Config struct {
 
 	// Client sends the checks. Default: NewClient(Timeout).
 	Client *http.Client
-	// Clock schedules the checks and stamps Health.Since. Default: RealClock.
-	Clock Clock
+	// Clock schedules the checks and stamps Health.Since. Default: clock.Real().
+	Clock clock.Clock
 	// Logger gets one line per change of state and a debug line per failed
 	// check. Default: discard.
 	Logger *slog.Logger
@@ -33,18 +35,6 @@ type Config struct {
 type Recorder interface {
 	AppHealthChecked(Result)
 }
-
-// Clock is the time source of the schedule.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-// RealClock is the Clock of package time.
-type RealClock struct{}
-
-func (RealClock) Now() time.Time                         { return time.Now() }
-func (RealClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 type nopRecorder struct{}
 
@@ -65,7 +55,7 @@ func New(cfg Config) *Checker {
 		cfg.Client = NewClient(cfg.Timeout)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = RealClock{}
+		cfg.Clock = clock.Real()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

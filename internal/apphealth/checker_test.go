@@ -8,39 +8,28 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/clock/clocktest"
 )
 
-// stepClock is a Clock whose After channels fire only when the test says.
-type stepClock struct {
-	now   time.Time
-	waits chan time.Duration    // each After's duration
-	fire  chan chan<- time.Time // each After's channel, for the test to fire
-}
-
-func newStepClock() *stepClock {
-	return &stepClock{now: time.Unix(1000, 0), waits: make(chan time.Duration, 1), fire: make(chan chan<- time.Time, 1)}
-}
-
-func (c *stepClock) Now() time.Time { return c.now }
-
-func (c *stepClock) After(d time.Duration) <-chan time.Time {
-	ch := make(chan time.Time, 1)
-	c.waits <- d
-	c.fire <- ch
-	return ch
-}
-
-// next waits until Run waits for its next check, checks the wait, and lets it go.
-func (c *stepClock) next(t *testing.T, want time.Duration) {
+// next waits until Run waits for its next check, checks that the wait is
+// want, and lets it go.
+func next(t *testing.T, c *clocktest.Fake, want time.Duration) {
 	t.Helper()
-	select {
-	case d := <-c.waits:
-		if d != want {
-			t.Errorf("waited %v, want %v", d, want)
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Pending() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not wait for a next check")
 		}
-		(<-c.fire) <- c.now
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not wait for a next check")
+		time.Sleep(time.Millisecond)
+	}
+	c.Advance(want - time.Millisecond)
+	if c.Pending() != 1 {
+		t.Errorf("waited less than %v", want)
+	}
+	c.Advance(time.Millisecond)
+	if c.Pending() != 0 {
+		t.Errorf("waited more than %v", want)
 	}
 }
 
@@ -63,7 +52,7 @@ func TestCheckerRun(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	clock := newStepClock()
+	clock := clocktest.NewFake(time.Unix(1000, 0))
 	rec := &countRecorder{n: map[Result]int{}}
 	c := New(Config{URL: srv.URL, Interval: 10 * time.Second, Timeout: time.Second,
 		FailureThreshold: 2, SuccessThreshold: 2, Clock: clock, Recorder: rec})
@@ -99,27 +88,27 @@ func TestCheckerRun(t *testing.T) {
 	}
 
 	// The first check runs at once; one pass is below the threshold of two.
-	clock.next(t, 10*time.Second)
+	next(t, clock, 10*time.Second)
 	none()
 	if h := c.Health(); h.State != Unknown || h.Detail != "HTTP 200 OK" {
 		t.Fatalf("after one pass: %+v", h)
 	}
-	clock.next(t, 10*time.Second)
+	next(t, clock, 10*time.Second)
 	expect(Healthy)
 
 	code.Store(http.StatusInternalServerError)
-	clock.next(t, 10*time.Second)
+	next(t, clock, 10*time.Second)
 	none()
-	clock.next(t, 10*time.Second)
+	next(t, clock, 10*time.Second)
 	expect(Unhealthy)
 	if h := c.Health(); h.Detail != "HTTP 500 Internal Server Error" {
 		t.Errorf("detail %q", h.Detail)
 	}
 
 	code.Store(http.StatusOK)
-	clock.next(t, 10*time.Second)
+	next(t, clock, 10*time.Second)
 	none()
-	clock.next(t, 10*time.Second)
+	next(t, clock, 10*time.Second)
 	expect(Healthy)
 
 	cancel()

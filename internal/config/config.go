@@ -8,7 +8,7 @@
 // "Configuration".
 package config
 
-//go:generate go run ./gen -o ../../config.example.yaml
+//go:generate go run ./gen -o ../../config.example.yaml -doc ../../docs/configuration.md
 
 import "time"
 

@@ -29,6 +29,20 @@ const (
 	StepDown SuspendPolicy = "step-down"
 )
 
+// HandoffPolicy says who takes over from a leader that leaves the election
+// for good (docs/DESIGN.md, "Handoff").
+type HandoffPolicy string
+
+const (
+	// HandoffNewest hands leadership to the participant that joined last
+	// (of those the leader can move the others behind): in a rollout, a
+	// participant of the new version, so that the rollout changes the
+	// leader once rather than once per old participant.
+	HandoffNewest HandoffPolicy = "newest"
+	// HandoffNext lets the next in the queue take over, as Curator does.
+	HandoffNext HandoffPolicy = "next"
+)
+
 // State is the connection state of a Session.
 type State string
 
@@ -147,7 +161,7 @@ type Counters struct {
 	// Rechecks counts candidacy re-checks: reads of the queue (getChildren)
 	// to decide whether this participant leads.
 	Rechecks uint64
-	// Writes counts create, delete and setData requests this Elector sent.
+	// Writes counts create, delete and setACL requests this Elector sent.
 	Writes uint64
 	// Reads counts getData/exists requests (watches on predecessor and leader).
 	Reads uint64

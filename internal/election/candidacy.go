@@ -1,6 +1,7 @@
 package election
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -13,7 +14,7 @@ var errWithdrawPending = errors.New("election: withdrawn; the own node is delete
 func (e *Elector) command(c command) error {
 	switch c.kind {
 	case cmdCandidate:
-		return e.setCandidate(c.candidate, c.why)
+		return e.setCandidate(c.ctx, c.candidate, c.why)
 	case cmdSwitchover:
 		return e.r.switchover(c.ctx, c.to)
 	}
@@ -21,8 +22,9 @@ func (e *Elector) command(c command) error {
 }
 
 // setCandidate withdraws or restores candidacy (SetCandidate).
-func (e *Elector) setCandidate(candidate bool, why LossReason) error {
+func (e *Elector) setCandidate(ctx context.Context, candidate bool, why LossReason) error {
 	l := &e.loop
+	led := e.holding(l.node)
 	if candidate {
 		if !l.standing {
 			l.standing, l.dirty = true, true
@@ -53,6 +55,9 @@ func (e *Elector) setCandidate(candidate bool, why LossReason) error {
 			return nil
 		}
 		return fmt.Errorf("%w (zookeeper %s)", errWithdrawPending, st)
+	}
+	if led {
+		e.r.handOff(ctx) // a leader leaving for good picks its successor (Config.Handoff)
 	}
 	if !e.leaveOnce(why) {
 		return errWithdrawPending

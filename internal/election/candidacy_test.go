@@ -39,7 +39,7 @@ func TestObserverWatchesWithoutStanding(t *testing.T) {
 
 func TestWithdrawLeaderHandsOver(t *testing.T) {
 	u, node := newLeaderWithFollower(t)
-	if err := u.e.setCandidate(false, LossAppUnhealthy); err != nil {
+	if err := u.e.setCandidate(context.Background(), false, LossAppUnhealthy); err != nil {
 		t.Fatal(err)
 	}
 	st := u.e.Status()
@@ -57,7 +57,7 @@ func TestWithdrawLeaderHandsOver(t *testing.T) {
 		t.Fatalf("the observer names %+v, want web-2", st.Leader)
 	}
 	// Standing again joins at the back.
-	if err := u.e.setCandidate(true, ""); err != nil {
+	if err := u.e.setCandidate(context.Background(), true, ""); err != nil {
 		t.Fatal(err)
 	}
 	u.settle()
@@ -71,7 +71,7 @@ func TestWithdrawWhileDisconnected(t *testing.T) {
 	u := newUnit(t, Config{})
 	u.settle()
 	u.setState(StateSuspended)
-	err := u.e.setCandidate(false, LossWithdrawn)
+	err := u.e.setCandidate(context.Background(), false, LossWithdrawn)
 	if !errors.Is(err, errWithdrawPending) {
 		t.Fatalf("withdraw while disconnected = %v, want errWithdrawPending", err)
 	}

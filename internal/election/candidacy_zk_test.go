@@ -128,3 +128,38 @@ func TestZKSwitchover(t *testing.T) {
 		_ = ps
 	})
 }
+
+// TestZKHandoffNewest is a rollout on real ZooKeeper: three participants of
+// an old version, then three of a new one; the old ones leave one after
+// the other, the leader first. The leader hands over to the newest
+// participant, so the rollout changes the leader once, and never to a
+// participant that leaves next (docs/DESIGN.md, "Handoff").
+func TestZKHandoffNewest(t *testing.T) {
+	ens := startZK(t)
+	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {
+		t.Run(string(mode), func(t *testing.T) {
+			h := newHarness(t, ens, "/handoff/"+string(mode), mode)
+			old := h.startJoined(3, opts{})
+			l := h.waitOneLeader(10 * time.Second)
+			if l != old[0] {
+				t.Fatalf("%s leads, want %s (it joined first)", l, old[0])
+			}
+			fresh := h.startJoined(3, opts{})
+			h.waitAgreement(l)
+			for _, p := range old {
+				p.resignClose(t)
+			}
+			next := h.waitOneLeader(10 * time.Second)
+			if next != fresh[2] {
+				t.Fatalf("%s leads after the old participants left, want the newest, %s", next, fresh[2])
+			}
+			var changes int64
+			for _, p := range h.all() {
+				changes += p.rec.acquired.Load()
+			}
+			if changes != 2 {
+				t.Errorf("leadership was taken %d times in all, want 2: the first leader, then the newest", changes)
+			}
+		})
+	}
+}

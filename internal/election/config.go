@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // Limits that Validate enforces. A value outside them would pass ZooKeeper's
@@ -95,8 +97,8 @@ type SessionConfig struct {
 	RenewInterval time.Duration
 	// Logger receives one line per state change. Default: discard.
 	Logger *slog.Logger
-	// Clock is the lease's time source. Default: RealClock.
-	Clock Clock
+	// Clock is the lease's time source. Default: clock.Real().
+	Clock clock.Clock
 	// Recorder counts expirations and reconnects. Default: none.
 	Recorder SessionRecorder
 }
@@ -109,7 +111,7 @@ func (c *SessionConfig) setDefaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Clock == nil {
-		c.Clock = RealClock{}
+		c.Clock = clock.Real()
 	}
 }
 
@@ -173,6 +175,10 @@ type Config struct {
 	Term time.Duration
 	// OnSuspend is the disconnect policy. Default Hold.
 	OnSuspend SuspendPolicy
+	// Handoff says who takes over when a leader leaves the election for
+	// good (Resign, or a withdrawal: SetCandidate false). Default
+	// HandoffNewest.
+	Handoff HandoffPolicy
 	// ClaimDelay makes a new leader wait this long, at most MaxClaimDelay,
 	// before IsLeader turns true. Default 0.
 	ClaimDelay time.Duration
@@ -186,7 +192,7 @@ type Config struct {
 	// Logger receives one line per state change. Default: the session's.
 	Logger *slog.Logger
 	// Clock is the time source for term and claim delay. Default: the session's.
-	Clock Clock
+	Clock clock.Clock
 	// Recorder counts leadership changes. Default: none.
 	Recorder Recorder
 }
@@ -220,6 +226,11 @@ func (c Config) Validate() error {
 	case "", Hold, StepDown:
 	default:
 		return fieldErr("OnSuspend", "%s is not hold or step-down", quote(string(c.OnSuspend)))
+	}
+	switch c.Handoff {
+	case "", HandoffNewest, HandoffNext:
+	default:
+		return fieldErr("Handoff", "%s is not newest or next", quote(string(c.Handoff)))
 	}
 	if err := inRange(c.ClaimDelay, 0, MaxClaimDelay); err != nil {
 		return &FieldError{Field: "ClaimDelay", Err: err}

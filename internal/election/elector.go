@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // Elector joins one election on a Session. It never closes the session.
@@ -24,10 +26,11 @@ type Elector struct {
 	zk    zkConn // s.conn: the seam unit tests script
 	cfg   Config
 	log   *slog.Logger
-	clock Clock
+	clock clock.Clock
 	rec   Recorder
 	r     recipe     // the mode's steps: queueRecipe or raceRecipe
 	adv   advertised // advertise data by session, shared with Participants
+	ws    watchSet   // the watches set, at most one per path and type (watches.go)
 
 	cmds    chan command
 	events  chan event
@@ -81,6 +84,9 @@ func New(s *Session, cfg Config) (*Elector, error) {
 	}
 	if cfg.OnSuspend == "" {
 		cfg.OnSuspend = Hold
+	}
+	if cfg.Handoff == "" {
+		cfg.Handoff = HandoffNewest
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = s.log

@@ -377,3 +377,25 @@ func (f *fakeZK) Sync(p string) (string, error) {
 func (f *fakeZK) AddAuth(string, []byte) error { return nil }
 func (f *fakeZK) State() zk.State              { return zk.StateHasSession }
 func (f *fakeZK) Close()                       {}
+
+// maxWatches is the most watch channels set on any one path and type
+// (data or child), with the path: go-zookeeper keeps each until it fires.
+func (f *fakeZK) maxWatches() (n int, where string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for kind, ws := range map[string]map[string][]chan zk.Event{"data": f.dataW, "child": f.childW} {
+		for p, chs := range ws {
+			if len(chs) > n {
+				n, where = len(chs), kind+" "+p
+			}
+		}
+	}
+	return n, where
+}
+
+// allOps returns every request made since the last resetOps.
+func (f *fakeZK) allOps() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ops...)
+}

@@ -4,13 +4,15 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/clock/clocktest"
 )
 
 // leaderFixture is an Elector whose view says it holds the lowest node of
 // session 7, on a session connected with a fresh lease.
-func leaderFixture(t *testing.T, cfg Config) (*Elector, *Session, *fakeClock) {
+func leaderFixture(t *testing.T, cfg Config) (*Elector, *Session, *clocktest.Fake) {
 	t.Helper()
-	clk := newFakeClock()
+	clk := clocktest.NewFake(time.Unix(1000, 0))
 	s := &Session{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
 		state: StateConnected, authed: true, sessionID: 7, timeout: 4 * time.Second,
 		leaseSID: 7, leaseEnd: clk.Now().Add(leaseFor(4*time.Second, 400*time.Millisecond))}
@@ -88,7 +90,7 @@ func TestJudgeMisconfigured(t *testing.T) {
 }
 
 func BenchmarkStatus(b *testing.B) {
-	clk := newFakeClock()
+	clk := clocktest.NewFake(time.Unix(1000, 0))
 	s := &Session{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
 		state: StateConnected, authed: true, sessionID: 7, leaseSID: 7, leaseEnd: clk.Now().Add(time.Hour)}
 	e, _ := New(s, Config{Path: "/e", ID: "me", Clock: clk})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -49,7 +50,7 @@ const (
 
 // String names a watch's kind in debug lines.
 func (k eventKind) String() string {
-	names := [...]string{"predecessor", "leader", "own", "children", "term", "timer", "members"}
+	names := [...]string{"predecessor", "leader", "own", "children", "term", "timer", "members", "members-due"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -219,14 +220,20 @@ func (e *Elector) nextBackoff(err error) time.Duration {
 	return b
 }
 
+// settleSteps bounds one settle: a step that keeps asking for another with
+// nothing changing is a defect (a state left dirty), and the cap keeps it
+// from taking the loop over.
+const settleSteps = 20
+
 // settle steps until there is nothing left to do right now.
 func (e *Elector) settle() error {
-	for i := 0; i < 20; i++ {
+	for i := 0; i < settleSteps; i++ {
 		again, err := e.step()
 		if err != nil || !again {
 			return err
 		}
 	}
+	e.log.Warn("the election did not settle; stepping again at the next wake-up", "steps", settleSteps)
 	return nil
 }
 
@@ -264,6 +271,7 @@ func (e *Elector) step() (again bool, err error) {
 		}
 		l.sid, l.parentsOK, l.dirty = sid, false, true
 		l.gen++
+		e.ws.reset()
 	}
 	if !l.standing {
 		if l.pending != nil || l.node != "" || l.metaSID == l.sid && l.sid != 0 {
@@ -323,30 +331,8 @@ func (e *Elector) stale(ev event) bool {
 	return ev.gen != e.loop.gen
 }
 
-// watch forwards one watch firing to the loop.
-func (e *Elector) watch(ch <-chan zk.Event, kind eventKind, node string) {
-	gen := e.loop.gen
-	go func() {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				return
-			}
-			e.log.Debug("watch fired", "watch", kind.String(), "node", node, "event", ev.Type.String())
-			if kind == evOwn && ev.Type == zk.EventNodeDeleted {
-				e.ownGone(node)
-			}
-			select {
-			case e.events <- event{kind: kind, gen: gen, node: node, zk: ev}:
-			case <-e.done:
-			}
-		case <-e.done:
-		}
-	}()
-}
-
 // after posts an event after d.
-func (e *Elector) after(d time.Duration, ev event) Timer {
+func (e *Elector) after(d time.Duration, ev event) clock.Timer {
 	return e.clock.AfterFunc(d, func() {
 		select {
 		case e.events <- ev:

@@ -55,7 +55,7 @@ func TestLoopPermissionErrorBacksOff(t *testing.T) {
 	}
 	want := 1
 	for _, d := range []time.Duration{50, 100, 200, 400, 800} {
-		waitUntil(t, "the retry timer", func() bool { return u.clk.pending() == 1 })
+		waitUntil(t, "the retry timer", func() bool { return u.clk.Pending() == 1 })
 		u.clk.Advance(d * time.Millisecond)
 		want++
 		waitUntil(t, "the retry after the back-off", func() bool { return creates() == want })

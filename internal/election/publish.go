@@ -4,13 +4,15 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // publisher turns changes of Status into Observe values, Recorder counts and
 // log lines. It wakes on every session change, view change and at the next
 // instant Status can change by itself (lease end, claim delay end).
 func (e *Elector) publisher(sess <-chan struct{}, stop <-chan struct{}) {
-	var timer Timer
+	var timer clock.Timer
 	wake := make(chan struct{}, 1)
 	for {
 		st := e.Status()

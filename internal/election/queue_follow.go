@@ -32,8 +32,7 @@ func (q *queueRecipe) follow(sorted []string, idx int) error {
 		q.walk()
 	}
 	pred := sorted[idx-1]
-	e.nReads.Add(1)
-	data, stat, ch, err := e.zk.GetW(join(e.cfg.Path, pred))
+	data, stat, err := e.getW(join(e.cfg.Path, pred), evPred, pred)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil // l.dirty stays: read the queue again (not recreate: CURATOR-645)
 	}
@@ -44,7 +43,6 @@ func (q *queueRecipe) follow(sorted []string, idx int) error {
 		l.dirty = true // re-check without it
 		return nil
 	}
-	e.watch(ch, evPred, pred)
 	l.dirty = idx > 1 && q.leaderIdx < 0 // the walk found no leader: look again
 	if idx == 1 {
 		q.leaderIdx = 0
@@ -68,8 +66,8 @@ func (q *queueRecipe) walk() {
 	e, l := q.e, &q.e.loop
 	for i := q.leaderIdx + 1; i < len(q.queue); i++ {
 		name := join(e.cfg.Path, q.queue[i])
-		e.nReads.Add(1)
 		if i == len(q.queue)-1 {
+			e.nReads.Add(1)
 			data, stat, err := e.zk.Get(name)
 			if err != nil || q.notEphemeral(q.queue[i], stat) {
 				return // gone, unreachable or not a participant: the predecessor watch takes over
@@ -83,7 +81,7 @@ func (q *queueRecipe) walk() {
 			}
 			return
 		}
-		data, stat, ch, err := e.zk.GetW(name)
+		data, stat, err := e.getW(name, evLeader, q.queue[i])
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -95,7 +93,6 @@ func (q *queueRecipe) walk() {
 			continue
 		}
 		q.leaderIdx = i
-		e.watch(ch, evLeader, q.queue[i])
 		q.setLeader(q.queue[i], data, stat)
 		return
 	}
@@ -126,13 +123,11 @@ func (q *queueRecipe) observe() error {
 	e.nReads.Add(1)
 	kids, _, err := e.zk.Children(e.cfg.Path)
 	if errors.Is(err, zk.ErrNoNode) {
-		e.nReads.Add(1)
-		ok, _, ch, err := e.zk.ExistsW(e.cfg.Path)
+		ok, err := e.existsW(e.cfg.Path, evLeader, "")
 		if err != nil {
 			return fmt.Errorf("observe: %w", err)
 		}
 		l.dirty = ok // created meanwhile: look again
-		e.watch(ch, evLeader, "")
 		q.observed(nil, 0)
 		return nil
 	}
@@ -141,8 +136,7 @@ func (q *queueRecipe) observe() error {
 	}
 	queue := q.queueOf(kids)
 	for _, name := range queue {
-		e.nReads.Add(1)
-		data, stat, ch, err := e.zk.GetW(join(e.cfg.Path, name))
+		data, stat, err := e.getW(join(e.cfg.Path, name), evLeader, name)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // gone while we read: the next one leads
 		}
@@ -152,19 +146,16 @@ func (q *queueRecipe) observe() error {
 		if q.notEphemeral(name, stat) {
 			continue
 		}
-		e.watch(ch, evLeader, name)
 		l.dirty = false
 		p := e.participant(name, data, stat)
 		p.IsLeader = true
 		q.observed(&p, len(queue))
 		return nil
 	}
-	e.nReads.Add(1)
-	kids, _, ch, err := e.zk.ChildrenW(e.cfg.Path) // nobody stands: wait for someone
+	kids, err = e.childrenW(e.cfg.Path, evLeader, "") // nobody stands: wait for someone
 	if err != nil {
 		return fmt.Errorf("observe: %w", err)
 	}
-	e.watch(ch, evLeader, "")
 	// Someone who joined between the two reads fires no watch: look again.
 	l.dirty = len(q.queueOf(kids)) > 0
 	q.observed(nil, 0)

@@ -46,13 +46,11 @@ func (q *queueRecipe) membersChanged() {
 func (q *queueRecipe) watchMembers() error {
 	e, l := q.e, &q.e.loop
 	q.members.due, q.members.armed = false, false
-	e.nReads.Add(1)
-	kids, _, ch, err := e.zk.ChildrenW(e.cfg.Path)
+	kids, err := e.childrenW(e.cfg.Path, evMembers, l.node)
 	if err != nil {
 		l.dirty = true
 		return fmt.Errorf("watch members: %w", err)
 	}
-	e.watch(ch, evMembers, l.node)
 	if q.stepDownForeign(kids) {
 		return nil
 	}

@@ -149,21 +149,18 @@ func (r *raceRecipe) claim() error {
 func (r *raceRecipe) follow(absentOK bool) error {
 	e, l := r.e, &r.e.loop
 	l.gen++
-	e.nReads.Add(1)
-	data, stat, ch, err := e.zk.GetW(r.leaderPath())
+	data, stat, err := e.getW(r.leaderPath(), evLeader, raceNode)
 	if errors.Is(err, zk.ErrNoNode) {
 		if !absentOK {
 			return nil // gone already: race again at once
 		}
-		e.nReads.Add(1)
-		ok, _, ech, err := e.zk.ExistsW(r.leaderPath())
+		ok, err := e.existsW(r.leaderPath(), evLeader, raceNode)
 		if err != nil {
 			return fmt.Errorf("watch leader: %w", err)
 		}
 		if !ok {
 			e.updateView(func(v *view) { v.leader, v.joined, v.observedAt = nil, true, e.wallNow() })
 			r.watching = true
-			e.watch(ech, evLeader, raceNode)
 			if l.standing {
 				e.after(l.holdOff.Sub(e.clock.Now()), event{kind: evTimer, gen: l.gen})
 			}
@@ -176,7 +173,6 @@ func (r *raceRecipe) follow(absentOK bool) error {
 	}
 	r.watching = true
 	e.wantLease(false) // any follower may win the next race: it renews then
-	e.watch(ch, evLeader, raceNode)
 	if stat.EphemeralOwner == 0 {
 		// No participant made it and none can ever take it: say so, and
 		// wait for it to be deleted.
@@ -245,3 +241,6 @@ func (r *raceRecipe) followers(leader int64) []Participant {
 
 // switchover needs a queue: the race has none.
 func (r *raceRecipe) switchover(context.Context, string) error { return ErrNoQueue }
+
+// handOff: whoever wins the next race leads.
+func (r *raceRecipe) handOff(context.Context) {}

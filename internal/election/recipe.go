@@ -33,6 +33,10 @@ type recipe interface {
 	// switchover hands leadership to the participant with id to
 	// (Elector.Switchover).
 	switchover(ctx context.Context, to string) error
+	// handOff, run by a leader about to leave the election, makes the
+	// participant Config.Handoff names its successor, without letting go;
+	// best effort: the leader then deletes its node whatever happened.
+	handOff(ctx context.Context)
 }
 
 // refuseForeign reports (and stays out of) a path holding another mode's
@@ -112,8 +116,7 @@ func (e *Elector) armOwn(own *ownNode) (ok bool, err error) {
 	if own.name == l.node && l.node != "" {
 		return true, nil
 	}
-	e.nReads.Add(1)
-	data, stat, ch, err := e.zk.GetW(join(e.cfg.Path, l.node))
+	data, stat, err := e.getW(join(e.cfg.Path, l.node), evOwn, l.node)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		e.forgetNode(LossExpired)
@@ -127,7 +130,6 @@ func (e *Elector) armOwn(own *ownNode) (ok bool, err error) {
 		e.forgetNode(LossExpired)
 		return false, nil
 	}
-	e.watch(ch, evOwn, l.node)
 	*own = ownNode{name: l.node, data: data, stat: stat}
 	return true, nil
 }

@@ -58,6 +58,9 @@ func (e *Elector) leave(ctx context.Context) error {
 	l := &e.loop
 	sess, cancel := e.s.subscribe()
 	defer cancel()
+	if st, sid, _ := e.s.snapshot(); st == StateConnected && sid == l.sid && e.holding(l.node) {
+		e.r.handOff(ctx) // a leader leaving for good picks its successor (Config.Handoff)
+	}
 	for {
 		st, sid, _ := e.s.snapshot()
 		switch {

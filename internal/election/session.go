@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -24,7 +25,7 @@ type Session struct {
 	conn  zkConn // *zk.Conn but in unit tests
 	hosts *hostProvider
 	log   *slog.Logger
-	clock Clock
+	clock clock.Clock
 	acl   []zk.ACL
 
 	// negotiatedMs is read off the wire by the dialer (go-zookeeper keeps the

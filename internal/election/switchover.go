@@ -46,14 +46,8 @@ func (q *queueRecipe) switchover(ctx context.Context, to string) error {
 	}
 	e.log.Info("switchover: moving the participants ahead of the target behind it", "to", to,
 		"target_node", target.Node, "ahead", len(ahead))
-	for _, p := range ahead {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
-		}
-		e.nWrites.Add(1)
-		if err := e.zk.Delete(join(e.cfg.Path, p.Node), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: could not move %q behind %s: %v (still the leader)", ErrSwitchover, p.ID, to, err)
-		}
+	if err := q.moveBehind(ctx, ahead, to); err != nil {
+		return err
 	}
 	// The last look: T must be next, or this leader stays.
 	queue, err = q.readQueue()
@@ -68,6 +62,70 @@ func (q *queueRecipe) switchover(ctx context.Context, to string) error {
 		return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
 	}
 	return e.release(LossReleased)
+}
+
+// moveBehind deletes the nodes of ahead, electd participants queued before
+// the one with id to, in queue order: each re-queues at the back, behind it.
+func (q *queueRecipe) moveBehind(ctx context.Context, ahead []Participant, to string) error {
+	e := q.e
+	for _, p := range ahead {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
+		}
+		e.nWrites.Add(1)
+		if err := e.zk.Delete(join(e.cfg.Path, p.Node), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: could not move %q behind %s: %v (still the leader)", ErrSwitchover, p.ID, to, err)
+		}
+	}
+	return nil
+}
+
+// maxHandoffReads bounds the queue a leaving leader reads to find the
+// newest participant: a larger queue hands over to the next in line, as
+// a leave must not cost a read per participant of a large election.
+const maxHandoffReads = 16
+
+// handOff, with HandoffNewest, moves every participant queued before the
+// newest one behind it, so that it is next when this leader's node goes
+// (docs/DESIGN.md, "Handoff"). Only electd participants re-queue when their
+// node is deleted, so the newest participant considered is the last of
+// those queued before the first Curator peer. It never lets go itself and
+// gives up at the first error: the leave that follows deletes the node
+// whatever happened, and then the next in line leads, as with HandoffNext.
+func (q *queueRecipe) handOff(ctx context.Context) {
+	e, l := q.e, &q.e.loop
+	if e.cfg.Handoff != HandoffNewest || l.node == "" {
+		return
+	}
+	queue, err := q.readQueue()
+	if err != nil || len(queue) < 3 || queue[0] != l.node || len(queue)-1 > maxHandoffReads {
+		return // nobody to skip, not first, or too many to read
+	}
+	var movable []Participant
+	for _, name := range queue[1:] {
+		e.nReads.Add(1)
+		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		p := e.participant(name, data, stat)
+		if stat.EphemeralOwner == 0 || !q.isElectd(p) {
+			break
+		}
+		movable = append(movable, p)
+	}
+	if len(movable) < 2 {
+		return // the next in line is the newest that can lead next
+	}
+	target, ahead := movable[len(movable)-1], movable[:len(movable)-1]
+	e.log.Info("handing leadership to the newest participant", "to", target.ID, "target_node", target.Node,
+		"moved_behind", len(ahead))
+	if err := q.moveBehind(ctx, ahead, target.ID); err != nil {
+		e.log.Warn("could not hand leadership to the newest participant; the next in line takes over", "err", err)
+	}
 }
 
 // readQueue reads the queue as re-check does: participant nodes, in order.

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -65,7 +66,7 @@ type Entry struct {
 // Log is a bounded record of transitions. Its methods are safe for
 // concurrent use.
 type Log struct {
-	now func() time.Time
+	clock clock.Clock
 
 	mu      sync.Mutex
 	ring    []Entry // ring[(start+i)%len(ring)], i < n, oldest first
@@ -78,11 +79,11 @@ type Log struct {
 
 // New returns a Log of at most size entries (DefaultSize when size < 1)
 // that timestamps entries with now.
-func New(size int, now func() time.Time) *Log {
+func New(size int, clk clock.Clock) *Log {
 	if size < 1 {
 		size = DefaultSize
 	}
-	return &Log{now: now, ring: make([]Entry, size)}
+	return &Log{clock: clk, ring: make([]Entry, size)}
 }
 
 // Feed adds every status received from ch until ch is closed, as from
@@ -98,7 +99,7 @@ func (l *Log) Feed(ch <-chan election.Status) {
 // status added is recorded as a State entry, and a Leader entry when it
 // knows a leader.
 func (l *Log) Add(st election.Status) {
-	at := l.now()
+	at := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	prev, started := l.prev, l.started

@@ -3,10 +3,10 @@ package history
 import (
 	"fmt"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -97,7 +97,7 @@ func TestTransitions(t *testing.T) {
 			if got := Transitions(tt.prev, tt.st); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Transitions = %v, want %v", got, tt.want)
 			}
-			l := New(10, func() time.Time { return t0 })
+			l := New(10, clocktest.NewFake(t0))
 			l.Add(tt.prev)
 			before := len(l.Last(0))
 			l.Add(tt.st)
@@ -141,7 +141,7 @@ func TestFirstStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := New(10, func() time.Time { return t0 })
+			l := New(10, clocktest.NewFake(t0))
 			l.Add(tt.st)
 			if got := l.Last(0); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Last(0) =\n%+v\nwant\n%+v", got, tt.want)
@@ -182,7 +182,7 @@ func TestLast(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := New(tt.size, func() time.Time { return t0 })
+			l := New(tt.size, clocktest.NewFake(t0))
 			if tt.changes >= 0 {
 				flap(l, tt.changes)
 			}
@@ -206,15 +206,7 @@ func seqs(from, to uint64) []uint64 {
 }
 
 func TestFeedUntilClosed(t *testing.T) {
-	var mu sync.Mutex
-	now := t0
-	clock := func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		now = now.Add(time.Second)
-		return now
-	}
-	l := New(DefaultSize, clock)
+	l := New(DefaultSize, ticking{clocktest.NewFake(t0)})
 	ch := make(chan election.Status)
 	done := make(chan struct{})
 	go func() {
@@ -240,4 +232,13 @@ func TestFeedUntilClosed(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("entries =\n%q\nwant\n%q", got, want)
 	}
+}
+
+// ticking is the fake clock moved on a second at every reading, so that
+// each status fed gets a time of its own.
+type ticking struct{ *clocktest.Fake }
+
+func (c ticking) Now() time.Time {
+	c.Advance(time.Second)
+	return c.Fake.Now()
 }

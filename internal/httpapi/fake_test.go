@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -136,8 +137,8 @@ var (
 )
 
 func newTestRouter(f *fakeElection, opts Options) http.Handler {
-	if opts.Now == nil {
-		opts.Now = func() time.Time { return fixedNow }
+	if opts.Clock == nil {
+		opts.Clock = clocktest.NewFake(fixedNow)
 	}
 	return NewRouter(f, opts)
 }

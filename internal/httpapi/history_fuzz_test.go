@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/history"
 )
@@ -17,7 +17,7 @@ func FuzzHistoryQuery(f *testing.F) {
 	for _, q := range []string{"", "limit=2", "limit=0", "limit=-1", "limit=1e3", "limit=%00", "limit=2&limit=x", "limit=+3", "limit=0x10", "limit"} {
 		f.Add(q)
 	}
-	l := history.New(4, func() time.Time { return fixedNow })
+	l := history.New(4, clocktest.NewFake(fixedNow))
 	for _, st := range []election.Status{noLeaderSt, followerSt, leaderSt, followerSt} {
 		l.Add(st)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/history"
 )
@@ -125,9 +126,10 @@ func TestHistoryRoutes(t *testing.T) {
 // TestHistoryFromLog serves a real *history.Log fed the statuses of a
 // handoff to this participant, as the daemon feeds it from Observe.
 func TestHistoryFromLog(t *testing.T) {
-	now := fixedNow
-	l := history.New(history.DefaultSize, func() time.Time { now = now.Add(time.Second); return now })
+	clk := clocktest.NewFake(fixedNow)
+	l := history.New(history.DefaultSize, clk)
 	for _, st := range []election.Status{noLeaderSt, followerSt, leaderSt} {
+		clk.Advance(time.Second)
 		l.Add(st)
 	}
 	resp, body := doGet(t, newTestRouter(newFake(leaderSt), Options{History: l}), "/history?limit=2")

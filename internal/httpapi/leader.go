@@ -35,10 +35,13 @@ type leaderJSON struct {
 }
 
 type selfJSON struct {
-	ID         string         `json:"id"`
-	IsLeader   bool           `json:"is_leader"`
-	State      election.State `json:"state"`
-	ObservedAt string         `json:"observed_at"` // RFC 3339, UTC, seconds
+	ID       string         `json:"id"`
+	IsLeader bool           `json:"is_leader"`
+	State    election.State `json:"state"`
+	// Session is this participant's ZooKeeper session ("0x..." hex), absent
+	// before the first one: what a server's cons and wchc name it by.
+	Session    string `json:"session,omitempty"`
+	ObservedAt string `json:"observed_at"` // RFC 3339, UTC, seconds
 	// Candidate is whether this participant stands in the election now.
 	Candidate bool `json:"candidate"`
 	// AppHealthy: see selfCandidacy (candidacy.go).
@@ -61,6 +64,9 @@ func newLeaderBody(st election.Status, now func() time.Time) leaderBody {
 		},
 		Mode: st.Mode,
 		Path: st.Path,
+	}
+	if st.SessionID != 0 {
+		b.Self.Session = sessionHex(st.SessionID)
 	}
 	if l := st.Leader; l != nil {
 		b.Leader = &leaderJSON{

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -80,7 +81,7 @@ func TestLeaderObservedAtDefaultsToNow(t *testing.T) {
 	st := followerSt
 	st.ObservedAt = time.Time{}
 	now := time.Date(2027, 3, 4, 5, 6, 7, 0, time.UTC)
-	h := NewRouter(newFake(st), Options{Now: func() time.Time { return now }})
+	h := NewRouter(newFake(st), Options{Clock: clocktest.NewFake(now)})
 	_, body := doGet(t, h, "/leader")
 	mustContain(t, body, `"observed_at":"2027-03-04T05:06:07Z"`)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -49,9 +50,9 @@ type Options struct {
 	Live func() error
 	// Logger receives request-level warnings. Default: discard.
 	Logger *slog.Logger
-	// Now is the wall clock for observed_at when a status carries none.
-	// Default: time.Now.
-	Now func() time.Time
+	// Clock stamps observed_at when a status carries none. Default:
+	// clock.Real().
+	Clock clock.Clock
 	// KeepAlive is the interval of the comment line on /events. Default 15s.
 	KeepAlive time.Duration
 	// MaxWait is the longest ?wait= on /healthz/leader. Default 5m.
@@ -99,8 +100,8 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = clock.Real()
 	}
 	if o.KeepAlive <= 0 {
 		o.KeepAlive = DefaultKeepAlive
@@ -140,7 +141,7 @@ func NewRouter(el Election, opts Options) http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
-		get(r, "/leader", leader(el, opts.Now, opts.Candidacy, opts.Kubernetes))
+		get(r, "/leader", leader(el, opts.Clock.Now, opts.Candidacy, opts.Kubernetes))
 		get(r, "/healthz", healthz(opts.Live))
 		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait, limit(opts.MaxWaiters, "waiters", "waiters on /healthz/leader")))
 		get(r, "/readyz", readyz(el))
@@ -155,7 +156,7 @@ func NewRouter(el Election, opts Options) http.Handler {
 		}
 	})
 	routeUI(r)
-	get(r, "/events", events(el, opts.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients"), opts.Candidacy))
+	get(r, "/events", events(el, opts.Clock.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients"), opts.Candidacy))
 	if opts.Metrics != nil {
 		get(r, "/metrics", opts.Metrics.ServeHTTP)
 	}

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // In-cluster defaults: where the kubelet mounts a pod's service account.
@@ -61,7 +63,7 @@ type Config struct {
 	// Logger, Recorder and Clock may be nil: discard, count nothing, real time.
 	Logger   *slog.Logger
 	Recorder Recorder
-	Clock    Clock
+	Clock    clock.Clock
 	// Transport replaces the TLS transport built from CAFile (tests).
 	Transport http.RoundTripper
 }
@@ -88,7 +90,7 @@ func (c Config) withDefaults() Config {
 		c.Recorder = nopRecorder{}
 	}
 	if c.Clock == nil {
-		c.Clock = realClock{}
+		c.Clock = clock.Real()
 	}
 	return c
 }

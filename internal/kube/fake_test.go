@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/electd/electd/internal/election"
 )
@@ -272,71 +271,6 @@ func (s *fakeSource) setQuiet(v bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.leading = v
-}
-
-// fakeClock advances only when told to.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []fakeTimer
-}
-
-type fakeTimer struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	c.timers = append(c.timers, fakeTimer{c.now.Add(d), ch})
-	return ch
-}
-
-// advanceToTimer moves the clock to the earliest pending timer and fires
-// it; false if none is pending.
-func (c *fakeClock) advanceToTimer() bool {
-	c.mu.Lock()
-	if len(c.timers) == 0 {
-		c.mu.Unlock()
-		return false
-	}
-	next := c.timers[0].at
-	for _, t := range c.timers {
-		if t.at.Before(next) {
-			next = t.at
-		}
-	}
-	d := next.Sub(c.now)
-	c.mu.Unlock()
-	c.Advance(d)
-	return true
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		if !t.at.After(c.now) {
-			t.ch <- c.now
-		} else {
-			kept = append(kept, t)
-		}
-	}
-	c.timers = kept
 }
 
 // countRecorder counts KubeCallFailed by operation.

@@ -19,18 +19,6 @@ type Source interface {
 	Status() election.Status
 }
 
-// Clock is the one source of time: Now for timestamps and rate limits,
-// After for backoff and recheck timers.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // Backoff of failed rounds: from minBackoff, doubling, at most the recheck
 // interval (a leader checks that often anyway).
 const minBackoff = 500 * time.Millisecond

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/tests/syncbuf"
 )
 
@@ -23,7 +24,7 @@ type harness struct {
 	t     *testing.T
 	api   *fakeAPI
 	src   *fakeSource
-	clock *fakeClock
+	clock *clocktest.Fake
 	rec   *countRecorder
 	l     *Labeler
 	logs  *syncbuf.Buffer
@@ -37,7 +38,7 @@ type harness struct {
 func newHarness(t *testing.T, leading bool, pods []string, edit func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, api: newFakeAPI(t, pods...), src: &fakeSource{leading: leading},
-		clock: newFakeClock(), rec: &countRecorder{}, logs: &syncbuf.Buffer{}, dir: t.TempDir()}
+		clock: clocktest.NewFake(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)), rec: &countRecorder{}, logs: &syncbuf.Buffer{}, dir: t.TempDir()}
 	cfg := Config{
 		LeaderLabel: label, Identity: self, PodName: self, Namespace: "ns",
 		Server: h.api.srv.URL, TokenFile: writeToken(t, h.dir, "good"),
@@ -143,14 +144,14 @@ func TestRecheckRemovesALateLabel(t *testing.T) {
 	h.eventually("p0 labelled", 0, func() bool { return h.labelled("p0") && h.l.Status().InSync })
 	start := h.clock.Now()
 	h.api.setLabel("p1", label, "true") // the late write
-	h.eventually("the recheck timer", 0, h.clock.advanceToTimer)
+	h.eventually("the recheck timer", 0, h.clock.AdvanceToNext)
 	h.eventually("p1's late label removed", 0, func() bool { return !h.labelled("p1") })
 	if took := h.clock.Now().Sub(start); took != 10*time.Second {
 		t.Errorf("removed after %v of clock time, want the recheck interval (10s)", took)
 	}
 	// In sync, a check is one list and no write.
 	before := len(h.api.callLog())
-	h.eventually("the recheck timer", 0, h.clock.advanceToTimer)
+	h.eventually("the recheck timer", 0, h.clock.AdvanceToNext)
 	h.eventually("one more check", 0, func() bool { return len(h.api.callLog()) > before })
 	time.Sleep(20 * time.Millisecond)
 	if got := h.api.callLog()[before:]; !slices.Equal(got, []string{"LIST " + label}) {
@@ -200,7 +201,7 @@ func TestBackoffIsBounded(t *testing.T) {
 		h.eventually("failure "+strconv.Itoa(i+1), 0, func() bool { return h.rec.get(opListPods) == i+1 })
 		at = append(at, h.clock.Now().Sub(start))
 		if i < 6 {
-			h.eventually("a retry timer", 0, h.clock.advanceToTimer)
+			h.eventually("a retry timer", 0, h.clock.AdvanceToNext)
 		}
 	}
 	want := []time.Duration{0, 500 * time.Millisecond, 1500 * time.Millisecond, 3500 * time.Millisecond,
@@ -338,7 +339,7 @@ func TestFollowerLeavesOthersLease(t *testing.T) {
 // failLog writes one line per operation per minute while failing.
 func TestFailLogIsRateLimited(t *testing.T) {
 	var buf bytes.Buffer
-	clock := newFakeClock()
+	clock := clocktest.NewFake(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	f := newFailLog(slog.New(slog.NewTextHandler(&buf, nil)), clock)
 	for range 100 {
 		f.failed("list_pods", errors.New("boom"))

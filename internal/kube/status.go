@@ -3,6 +3,8 @@ package kube
 import (
 	"log/slog"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // Status is what the Labeler last achieved, for GET /leader (e.g. under a
@@ -56,7 +58,7 @@ const logEvery = time.Minute
 // operation works again. Only the sync in progress uses it (one at a time).
 type failLog struct {
 	log   *slog.Logger
-	clock Clock
+	clock clock.Clock
 	ops   map[string]*opState
 }
 
@@ -67,8 +69,8 @@ type opState struct {
 	failures   int // since the last success
 }
 
-func newFailLog(log *slog.Logger, clock Clock) *failLog {
-	return &failLog{log: log, clock: clock, ops: map[string]*opState{}}
+func newFailLog(log *slog.Logger, clk clock.Clock) *failLog {
+	return &failLog{log: log, clock: clk, ops: map[string]*opState{}}
 }
 
 func (f *failLog) state(op string) *opState {

@@ -94,8 +94,11 @@ func New(reg prometheus.Registerer, path string, src StatusSource, info BuildInf
 		Namespace: namespace, Name: "lease_renewal_seconds", ConstLabels: labels,
 		Help: "Round-trips of the sync requests that renew the lease (through the ZooKeeper leader); " +
 			"a lease lapses when they approach the session timeout.",
-		// 1 ms on loopback to seconds on a struggling ensemble.
-		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		// 1 ms on loopback to seconds on a struggling ensemble, and up to a
+		// tenth of the longest session timeout (10 m): the renewal interval,
+		// which ElectdLeaseRenewalSlow compares the p99 with. Above the top
+		// bucket histogram_quantile can only answer that bucket's bound.
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 	})
 	m.kubeFailures = f.NewCounterVec(opts("kube_call_failures_total",
 		"Kubernetes API calls of the leader label and Lease mirror that failed, by operation."), []string{"op"})

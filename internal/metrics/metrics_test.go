@@ -246,11 +246,40 @@ electd_lease_renewal_seconds_bucket{election="/services/web",le="0.5"} 2
 electd_lease_renewal_seconds_bucket{election="/services/web",le="1"} 2
 electd_lease_renewal_seconds_bucket{election="/services/web",le="2.5"} 2
 electd_lease_renewal_seconds_bucket{election="/services/web",le="5"} 2
+electd_lease_renewal_seconds_bucket{election="/services/web",le="10"} 2
+electd_lease_renewal_seconds_bucket{election="/services/web",le="30"} 2
+electd_lease_renewal_seconds_bucket{election="/services/web",le="60"} 2
 electd_lease_renewal_seconds_bucket{election="/services/web",le="+Inf"} 2
 electd_lease_renewal_seconds_sum{election="/services/web"} 0.303
 electd_lease_renewal_seconds_count{election="/services/web"} 2
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "electd_lease_renewal_seconds"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ElectdLeaseRenewalSlow (deploy/prometheus/rules.yaml) fires when the p99
+// renewal exceeds a tenth of the session timeout. histogram_quantile never
+// answers more than the top finite bucket's bound, so that bound must reach
+// a tenth of the longest session timeout electd accepts, or the alert could
+// never fire for it.
+func TestRenewalBucketsReachTheAlertThreshold(t *testing.T) {
+	reg, _, m := setup(t)
+	m.LeaseRenewed(time.Millisecond)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "electd_lease_renewal_seconds" {
+			continue
+		}
+		for _, b := range mf.GetMetric()[0].GetHistogram().GetBucket() {
+			top = max(top, b.GetUpperBound()) // +Inf is not in the list
+		}
+	}
+	if want := 0.1 * election.MaxSessionTimeout.Seconds(); top < want {
+		t.Errorf("top bucket %gs, want at least %gs (a tenth of the longest session timeout)", top, want)
 	}
 }

@@ -40,7 +40,7 @@ func (r *curatorRig) close() { r.jvm.close() }
 // round hands over once and returns the JVM's timing and the packets the
 // server received from the close until quiet.
 func (r *curatorRig) round(ctx context.Context) (time.Duration, float64, time.Duration, error) {
-	before, err := packetsReceived(r.env.single)
+	before, err := r.env.single.PacketsReceived()
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -59,7 +59,7 @@ func (r *curatorRig) round(ctx context.Context) (time.Duration, float64, time.Du
 	if err := sleep(ctx, quietAfter); err != nil {
 		return 0, 0, 0, err
 	}
-	after, err := packetsReceived(r.env.single)
+	after, err := r.env.single.PacketsReceived()
 	if err != nil {
 		return 0, 0, 0, err
 	}

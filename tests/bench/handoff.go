@@ -176,7 +176,7 @@ func runTimeline(ctx context.Context, env *env, warmup, rounds int, res *Handoff
 
 // idleRate is the packets/s the ensemble receives over window.
 func idleRate(ctx context.Context, env *env, window time.Duration) (float64, error) {
-	a, err := packetsReceived(env.single)
+	a, err := env.single.PacketsReceived()
 	if err != nil {
 		return 0, err
 	}
@@ -184,7 +184,7 @@ func idleRate(ctx context.Context, env *env, window time.Duration) (float64, err
 	if err := sleep(ctx, window); err != nil {
 		return 0, err
 	}
-	b, err := packetsReceived(env.single)
+	b, err := env.single.PacketsReceived()
 	if err != nil {
 		return 0, err
 	}
@@ -219,7 +219,7 @@ func (r *handoffRig) round(ctx context.Context) (time.Duration, float64, roundTi
 	if err := sleep(ctx, 100*time.Millisecond); err != nil {
 		return 0, 0, tl, err
 	}
-	before, err := packetsReceived(r.env.single)
+	before, err := r.env.single.PacketsReceived()
 	if err != nil {
 		return 0, 0, tl, err
 	}
@@ -239,7 +239,7 @@ func (r *handoffRig) round(ctx context.Context) (time.Duration, float64, roundTi
 	if err := sleep(ctx, quietAfter); err != nil {
 		return 0, 0, tl, err
 	}
-	after, err := packetsReceived(r.env.single)
+	after, err := r.env.single.PacketsReceived()
 	if err != nil {
 		return 0, 0, tl, err
 	}

@@ -236,7 +236,7 @@ func idleEnsemble(ctx context.Context, ens *zktest.Ensemble, ms []*member, settl
 	if err := sleep(ctx, settle); err != nil { // joins settle
 		return 0, 0, err
 	}
-	a, err := packetsReceived(ens)
+	a, err := ens.PacketsReceived()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -245,7 +245,7 @@ func idleEnsemble(ctx context.Context, ens *zktest.Ensemble, ms []*member, settl
 	if err := sleep(ctx, window); err != nil {
 		return 0, 0, err
 	}
-	b, err := packetsReceived(ens)
+	b, err := ens.PacketsReceived()
 	if err != nil {
 		return 0, 0, err
 	}

@@ -26,9 +26,8 @@ func (d Dist) P50() time.Duration { return d.Quantile(0.5) }
 func (d Dist) P90() time.Duration { return d.Quantile(0.9) }
 func (d Dist) P99() time.Duration { return d.Quantile(0.99) }
 func (d Dist) Max() time.Duration { return d.Quantile(1) }
-func (d Dist) Min() time.Duration { return d.Quantile(0) }
 
-// String is "p50 x, p90 y, max z (n=N)" in milliseconds.
+// String is "p50 x ms  p90 y ms  max z ms  (n=N)".
 func (d Dist) String() string {
 	if len(d) == 0 {
 		return "no samples"

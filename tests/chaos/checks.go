@@ -84,13 +84,14 @@ func (r *run) expectNoLongGap(label string, from, to time.Duration) {
 }
 
 // finish checks what every run must end with: exactly one leader, no
-// unexpected exits, and no orphan nodes. The safety check over all samples
+// unexpected exits, no orphan nodes, and every participant idle again. The safety check over all samples
 // runs in teardown, after the last sample.
 func (r *run) finish() {
 	r.t.Helper()
 	l := r.waitSingleLeader(r.bound())
 	r.event("final leader %s", l.Name)
 	r.checkOrphans(r.bound() + 2*time.Second)
+	r.checkIdle()
 }
 
 // checkOrphans waits up to d for the nodes under the election path to be

@@ -1,6 +1,6 @@
 // Package chaos proves electd's fault tolerance: it runs real electd
 // processes against a real ZooKeeper (standalone and a 3-server ensemble),
-// injects faults, and checks three invariants from outside.
+// injects faults, and checks four invariants from outside.
 //
 // The observer (electdtest.Observer) polls every participant's /healthz/leader
 // every few milliseconds, one goroutine and one keep-alive connection per
@@ -20,6 +20,10 @@
 //     go-zookeeper directly, are exactly the live participants', one each
 //     with distinct ids and sessions (race mode: only the leader node, owned
 //     by the session its participant reports).
+//   - Idle again (idle.go): then every live participant holds no more
+//     goroutines than a participant did at rest, re-checks and asks
+//     ZooKeeper at rest rates (its /metrics, and the frames its proxies
+//     forward), and has no more watches on the servers than its role sets.
 //
 // Each electd dials ZooKeeper only through its own proxies (zktest.Proxy),
 // one per (participant, server): cutting one participant off cuts all of

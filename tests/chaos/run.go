@@ -57,6 +57,7 @@ type run struct {
 	windows []invariant.Interval // windows worth showing in a failure report
 
 	timeout      time.Duration // negotiated session timeout
+	restG        int           // most goroutines a participant held at rest (idle.go)
 	alwaysReport bool          // report even when the run passed
 	res          Result
 	began        time.Time
@@ -235,6 +236,7 @@ func (r *run) setup(n int, pin func(i int) int) *electdtest.Proc {
 		r.start(pin(i))
 	}
 	l := r.waitSingleLeader(r.bound())
+	r.restGoroutines()
 	r.event("setup done: %d participants, leader %s, negotiated session timeout %s, liveness bound %s",
 		n, l.Name, r.timeout, r.bound())
 	return l

@@ -22,6 +22,7 @@ type Config struct {
 	OnSuspend  string        // election.on_suspend: hold, step-down
 	Term       time.Duration // election.term (selector)
 	ClaimDelay time.Duration // election.claim_delay
+	Observer   bool          // election.candidate: false
 
 	HTTPAddr   string // http.addr; Start and Launch fill in the process's address when empty
 	AdminToken string // http.admin_token
@@ -55,6 +56,7 @@ type (
 		OnSuspend  string `yaml:"on_suspend,omitempty"`
 		Term       string `yaml:"term,omitempty"`
 		ClaimDelay string `yaml:"claim_delay,omitempty"`
+		Candidate  *bool  `yaml:"candidate,omitempty"`
 	}
 	yamlHTTP struct {
 		Addr       string `yaml:"addr,omitempty"`
@@ -77,7 +79,11 @@ func (c Config) YAML() []byte {
 	if zk := (yamlZK{c.Servers, dur(c.SessionTimeout)}); zk.Servers != nil || zk.SessionTimeout != "" {
 		f.ZooKeeper = &zk
 	}
-	if el := (yamlElection{c.Path, c.Mode, c.OnSuspend, dur(c.Term), dur(c.ClaimDelay)}); el != (yamlElection{}) {
+	el := yamlElection{Path: c.Path, Mode: c.Mode, OnSuspend: c.OnSuspend, Term: dur(c.Term), ClaimDelay: dur(c.ClaimDelay)}
+	if c.Observer {
+		el.Candidate = new(bool)
+	}
+	if el != (yamlElection{}) {
 		f.Election = &el
 	}
 	if h := (yamlHTTP{c.HTTPAddr, c.AdminToken}); h != (yamlHTTP{}) {

@@ -103,6 +103,7 @@ type LeaderView struct {
 		ID       string `json:"id"`
 		IsLeader bool   `json:"is_leader"`
 		State    string `json:"state"`
+		Session  string `json:"session"`
 	} `json:"self"`
 	Mode string `json:"mode"`
 	Path string `json:"path"`

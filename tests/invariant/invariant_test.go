@@ -417,3 +417,29 @@ func TestBlindAndSeen(t *testing.T) {
 		t.Errorf("Blind with a long stall threshold = %v, want none", got)
 	}
 }
+
+func TestIdle(t *testing.T) {
+	fp := func(g int, r, q uint64) Footprint { return Footprint{Goroutines: g, Rechecks: r, Requests: q} }
+	base := Window{Start: fp(20, 5, 30), End: fp(20, 5, 30), Length: 3 * time.Second}
+	for _, tc := range []struct {
+		name  string
+		after Window
+		bad   int
+	}{
+		{"idle", Window{fp(21, 9, 50), fp(22, 9, 50), 3 * time.Second}, 0},
+		{"one late watch", Window{fp(21, 9, 50), fp(21, 10, 51), 3 * time.Second}, 0},
+		{"leaking goroutines", Window{fp(40, 9, 50), fp(60, 9, 50), 3 * time.Second}, 1},
+		{"spinning", Window{fp(20, 9, 50), fp(20, 69, 110), 3 * time.Second}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Idle(RestOf(base), tc.after); len(got) != tc.bad {
+				t.Fatalf("Idle = %q, want %d problems", got, tc.bad)
+			}
+		})
+	}
+	// A participant that works at rest (a selector rotating) may keep doing so.
+	busy := Window{Start: fp(20, 0, 0), End: fp(20, 6, 30), Length: 3 * time.Second}
+	if got := Idle(RestOf(busy), Window{fp(20, 10, 50), fp(20, 16, 80), 3 * time.Second}); got != nil {
+		t.Fatalf("Idle = %q for a rotation as at rest", got)
+	}
+}

@@ -1,0 +1,33 @@
+// Package clock is electd's one source of time. Every deadline, timer and
+// rate limit in the product reads a Clock passed in, never package time
+// directly, so that lease arithmetic, back-offs and health schedules are
+// tested by moving a fake clock (clocktest.Fake) instead of sleeping.
+package clock
+
+import "time"
+
+// Clock tells the time and runs timers. Times it returns carry a monotonic
+// reading (time.Now's do), so that a wall-clock step cannot stretch a lease
+// or a timeout.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc runs f in its own goroutine after d, like time.AfterFunc.
+	AfterFunc(d time.Duration, f func()) Timer
+	// After returns a channel that receives the time once d has passed,
+	// like time.After.
+	After(d time.Duration) <-chan time.Time
+}
+
+// Timer is the part of *time.Timer electd uses.
+type Timer interface {
+	Stop() bool
+}
+
+// Real returns the Clock of package time.
+func Real() Clock { return realClock{} }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+func (realClock) After(d time.Duration) <-chan time.Time    { return time.After(d) }

@@ -1,0 +1,265 @@
+package promtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"go.yaml.in/yaml/v3"
+)
+
+const (
+	// readyTimeout bounds the wait for /-/ready: an empty TSDB opens in well
+	// under a second, but not on a machine busy with other tests.
+	readyTimeout = time.Minute
+	// stopTimeout is how long Stop waits after SIGTERM before SIGKILL.
+	stopTimeout = 10 * time.Second
+	// Job is the scrape job of Options.Targets: their series carry job="electd".
+	Job = "electd"
+)
+
+// Options says what the server scrapes and evaluates.
+type Options struct {
+	// Targets are host:port addresses whose /metrics are scraped (job Job).
+	Targets []string
+	// RuleFiles are the rule files evaluated, as absolute paths.
+	RuleFiles []string
+	// Interval is the scrape interval, the scrape timeout and the rule
+	// evaluation interval; default 1 s.
+	Interval time.Duration
+}
+
+// Server is one Prometheus process.
+type Server struct {
+	Addr    string // 127.0.0.1:port of its web UI and HTTP API
+	Dir     string // its configuration, data directory and log
+	LogPath string
+	API     v1.API // client_golang's client of the HTTP API
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error // cmd.Wait's result, set before exited is closed
+}
+
+// Binary returns the prometheus in PATH. In -short mode it skips t; otherwise
+// a missing binary fails t, saying what to install.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("promtest: runs a Prometheus server; skipped in -short mode")
+	}
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Fatalf("promtest: %v: install Prometheus (make deps, or apt-get install prometheus)", err)
+	}
+	return bin
+}
+
+// Start runs Prometheus (Binary: skipped in -short mode) as o says and waits
+// until it is ready. It is stopped when the test ends, and its log printed if
+// the test failed.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	bin := Binary(t)
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	cfg, err := config(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The port is found free and let go before the server binds it, so
+	// another process may take it in between; the server then exits at once
+	// and the next attempt takes another port.
+	for attempt := 1; ; attempt++ {
+		s, err := launch(bin, dir, cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := s.Stop(); err != nil {
+				t.Errorf("promtest: %v", err)
+			}
+			if t.Failed() {
+				t.Logf("log of prometheus (%s, %s), last 60 lines:\n%s", s.Addr, s.LogPath, s.LogTail(60))
+			}
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+		err = s.waitReady(ctx)
+		cancel()
+		if err == nil {
+			return s
+		}
+		if attempt < 3 && !s.Alive() && strings.Contains(s.LogTail(20), "address already in use") {
+			continue
+		}
+		t.Fatal(err)
+	}
+}
+
+// config renders the server's configuration file.
+func config(o Options) ([]byte, error) {
+	type staticConfig struct {
+		Targets []string `yaml:"targets"`
+	}
+	type scrapeConfig struct {
+		JobName       string         `yaml:"job_name"`
+		StaticConfigs []staticConfig `yaml:"static_configs"`
+	}
+	iv := model.Duration(o.Interval).String()
+	var c struct {
+		Global struct {
+			ScrapeInterval     string `yaml:"scrape_interval"`
+			ScrapeTimeout      string `yaml:"scrape_timeout"`
+			EvaluationInterval string `yaml:"evaluation_interval"`
+		} `yaml:"global"`
+		RuleFiles     []string       `yaml:"rule_files,omitempty"`
+		ScrapeConfigs []scrapeConfig `yaml:"scrape_configs,omitempty"`
+	}
+	c.Global.ScrapeInterval, c.Global.ScrapeTimeout, c.Global.EvaluationInterval = iv, iv, iv
+	c.RuleFiles = o.RuleFiles
+	if len(o.Targets) > 0 {
+		c.ScrapeConfigs = []scrapeConfig{{JobName: Job, StaticConfigs: []staticConfig{{Targets: o.Targets}}}}
+	}
+	b, err := yaml.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("promtest: configuration: %w", err)
+	}
+	return b, nil
+}
+
+// launch starts one server on a free loopback port.
+func launch(bin, dir, cfgPath string) (*Server, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "prometheus.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("promtest: %w", err)
+	}
+	defer logf.Close() // the child holds its own descriptor
+	// No proxy: the server is on loopback, whatever the environment says.
+	client, err := api.NewClient(api.Config{Address: "http://" + addr, RoundTripper: &http.Transport{Proxy: nil}})
+	if err != nil {
+		return nil, fmt.Errorf("promtest: %w", err)
+	}
+	s := &Server{Addr: addr, Dir: dir, LogPath: logPath, API: v1.NewAPI(client), exited: make(chan struct{})}
+	s.cmd = exec.Command(bin,
+		"--config.file="+cfgPath,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+	)
+	s.cmd.Dir = dir
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	s.cmd.SysProcAttr = sysProcAttr()
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("promtest: start %s: %w", bin, err)
+	}
+	go func() {
+		s.err = s.cmd.Wait()
+		close(s.exited)
+	}()
+	return s, nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("promtest: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// waitReady polls /-/ready until it answers 200, failing when ctx ends or the
+// server exits first.
+func (s *Server) waitReady(ctx context.Context) error {
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last string
+	for {
+		resp, err := client.Get("http://" + s.Addr + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("promtest: prometheus exited (%v) before it was ready; log tail:\n%s", s.err, s.LogTail(20))
+		case <-ctx.Done():
+			return fmt.Errorf("promtest: prometheus not ready at %s (last: %s): %w; log tail:\n%s", s.Addr, last, ctx.Err(), s.LogTail(20))
+		case <-tick.C:
+		}
+	}
+}
+
+// Alive reports whether the process has not exited.
+func (s *Server) Alive() bool {
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop sends SIGTERM and waits up to 10 s for the exit, then kills the
+// server. Stopping a stopped server does nothing. The error says why the
+// server did not exit cleanly.
+func (s *Server) Stop() error {
+	if !s.Alive() {
+		return nil
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(stopTimeout)
+	defer t.Stop()
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			return fmt.Errorf("prometheus exited with %w after SIGTERM", s.err)
+		}
+		return nil
+	case <-t.C:
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		return fmt.Errorf("prometheus did not exit within %v of SIGTERM; killed", stopTimeout)
+	}
+}
+
+// LogTail returns the last n lines of the server's log.
+func (s *Server) LogTail(n int) string {
+	b, err := os.ReadFile(s.LogPath)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
