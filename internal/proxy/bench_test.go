@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // BenchmarkForward measures what a forward adds on loopback, for make
@@ -22,8 +24,8 @@ func BenchmarkForward(b *testing.B) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		_, _ = io.WriteString(w, "ok")
 	})
-	leader := startProxy(b, newLead(leading("a", 1)), app.addr(), Config{Clock: RealClock{}})
-	follower := startProxy(b, newLead(following("a", 1, leader.peerAddr())), newApp(b, "b", nil).addr(), Config{Clock: RealClock{}})
+	leader := startProxy(b, newLead(leading("a", 1)), app.addr(), Config{Clock: clock.Real()})
+	follower := startProxy(b, newLead(following("a", 1, leader.peerAddr())), newApp(b, "b", nil).addr(), Config{Clock: clock.Real()})
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		for _, tc := range []struct{ name, addr string }{
 			{"direct", app.addr()},

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // Mode is what the proxy forwards.
@@ -117,8 +119,13 @@ type Config struct {
 	// Logger receives a line per step-down and per connection cut when
 	// leadership ends. Default: discard.
 	Logger *slog.Logger
-	// Clock is the time source of the proxy's deadlines. Default RealClock.
-	Clock Clock
+	// Clock is the time source of the proxy's deadlines: the hold time,
+	// the drain, the lease check, retries, the stall and idle guards.
+	// Socket deadlines net/http keeps for itself (request headers, idle
+	// kept-alive connections, awaiting response headers) are the network
+	// poller's; the guard unblocks a stalled read or write with a
+	// deadline in the past, which needs no clock. Default clock.Real().
+	Clock clock.Clock
 	// Recorder counts requests, connections, forwards and holds.
 	// Default: none.
 	Recorder Recorder
@@ -158,7 +165,7 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Clock == nil {
-		c.Clock = RealClock{}
+		c.Clock = clock.Real()
 	}
 	if c.Recorder == nil {
 		c.Recorder = nopRecorder{}

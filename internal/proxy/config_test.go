@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/clock/clocktest"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -82,24 +84,24 @@ func TestGuard(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		idle      time.Duration
-		act       func(g *guard, c *fakeClock)
+		act       func(g *guard, c *clocktest.Fake)
 		want      error
 		notBefore time.Duration
 	}{
-		{"slot stalls", 0, func(g *guard, c *fakeClock) { g.progress(0) }, errStalled, 10 * time.Second},
-		{"progress moves it", 0, func(g *guard, c *fakeClock) {
+		{"slot stalls", 0, func(g *guard, c *clocktest.Fake) { g.progress(0) }, errStalled, 10 * time.Second},
+		{"progress moves it", 0, func(g *guard, c *clocktest.Fake) {
 			g.progress(1)
 			c.Advance(6 * time.Second)
 			g.progress(1)
 		}, errStalled, 16 * time.Second},
-		{"idle", 30 * time.Second, func(g *guard, c *fakeClock) {}, errIdle, 30 * time.Second},
-		{"activity moves idle", 30 * time.Second, func(g *guard, c *fakeClock) {
+		{"idle", 30 * time.Second, func(g *guard, c *clocktest.Fake) {}, errIdle, 30 * time.Second},
+		{"activity moves idle", 30 * time.Second, func(g *guard, c *clocktest.Fake) {
 			c.Advance(20 * time.Second)
 			g.touch()
 		}, errIdle, 50 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newFakeClock()
+			c := clocktest.NewFake(time.Unix(1000, 0))
 			tripped := make(chan error, 2)
 			start := c.Now()
 			g := newGuard(c, 10*time.Second, tc.idle, func(err error) { tripped <- err })
@@ -107,7 +109,7 @@ func TestGuard(t *testing.T) {
 			tc.act(g, c)
 			for c.Now().Sub(start) < tc.notBefore-time.Second {
 				c.Advance(time.Second)
-				waitFor(t, "the guard to look", func() bool { return c.pending() == 1 || len(tripped) > 0 })
+				waitFor(t, "the guard to look", func() bool { return c.Pending() == 1 || len(tripped) > 0 })
 				if len(tripped) > 0 {
 					t.Fatalf("tripped after %v, want not before %v", c.Now().Sub(start), tc.notBefore)
 				}
@@ -118,7 +120,7 @@ func TestGuard(t *testing.T) {
 			}
 		})
 	}
-	c := newFakeClock()
+	c := clocktest.NewFake(time.Unix(1000, 0))
 	g := newGuard(c, time.Second, 0, func(error) { t.Error("tripped after stop") })
 	g.progress(0)
 	g.stop()

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 var (
@@ -22,7 +24,7 @@ var (
 // idle limit). One timer per guard, moved forward as it finds progress:
 // reads and writes only store a time.
 type guard struct {
-	clock Clock
+	clock clock.Clock
 	stall time.Duration
 	idle  time.Duration
 	trip  func(error)
@@ -31,11 +33,11 @@ type guard struct {
 	slots [2]atomic.Int64 // 0: inactive, else the slot's last progress
 
 	mu      sync.Mutex
-	timer   Timer
+	timer   clock.Timer
 	stopped bool
 }
 
-func newGuard(c Clock, stall, idle time.Duration, trip func(error)) *guard {
+func newGuard(c clock.Clock, stall, idle time.Duration, trip func(error)) *guard {
 	g := &guard{clock: c, stall: stall, idle: idle, trip: trip}
 	g.last.Store(g.now())
 	g.arm(min(stall, nonZero(idle, stall)))

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/clock/clocktest"
 )
 
 // patience bounds every wait of these tests: far above what anything takes
@@ -58,7 +60,7 @@ type testProxy struct {
 	peer  string // peers' (TCP mode)
 	lead  *fakeLead
 	rec   *fakeRec
-	clock *fakeClock
+	clock *clocktest.Fake
 	stop  func()
 }
 
@@ -72,7 +74,7 @@ func startProxy(t testing.TB, lead *fakeLead, app string, cfg Config) *testProxy
 		cfg.PeerListen = "127.0.0.1:0"
 	}
 	if cfg.Clock == nil {
-		tp.clock = newFakeClock()
+		tp.clock = clocktest.NewFake(time.Unix(1000, 0))
 		cfg.Clock = tp.clock
 	}
 	p, err := New(lead, cfg)

@@ -122,7 +122,7 @@ func TestHTTPIdleTunnelIsClosed(t *testing.T) {
 	if _, err := br.ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the tunnel's guard", func() bool { return tp.clock.pending() > 0 })
+	waitFor(t, "the tunnel's guard", func() bool { return tp.clock.Pending() > 0 })
 	tp.clock.Advance(time.Minute)
 	conn.SetReadDeadline(time.Now().Add(patience))
 	closed(t, br)

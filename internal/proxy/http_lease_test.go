@@ -209,7 +209,7 @@ func TestHTTPStalledBodiesAreCut(t *testing.T) {
 		defer conn.Close()
 		io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
 		waitFor(t, "the body at the application", func() bool { return len(app.requests()) == 1 })
-		waitFor(t, "the guard to be armed", func() bool { return tp.clock.pending() > 0 })
+		waitFor(t, "the guard to be armed", func() bool { return tp.clock.Pending() > 0 })
 		tp.clock.Advance(2 * time.Second)
 		if err := recv(t, readErr, "the application's read"); err == nil {
 			t.Fatal("the application read the whole body of a stalled client")
@@ -237,7 +237,7 @@ func TestHTTPStalledBodiesAreCut(t *testing.T) {
 		}
 		defer res.Body.Close()
 		got := async(func() error { _, err := io.ReadAll(res.Body); return err })
-		waitFor(t, "the guard to be armed", func() bool { return tp.clock.pending() > 0 })
+		waitFor(t, "the guard to be armed", func() bool { return tp.clock.Pending() > 0 })
 		tp.clock.Advance(2 * time.Second)
 		if err := recv(t, got, "the end of the answer"); err == nil || errors.Is(err, io.EOF) {
 			t.Fatalf("read %v, want the answer cut short", err)

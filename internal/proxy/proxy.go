@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // maxHops bounds forwarding (docs/DESIGN.md, "Forwarding"): a follower
@@ -41,7 +43,7 @@ var (
 type Proxy struct {
 	cfg   Config
 	lead  Leadership
-	clock Clock
+	clock clock.Clock
 	rec   Recorder
 	log   *slog.Logger
 	conns *connLimit

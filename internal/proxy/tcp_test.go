@@ -244,9 +244,9 @@ func TestTCPPeerPreamble(t *testing.T) {
 	}
 	closed(t, br)
 
-	before := tp.clock.pending()
+	before := tp.clock.Pending()
 	slow := peer([]byte("ELEC"))
-	waitFor(t, "the preamble timer", func() bool { return tp.clock.pending() > before })
+	waitFor(t, "the preamble timer", func() bool { return tp.clock.Pending() > before })
 	tp.clock.Advance(DefaultHeaderTimeout)
 	closed(t, slow)
 }

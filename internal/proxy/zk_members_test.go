@@ -173,13 +173,19 @@ func (m *member) handOver() error {
 	return m.release()
 }
 
-// shutDown stops the member as the daemon will: hand over (Yield around a
-// release), keep forwarding as a follower for a grace period while
-// clients stop sending to it (its endpoint leaves the pool), let the proxy
-// drain, forwarding what it still holds to the new leader, then leave the
-// election.
+// shutDown stops the member as the daemon will: leave the election for
+// good through Yield (a withdrawal: with election.handoff newest, to the
+// participant that joined last, so that a rollout costs one hand-over),
+// keep forwarding as an observer for a grace period while clients stop
+// sending to it (its endpoint leaves the pool), let the proxy drain,
+// forwarding what it still holds to the new leader, then resign.
 func (m *member) shutDown(t *testing.T, clients *pool) error {
-	if err := m.release(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := m.px.Yield(ctx, func(ctx context.Context) error {
+		return m.el.SetCandidate(ctx, false, election.LossShutdown)
+	})
+	if err != nil {
 		return err
 	}
 	waitUntil(t, "a new leader", func() bool {
@@ -193,8 +199,6 @@ func (m *member) shutDown(t *testing.T, clients *pool) error {
 	time.Sleep(100 * time.Millisecond) // shutdown_grace
 	clients.remove(m)
 	m.stopPx()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	return m.el.Resign(ctx)
 }
 
