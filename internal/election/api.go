@@ -90,6 +90,10 @@ type Participant struct {
 	// FencingToken is the node's czxid plus Config.FencingOffset.
 	FencingToken int64
 	IsLeader     bool
+	// Proxy is where the participant's forwarding proxy takes requests
+	// from its peers (Config.Proxy); empty for Curator participants,
+	// electd ones without a proxy, and race followers.
+	Proxy string
 }
 
 // Status is a snapshot of what this participant knows, computed from memory
@@ -99,6 +103,7 @@ type Status struct {
 	Path      string
 	ID        string
 	Advertise string
+	Proxy     string // Config.Proxy
 	Node      string // own node name; empty when not joined
 
 	// Candidate is whether this participant stands in the election now

@@ -165,6 +165,11 @@ type Config struct {
 	// Advertise is published with the id so followers can find the leader:
 	// printable UTF-8, at most MaxAdvertiseBytes. Default empty.
 	Advertise string
+	// Proxy is the address (host:port) at which this participant's
+	// forwarding proxy takes requests from its peers, published in the meta
+	// node beside Advertise (docs/DESIGN.md, "Forwarding"): printable
+	// UTF-8, at most MaxAdvertiseBytes. Default empty: no proxy.
+	Proxy string
 	// Term is the length of one leadership term in selector mode: 0 holds
 	// until released, else MinTerm to MaxTerm. Default 0.
 	Term time.Duration
@@ -210,6 +215,9 @@ func (c Config) Validate() error {
 	}
 	if err := validateText(c.Advertise, MaxAdvertiseBytes); err != nil {
 		return &FieldError{Field: "Advertise", Err: err}
+	}
+	if err := validateText(c.Proxy, MaxAdvertiseBytes); err != nil {
+		return &FieldError{Field: "Proxy", Err: err}
 	}
 	if err := c.validateTerm(); err != nil {
 		return &FieldError{Field: "Term", Err: err}

@@ -152,6 +152,7 @@ func (e *Elector) Status() Status {
 		Path:           e.cfg.Path,
 		ID:             e.cfg.ID,
 		Advertise:      e.cfg.Advertise,
+		Proxy:          e.cfg.Proxy,
 		Node:           v.node,
 		Candidate:      v.standing,
 		IsLeader:       why == ReasonLeader,

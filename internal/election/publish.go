@@ -135,7 +135,8 @@ func significant(a, b Status) bool {
 	if (a.Leader == nil) != (b.Leader == nil) {
 		return true
 	}
-	return a.Leader != nil && (!sameNode(a.Leader, b.Leader) || a.Leader.Advertise != b.Leader.Advertise)
+	return a.Leader != nil && (!sameNode(a.Leader, b.Leader) ||
+		a.Leader.Advertise != b.Leader.Advertise || a.Leader.Proxy != b.Leader.Proxy)
 }
 
 func sameNode(a, b *Participant) bool {

@@ -130,9 +130,11 @@ func (e *Elector) reapOld(kids []string) {
 
 // participant builds a Participant from a node read.
 func (e *Elector) participant(name string, data []byte, stat *zk.Stat) Participant {
+	m := e.metaOf(stat.EphemeralOwner)
 	return Participant{
 		ID:           string(data),
-		Advertise:    e.advertiseOf(stat.EphemeralOwner),
+		Advertise:    m.Advertise,
+		Proxy:        m.Proxy,
 		Node:         name,
 		Session:      stat.EphemeralOwner,
 		FencingToken: stat.Czxid + e.cfg.FencingOffset,
@@ -157,10 +159,13 @@ func (e *Elector) nodeToken(name string) int64 {
 // It is also how race followers, which own no election node, are listed.
 func (e *Elector) metaPath() string { return e.cfg.Path + ".advertise" }
 
-// metaData is the content of a node under metaPath.
+// metaData is the content of a node under metaPath. Proxy is left out
+// when empty, so a participant without a proxy writes what older electd
+// versions wrote; they ignore the field when it is there.
 type metaData struct {
 	ID        string `json:"id"`
 	Advertise string `json:"advertise"`
+	Proxy     string `json:"proxy,omitempty"`
 }
 
 // parseMeta reads a metaPath node; a bare string is taken as advertise data.
@@ -182,7 +187,8 @@ func (e *Elector) publishMeta() error {
 	if err := e.ensureParents(mp); err != nil {
 		return err
 	}
-	data, _ := json.Marshal(metaData{ID: e.cfg.ID, Advertise: e.cfg.Advertise})
+	own := metaData{ID: e.cfg.ID, Advertise: e.cfg.Advertise, Proxy: e.cfg.Proxy}
+	data, _ := json.Marshal(own)
 	e.nWrites.Add(1)
 	_, err := e.zk.Create(join(mp, sessionHex(l.sid)), data, zk.FlagEphemeral, e.s.acl)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -194,49 +200,50 @@ func (e *Elector) publishMeta() error {
 	l.metaSID = l.sid
 	// Our own advertise data is known: claiming leadership (takeLead) then
 	// reads nothing more than the queue.
-	e.adv.put(l.sid, e.cfg.Advertise)
+	e.adv.put(l.sid, own)
 	return nil
 }
 
-// advertised caches advertise data by session: it never changes for the
-// life of a session. Run's goroutine and Participants' both use it.
+// advertised caches meta data by session: it never changes for the life
+// of a session. Run's goroutine and Participants' both use it.
 type advertised struct {
 	mu sync.Mutex
-	m  map[int64]string
+	m  map[int64]metaData
 }
 
 const advertisedMax = 1024
 
-func (a *advertised) get(session int64) (string, bool) {
+func (a *advertised) get(session int64) (metaData, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s, ok := a.m[session]
-	return s, ok
+	m, ok := a.m[session]
+	return m, ok
 }
 
-func (a *advertised) put(session int64, s string) {
+func (a *advertised) put(session int64, m metaData) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.m == nil || len(a.m) >= advertisedMax {
-		a.m = map[int64]string{} // sessions come and go: start over rather than grow
+		a.m = map[int64]metaData{} // sessions come and go: start over rather than grow
 	}
-	a.m[session] = s
+	a.m[session] = m
 }
 
-// advertiseOf returns a session's advertise data, read once per session.
-func (e *Elector) advertiseOf(session int64) string {
+// metaOf returns a session's meta data (advertise, proxy), read once per
+// session.
+func (e *Elector) metaOf(session int64) metaData {
 	if session == 0 {
-		return ""
+		return metaData{}
 	}
-	if a, ok := e.adv.get(session); ok {
-		return a
+	if m, ok := e.adv.get(session); ok {
+		return m
 	}
 	e.nReads.Add(1)
 	data, _, err := e.zk.Get(join(e.metaPath(), sessionHex(session)))
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return "" // not cached: try again next time
+		return metaData{} // not cached: try again next time
 	}
-	a := parseMeta(data).Advertise
-	e.adv.put(session, a)
-	return a
+	m := parseMeta(data)
+	e.adv.put(session, m)
+	return m
 }

@@ -1,0 +1,108 @@
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/electd/electd/internal/proxy"
+)
+
+// ProxySource is read at scrape time for the forwarding proxy's gauges.
+// *proxy.Proxy satisfies it.
+type ProxySource interface {
+	// Held counts the requests and connections waiting for a leader now.
+	Held() int
+	// Open counts the proxy's open connections, clients' and peers'.
+	Open() int
+}
+
+// Proxy counts what the forwarding proxy did (docs/DESIGN.md,
+// "Forwarding"); it implements proxy.Recorder and never blocks.
+type Proxy struct {
+	requests  *prometheus.CounterVec
+	conns     *prometheus.CounterVec
+	forwards  *prometheus.CounterVec
+	upstream  *prometheus.HistogramVec
+	held      prometheus.Histogram
+	stepDowns prometheus.Counter
+}
+
+var _ proxy.Recorder = (*Proxy)(nil)
+
+// NewProxy registers the proxy's metrics on reg with election=<path>.
+// Every label value is exported from the start, so that rate() works
+// before the first of each happens.
+func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
+	labels := prometheus.Labels{"election": path}
+	f := promauto.With(reg)
+	counter := func(name, help string, variable ...string) *prometheus.CounterVec {
+		return f.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help, ConstLabels: labels}, variable)
+	}
+	p := &Proxy{
+		requests: counter("proxy_requests_total",
+			"HTTP requests through the forwarding proxy, by how they ended: ok (the application's or the leader proxy's answer "+
+				"relayed), no_leader (503 after the hold time), held_cap, bad_request, upstream_error, timeout, "+
+				"leadership_lost (cut when this participant stopped leading), bounced (forwarded twice to this participant, "+
+				"which does not lead: sent back to be routed again), canceled, shutdown.", "result"),
+		conns: counter("proxy_connections_total",
+			"Connections to the forwarding proxy, by how they ended (HTTP mode counts only refused and evicted ones).", "result"),
+		forwards: counter("proxy_forwards_total",
+			"Requests and connections sent to the leader's proxy, by hop: 1 from a follower, 2 re-forwarded by a proxy "+
+				"that no longer led when they arrived.", "hop"),
+		stepDowns: f.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "proxy_step_downs_total", ConstLabels: labels,
+			Help: "Times the proxy asked the election to step down because the application refused connections."}),
+	}
+	p.upstream = f.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "proxy_upstream_seconds", ConstLabels: labels,
+		Help: "Time to the response headers (HTTP) or to connect (TCP), by target: app (this participant leads) or " +
+			"leader (the leader's proxy; its application's time included).",
+		// From a loopback forward (tens of microseconds) to ResponseTimeout.
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"target"})
+	p.held = f.NewHistogram(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "proxy_held_seconds", ConstLabels: labels,
+		Help: "How long requests and connections waited for a leader, for those that waited (a hand-over's own " +
+			"time, or the hold time for those answered 503).",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+	})
+	for _, r := range proxy.RequestResults {
+		p.requests.WithLabelValues(string(r))
+	}
+	for _, r := range proxy.ConnResults {
+		p.conns.WithLabelValues(string(r))
+	}
+	for hop := 1; hop <= 2; hop++ {
+		p.forwards.WithLabelValues(strconv.Itoa(hop))
+	}
+	for _, t := range proxy.Targets {
+		p.upstream.WithLabelValues(string(t))
+	}
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "proxy_held", ConstLabels: labels,
+		Help: "Requests and connections waiting for a leader now."}, func() float64 { return float64(src.Held()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "proxy_open_connections", ConstLabels: labels,
+		Help: "Open connections to the forwarding proxy, clients' and peers'."}, func() float64 { return float64(src.Open()) })
+	return p
+}
+
+// Request implements proxy.Recorder.
+func (p *Proxy) Request(res proxy.Result) { p.requests.WithLabelValues(string(res)).Inc() }
+
+// Conn implements proxy.Recorder.
+func (p *Proxy) Conn(res proxy.Result) { p.conns.WithLabelValues(string(res)).Inc() }
+
+// Forwarded implements proxy.Recorder.
+func (p *Proxy) Forwarded(hop int) { p.forwards.WithLabelValues(strconv.Itoa(hop)).Inc() }
+
+// Upstream implements proxy.Recorder.
+func (p *Proxy) Upstream(to proxy.Target, d time.Duration) {
+	p.upstream.WithLabelValues(string(to)).Observe(d.Seconds())
+}
+
+// Held implements proxy.Recorder.
+func (p *Proxy) Held(d time.Duration) { p.held.Observe(d.Seconds()) }
+
+// SteppedDown implements proxy.Recorder.
+func (p *Proxy) SteppedDown() { p.stepDowns.Inc() }

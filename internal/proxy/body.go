@@ -1,0 +1,129 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// Bounds of the copies kept of request bodies (docs/DESIGN.md,
+// "Forwarding": what may be sent again). A body is streamed; while it is
+// small, the proxy also keeps what it read, so that a request that
+// provably reached no application (net/http's transport wrote nothing of
+// it to a kept-alive connection that turned out closed; a peer bounced
+// it) can still be sent elsewhere whole.
+const (
+	// maxKeptBody: past this size a body is no longer kept.
+	maxKeptBody = 64 << 10
+	// keptBudget bounds the copies of all requests at once; past it a
+	// body is streamed without one.
+	keptBudget = 8 << 20
+)
+
+// body is a request's body, watched: each read is progress for the
+// attempt's guard (slot 0, active from each hand-over until the body
+// ends), touched says whether any of it was read, and while it is small
+// it is kept so that it can be read again from the start (rewind).
+type body struct {
+	orig   io.ReadCloser
+	budget *atomic.Int64 // what all kept copies may still take
+	g      atomic.Pointer[guard]
+
+	mu     sync.Mutex
+	src    io.Reader // orig, or the kept copy once rewound
+	read   bool
+	end    bool
+	keep   bool   // still keeping a copy
+	kept   []byte // what was read from orig, while keep
+	copied int64  // bytes of the budget kept holds
+}
+
+func newBody(rc io.ReadCloser, budget *atomic.Int64) *body {
+	return &body{orig: rc, src: rc, budget: budget, keep: true}
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	b.read = true
+	src := b.src
+	b.mu.Unlock()
+	n, err := src.Read(p) // not under mu: a read of the client's body may block
+	b.mu.Lock()
+	if src == io.Reader(b.orig) && n > 0 && b.keep {
+		b.keepLocked(p[:n])
+	}
+	if err != nil {
+		b.end = true
+	}
+	b.mu.Unlock()
+	if g := b.g.Load(); g != nil {
+		if err != nil {
+			g.done(0)
+		} else if n > 0 {
+			g.progress(0)
+		}
+	}
+	return n, err
+}
+
+func (b *body) keepLocked(p []byte) {
+	if len(b.kept)+len(p) > maxKeptBody || b.budget.Add(-int64(len(p))) < 0 {
+		if len(b.kept)+len(p) <= maxKeptBody {
+			b.budget.Add(int64(len(p))) // the failed take
+		}
+		b.dropLocked()
+		return
+	}
+	b.copied += int64(len(p))
+	b.kept = append(b.kept, p...)
+}
+
+func (b *body) dropLocked() {
+	b.keep = false
+	b.kept = nil
+	b.budget.Add(b.copied)
+	b.copied = 0
+}
+
+// Close is not passed on: net/http closes the request's body itself.
+func (b *body) Close() error { return nil }
+
+// touched reports whether any of the body may have been sent.
+func (b *body) touched() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.read
+}
+
+// rewind makes the body readable again from the start, if it was read to
+// its end and kept whole, or not read at all; false otherwise.
+func (b *body) rewind() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case !b.read:
+		return true
+	case !b.end || !b.keep:
+		return false
+	}
+	b.src, b.read, b.end = bytes.NewReader(b.kept), false, false
+	return true
+}
+
+// release gives the copy's bytes back to the budget: the request is over.
+func (b *body) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.dropLocked()
+}
+
+func (b *body) attach(g *guard) {
+	b.g.Store(g)
+	b.mu.Lock()
+	end := b.end
+	b.mu.Unlock()
+	if g != nil && !end {
+		g.progress(0)
+	}
+}

@@ -1,0 +1,192 @@
+package proxy
+
+import (
+	"container/list"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// connLimit caps the proxy's open connections (Config.MaxConnections)
+// without ever blocking Accept. At the cap, in HTTP mode, a newcomer
+// evicts the connection that has waited longest outside a request (idle
+// between requests, or still to send its headers), as the API server
+// does; when none is, and always in TCP mode, the newcomer is closed at
+// once. A flood of idle connections therefore cannot lock clients out,
+// and nothing waits in the kernel's backlog for a slot.
+type connLimit struct {
+	max   int
+	evict bool // HTTP mode: idle connections may be evicted
+	rec   Recorder
+
+	mu     sync.Mutex
+	open   int
+	idle   list.List // of *trackedConn, evictable, longest waiting first
+	all    map[*trackedConn]struct{}
+	closed bool
+}
+
+func newConnLimit(max int, evict bool, rec Recorder) *connLimit {
+	return &connLimit{max: max, evict: evict, rec: rec, all: map[*trackedConn]struct{}{}}
+}
+
+// limited is a listener whose connections count against a connLimit; the
+// client and peer listeners of TCP mode share one.
+type limited struct {
+	net.Listener
+	l *connLimit
+}
+
+// listener wraps ln so that its connections count against l.
+func (l *connLimit) listener(ln net.Listener) net.Listener { return &limited{Listener: ln, l: l} }
+
+// trackedConn is one accepted connection, counted until closed. Once it
+// carries an upgraded (hijacked) HTTP connection, its guard bounds how long
+// it may stay idle or block a write.
+type trackedConn struct {
+	net.Conn
+	l      *connLimit
+	elem   *list.Element // in l.idle while evictable
+	closed bool          // under l.mu
+	g      atomic.Pointer[guard]
+}
+
+// Accept returns the next connection within the cap.
+func (ll *limited) Accept() (net.Conn, error) {
+	l := ll.l
+	for {
+		c, err := ll.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		tc := &trackedConn{Conn: c, l: l}
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			_ = c.Close()
+			return nil, net.ErrClosed
+		}
+		var victim *trackedConn
+		if l.open >= l.max {
+			victim = l.victimLocked()
+			if victim == nil {
+				l.mu.Unlock()
+				_ = c.Close()
+				l.rec.Conn(ResultRefused)
+				continue
+			}
+		}
+		l.open++
+		l.all[tc] = struct{}{}
+		if l.evict {
+			tc.elem = l.idle.PushBack(tc) // waiting for its request's headers
+		}
+		l.mu.Unlock()
+		if victim != nil {
+			_ = victim.Close()
+			l.rec.Conn(ResultEvicted)
+		}
+		return tc, nil
+	}
+}
+
+// victimLocked unlinks and returns the connection waiting longest, or nil.
+func (l *connLimit) victimLocked() *trackedConn {
+	e := l.idle.Front()
+	if e == nil {
+		return nil
+	}
+	c := e.Value.(*trackedConn)
+	l.idle.Remove(e)
+	c.elem = nil
+	return c
+}
+
+// Open is the number of open connections.
+func (l *connLimit) Open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}
+
+// connState is http.Server.ConnState: a connection is evictable while it
+// waits for a request, and guarded once hijacked by an upgrade.
+func (l *connLimit) connState(g func(*trackedConn) *guard) func(net.Conn, http.ConnState) {
+	return func(c net.Conn, s http.ConnState) {
+		tc, ok := c.(*trackedConn)
+		if !ok {
+			return
+		}
+		l.mu.Lock()
+		if !tc.closed {
+			if tc.elem != nil {
+				l.idle.Remove(tc.elem)
+				tc.elem = nil
+			}
+			if l.evict && (s == http.StateNew || s == http.StateIdle) {
+				tc.elem = l.idle.PushBack(tc)
+			}
+		}
+		l.mu.Unlock()
+		if s == http.StateHijacked {
+			tc.g.Store(g(tc))
+		}
+	}
+}
+
+// closeAll closes every connection and refuses new ones: the end of Serve.
+func (l *connLimit) closeAll() {
+	l.mu.Lock()
+	l.closed = true
+	cs := make([]*trackedConn, 0, len(l.all))
+	for c := range l.all {
+		cs = append(cs, c)
+	}
+	l.mu.Unlock()
+	for _, c := range cs {
+		_ = c.Close()
+	}
+}
+
+func (c *trackedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if g := c.g.Load(); g != nil && n > 0 {
+		g.touch()
+	}
+	return n, err
+}
+
+func (c *trackedConn) Write(b []byte) (int, error) {
+	g := c.g.Load()
+	if g == nil {
+		return c.Conn.Write(b)
+	}
+	g.progress(0)
+	defer g.done(0)
+	return c.Conn.Write(b)
+}
+
+func (c *trackedConn) Close() error {
+	l := c.l
+	l.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		l.open--
+		delete(l.all, c)
+		if c.elem != nil {
+			l.idle.Remove(c.elem)
+			c.elem = nil
+		}
+	}
+	l.mu.Unlock()
+	if g := c.g.Load(); g != nil {
+		g.stop()
+	}
+	return c.Conn.Close()
+}
+
+// past is a deadline that has passed: setting it unblocks a read or write
+// at once, whatever the clock.
+var past = time.Unix(1, 0)

@@ -1,0 +1,322 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/electd/electd/internal/clock"
+)
+
+// maxHops bounds forwarding (docs/DESIGN.md, "Forwarding"): a follower
+// forwards with hop 1; a proxy that no longer leads when a request
+// arrives forwards it once more with hop 2; a proxy never forwards what
+// arrived with hop 2, so traffic cannot loop, whatever the views of the
+// leader disagree on. It bounces it instead, at once and unprocessed, to
+// the proxy before, which holds it and routes it again as its own view
+// of the leader moves on: a view that lags for a moment (one that still
+// names a leader that just handed over) costs a retry, not a request.
+const maxHops = 2
+
+// retryEvery paces the attempts of a held request whose target refused or
+// could not be reached, while nothing else changes.
+const retryEvery = 25 * time.Millisecond
+
+var (
+	errLeadershipLost = errors.New("proxy: this participant stopped leading")
+	errLeaderChanged  = errors.New("proxy: the leader changed")
+	errHoldExpired    = errors.New("proxy: no leader within the hold time")
+	errBounced        = errors.New("proxy: the leader's proxy does not lead and sent it back unprocessed")
+	errShutdown       = errors.New("proxy: shutting down")
+	// ErrServing: Serve may be called once.
+	ErrServing = errors.New("proxy: Serve called twice")
+)
+
+// Proxy forwards traffic to the leader: to the local application while
+// this participant leads, else to the leader's proxy. Safe for concurrent
+// use; Serve runs it.
+type Proxy struct {
+	cfg   Config
+	lead  Leadership
+	clock clock.Clock
+	rec   Recorder
+	log   *slog.Logger
+	conns *connLimit
+	http  *httpProxy // HTTP mode
+	tcp   *tcpProxy  // TCP mode
+
+	kept      atomic.Int64  // what copies of request bodies may still take (body.go)
+	wake      Broadcast     // the route may have changed or a yield ended: held traffic looks again
+	closed    chan struct{} // closed when Serve starts shutting down
+	closeOnce sync.Once
+	serving   atomic.Bool
+	wg        sync.WaitGroup // connection goroutines of TCP mode
+
+	mu   sync.Mutex
+	term *scope // this participant's leadership; nil while it does not lead
+	dest *scope // the leader's proxy a follower forwards to; nil otherwise
+	// placed holds, by the fencing token of the leadership that took
+	// them, the connections a follower spliced through the leader's proxy
+	// (TCP mode, upgrades): each ends once a newer leadership is known.
+	placed   map[int64]*scope
+	yielding int
+	inflight int           // HTTP requests with the application (Yield waits for them)
+	drained  chan struct{} // closed when inflight drops to 0
+	held     int
+	stepped  int64 // the token StepDown was last asked for
+}
+
+// scope ends with a leadership (this participant's, or the leader's a
+// follower forwards to): what is bound to it is cut when it ends.
+type scope struct {
+	token  int64
+	addr   string
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// New validates cfg and returns a Proxy routing by lead; Serve runs it.
+func New(lead Leadership, cfg Config) (*Proxy, error) {
+	if lead == nil {
+		return nil, errors.New("proxy: nil Leadership")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	p := &Proxy{
+		cfg: cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
+		log:    cfg.Logger.With("proxy", string(cfg.Mode)),
+		closed: make(chan struct{}),
+	}
+	p.kept.Store(keptBudget)
+	p.conns = newConnLimit(cfg.MaxConnections, cfg.Mode == ModeHTTP, p.rec)
+	if cfg.Mode == ModeTCP {
+		p.tcp = &tcpProxy{p: p}
+	} else {
+		p.http = newHTTPProxy(p)
+	}
+	return p, nil
+}
+
+// Serve serves client (and, in TCP mode, peer: nil in HTTP mode) until
+// ctx ends, then stops taking connections and returns nil once every
+// connection is closed. In HTTP mode, requests in flight and held ones
+// get DrainTimeout to finish first (a leader that handed over with Yield
+// forwards its held requests to the new leader meanwhile); what is left
+// is answered 503. In TCP mode every connection is closed at once: a
+// spliced connection has no request boundary to drain at. Serve may be
+// called once.
+func (p *Proxy) Serve(ctx context.Context, client, peer net.Listener) error {
+	switch {
+	case client == nil:
+		return errors.New("proxy: Serve needs a client listener")
+	case p.cfg.Mode == ModeTCP && peer == nil:
+		return errors.New("proxy: tcp mode needs a peer listener (Config.PeerListen)")
+	case p.cfg.Mode != ModeTCP && peer != nil:
+		return errors.New("proxy: http mode takes no peer listener: peers use the client one")
+	}
+	if !p.serving.CompareAndSwap(false, true) {
+		return ErrServing
+	}
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		p.watch(stop)
+	}()
+	defer func() {
+		close(stop)
+		<-watched
+		p.endScopes()
+	}()
+	if p.http != nil {
+		return p.http.serve(ctx, p.conns.listener(client))
+	}
+	return p.tcp.serve(ctx, p.conns.listener(client), p.conns.listener(peer))
+}
+
+// shutdown wakes held traffic to give up.
+func (p *Proxy) shutdown() {
+	p.closeOnce.Do(func() { close(p.closed) })
+	p.wake.Notify()
+}
+
+// endScopes cuts whatever is still bound to a leadership: Serve is over.
+func (p *Proxy) endScopes() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range []**scope{&p.term, &p.dest} {
+		if *s != nil {
+			(*s).cancel(errShutdown)
+			*s = nil
+		}
+	}
+	for tok, s := range p.placed {
+		s.cancel(errShutdown)
+		delete(p.placed, tok)
+	}
+}
+
+// watch follows the leadership: it cuts what a lost leadership or a
+// replaced leader still holds and wakes held traffic at every change,
+// and looks again when the lease is due to end even if no change is
+// announced (pollon's rule, made prompt: a stale leader must not serve).
+func (p *Proxy) watch(stop <-chan struct{}) {
+	for {
+		changed := p.lead.Changed()
+		p.mu.Lock()
+		r := p.lead.Route()
+		p.syncLocked(r)
+		p.mu.Unlock()
+		p.wake.Notify()
+		var lease <-chan struct{}
+		stopLease := func() {}
+		if r.Leading && r.Lease > 0 {
+			lease, stopLease = after(p.clock, r.Lease+time.Millisecond)
+		}
+		select {
+		case <-changed:
+		case <-lease:
+		case <-stop:
+		}
+		stopLease()
+		select {
+		case <-stop:
+			return
+		default:
+		}
+	}
+}
+
+// syncLocked brings the scopes in line with r: a leadership that ended or
+// a leader that changed ends its scope, which cuts what is bound to it.
+func (p *Proxy) syncLocked(r Route) {
+	if p.term != nil && (!r.Leading || r.Token != p.term.token) {
+		p.term.cancel(errLeadershipLost)
+		p.term = nil
+	}
+	if r.Leading && p.term == nil {
+		p.term = newScope(r)
+	}
+	if p.dest != nil && (r.Leading || r.Addr != p.dest.addr || r.Token != p.dest.token) {
+		p.dest.cancel(errLeaderChanged)
+		p.dest = nil
+		if p.http != nil {
+			go p.http.peers.CloseIdleConnections() // kept alive to a leader gone
+		}
+	}
+	if !r.Leading && r.Addr != "" && p.dest == nil {
+		p.dest = newScope(r)
+	}
+	for tok, s := range p.placed {
+		if r.Token > tok { // a newer leadership than the one that took them
+			s.cancel(errLeaderChanged)
+			delete(p.placed, tok)
+		}
+	}
+}
+
+// placedScope is the scope of a connection spliced through the leader's
+// proxy and taken by the leadership with this fencing token: cut once a
+// newer leadership is known (stolon's proxy cuts connections to a master
+// that is no longer elected; a connection re-forwarded on the way to a
+// newer leader than this participant has heard of yet is not cut by the
+// view that lags). Ended already when the view has moved past it.
+func (p *Proxy) placedScope(token int64) context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.placed[token]; ok {
+		return s.ctx
+	}
+	s := newScope(Route{Token: token})
+	select {
+	case <-p.closed:
+		s.cancel(errShutdown)
+		return s.ctx
+	default:
+	}
+	if r := p.lead.Route(); r.Token > token {
+		s.cancel(errLeaderChanged)
+		return s.ctx
+	}
+	if p.placed == nil {
+		p.placed = map[int64]*scope{}
+	}
+	p.placed[token] = s
+	return s.ctx
+}
+
+func newScope(r Route) *scope {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &scope{token: r.Token, addr: r.Addr, ctx: ctx, cancel: cancel}
+}
+
+// way is where decide sends traffic.
+type way int8
+
+const (
+	toApp    way = iota // this participant leads
+	toLeader            // the leader's proxy
+	toWait              // nowhere yet: hold
+	toBounce            // forwarded twice to a participant that does not lead: back to the proxy before
+	toNone              // shutting down
+)
+
+// decision is where to send traffic now, decided under p.mu against a
+// Route read then, so that it agrees with the scopes: a leadership that
+// ends after this instant cuts what was handed over in it.
+type decision struct {
+	way   way
+	route Route
+	scope context.Context // ends with the leadership (toApp) or with this view of the leader (toLeader)
+	why   string          // toWait: what it waits for
+}
+
+// decide re-checks the route right before traffic is handed on
+// (docs/DESIGN.md, "Forwarding"). hop is how many proxies forwarded it
+// already; drain counts a toApp request as in flight for Yield, until
+// appDone.
+func (p *Proxy) decide(hop int, drain bool) decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.lead.Route()
+	p.syncLocked(r)
+	select {
+	case <-p.closed:
+		return decision{way: toNone, route: r}
+	default:
+	}
+	switch {
+	case r.Leading && p.yielding == 0:
+		if drain {
+			p.inflight++
+		}
+		return decision{way: toApp, route: r, scope: p.term.ctx}
+	case hop >= maxHops:
+		return decision{way: toBounce, route: r}
+	case r.Leading:
+		return decision{way: toWait, route: r, why: "this participant is handing leadership over"}
+	case r.ID == "":
+		return decision{way: toWait, route: r, why: "no leader is known"}
+	case r.Addr == "":
+		return decision{way: toWait, route: r, why: fmt.Sprintf("the leader %q publishes no proxy address", r.ID)}
+	}
+	return decision{way: toLeader, route: r, scope: p.dest.ctx}
+}
+
+// appDone ends a request counted in flight by decide.
+func (p *Proxy) appDone() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight--
+	if p.inflight == 0 && p.drained != nil {
+		close(p.drained)
+		p.drained = nil
+	}
+}

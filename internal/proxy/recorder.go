@@ -1,0 +1,108 @@
+package proxy
+
+import "time"
+
+// Result says how one request (HTTP mode) or connection ended; it labels
+// the metrics (docs/DESIGN.md, "Forwarding").
+type Result string
+
+// Results of a request or connection. Which apply to which is listed in
+// RequestResults and ConnResults.
+const (
+	// ResultOK: the application's (or the leader proxy's) answer was
+	// relayed; a spliced connection ended on its own.
+	ResultOK Result = "ok"
+	// ResultNoLeader: no leader to send it to within the hold time: 503
+	// with Retry-After, or the connection closed.
+	ResultNoLeader Result = "no_leader"
+	// ResultHeldCap: refused at once because MaxHeld requests or
+	// connections were already waiting for a leader.
+	ResultHeldCap Result = "held_cap"
+	// ResultBadRequest: refused for what the client sent (an HTTP 4xx, a
+	// peer preamble that does not parse).
+	ResultBadRequest Result = "bad_request"
+	// ResultUpstreamError: the application or the leader's proxy could not
+	// be reached within the hold time, or failed mid-answer (502).
+	ResultUpstreamError Result = "upstream_error"
+	// ResultTimeout: the application took longer than ResponseTimeout to
+	// answer, or a body or write stalled past BodyTimeout (504).
+	ResultTimeout Result = "timeout"
+	// ResultLeadershipLost: this participant stopped leading while its
+	// application had the request or connection, which was cut at once
+	// (a stale leader must not keep serving); on a follower, the leader
+	// a spliced connection went to changed.
+	ResultLeadershipLost Result = "leadership_lost"
+	// ResultBounced: it arrived forwarded twice at a participant that does
+	// not lead, and went back unprocessed to the proxy before, which
+	// routes it again (HTTP 421 with Electd-Not-Leader; TCP: a refusing
+	// acknowledgement).
+	ResultBounced Result = "bounced"
+	// ResultCanceled: the client went away first.
+	ResultCanceled Result = "canceled"
+	// ResultShutdown: the proxy was shutting down.
+	ResultShutdown Result = "shutdown"
+	// ResultIdle: a spliced or upgraded connection carried no byte either
+	// way for IdleTimeout.
+	ResultIdle Result = "idle"
+	// ResultRefused: a connection turned away at MaxConnections.
+	ResultRefused Result = "refused"
+	// ResultEvicted: an idle HTTP connection closed to make room for a
+	// newcomer at MaxConnections.
+	ResultEvicted Result = "evicted"
+)
+
+// RequestResults are the results an HTTP request can have, so that every
+// label value can be exported before it first happens.
+var RequestResults = []Result{ResultOK, ResultNoLeader, ResultHeldCap, ResultBadRequest,
+	ResultUpstreamError, ResultTimeout, ResultLeadershipLost, ResultBounced, ResultCanceled, ResultShutdown}
+
+// ConnResults are the results a connection can have. HTTP mode counts only
+// the connections turned away (refused, evicted); TCP mode counts each.
+var ConnResults = []Result{ResultOK, ResultNoLeader, ResultHeldCap, ResultBadRequest,
+	ResultUpstreamError, ResultTimeout, ResultLeadershipLost, ResultBounced, ResultCanceled, ResultShutdown,
+	ResultIdle, ResultRefused, ResultEvicted}
+
+// Target is where a request or connection was sent.
+type Target string
+
+const (
+	// TargetApp is the local application (this participant leads).
+	TargetApp Target = "app"
+	// TargetLeader is the leader's proxy.
+	TargetLeader Target = "leader"
+)
+
+// Targets lists the targets, for metric labels.
+var Targets = []Target{TargetApp, TargetLeader}
+
+// Recorder receives counts of what the proxy did. Methods must not block;
+// internal/metrics implements it. A nil Recorder records nothing.
+type Recorder interface {
+	// Request counts one HTTP request by how it ended.
+	Request(res Result)
+	// Conn counts one connection by how it ended (see ConnResults).
+	Conn(res Result)
+	// Forwarded counts one request or connection sent to the leader's
+	// proxy carrying hop count hop: 1 from a follower, 2 re-forwarded by
+	// a proxy that no longer led when it arrived.
+	Forwarded(hop int)
+	// Upstream observes how long the target took: to the response
+	// headers (HTTP) or to connect (TCP). On loopback it is the latency a
+	// forward adds plus the application's own.
+	Upstream(to Target, d time.Duration)
+	// Held observes how long a request or connection waited for a leader,
+	// for those that waited.
+	Held(d time.Duration)
+	// SteppedDown counts one request to the election to step down because
+	// the application refused connections.
+	SteppedDown()
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) Request(Result)                 {}
+func (nopRecorder) Conn(Result)                    {}
+func (nopRecorder) Forwarded(int)                  {}
+func (nopRecorder) Upstream(Target, time.Duration) {}
+func (nopRecorder) Held(time.Duration)             {}
+func (nopRecorder) SteppedDown()                   {}

@@ -1,0 +1,214 @@
+package proxy_test
+
+// The in-process integration of the proxy with real electors on a real
+// ZooKeeper: the adapter from the election to proxy.Leadership (what the
+// daemon will wire), and participants that each run an elector, a proxy
+// and a fenced application.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/proxy"
+	"github.com/electd/electd/tests/zktest"
+)
+
+// electionRoute adapts an Elector to proxy.Leadership: Route from Status
+// at call time, Changed from Observe, StepDown through the proxy's Yield
+// (a withdrawal, as an unhealthy application's is).
+type electionRoute struct {
+	proxy.Broadcast
+	el   *election.Elector
+	step func(reason string)
+}
+
+func newElectionRoute(ctx context.Context, el *election.Elector) *electionRoute {
+	r := &electionRoute{el: el}
+	go func() {
+		for range el.Observe(ctx) {
+			r.Notify()
+		}
+		r.Notify()
+	}()
+	return r
+}
+
+func (r *electionRoute) Route() proxy.Route {
+	st := r.el.Status()
+	switch {
+	case st.IsLeader:
+		return proxy.Route{Leading: true, ID: st.ID, Token: st.FencingToken, Lease: st.LeaseRemaining}
+	case st.Leader == nil, st.Leader.Session == st.SessionID:
+		return proxy.Route{} // none known, or itself while it does not lead: nowhere to forward
+	}
+	return proxy.Route{ID: st.Leader.ID, Token: st.Leader.FencingToken, Addr: st.Leader.Proxy}
+}
+
+func (r *electionRoute) StepDown(reason string) { r.step(reason) }
+
+// fence is the storage every application writes to: it refuses a token
+// lower than one it has seen (docs/DESIGN.md, "Failure semantics").
+type fence struct {
+	mu         sync.Mutex
+	max        int64
+	violations []string
+}
+
+func (f *fence) check(who string, token int64, leads bool, own int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case !leads || token != own:
+		f.violations = append(f.violations, fmt.Sprintf("%s's application got token %d while its elector leads=%v with token %d", who, token, leads, own))
+	case token < f.max:
+		f.violations = append(f.violations, fmt.Sprintf("%s's application got token %d after token %d: a stale leader served", who, token, f.max))
+	}
+	f.max = max(f.max, token)
+}
+
+func (f *fence) problems() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.violations...)
+}
+
+// member is one participant: an elector, its proxy, its application.
+type member struct {
+	name   string
+	sess   *election.Session
+	el     *election.Elector
+	px     *proxy.Proxy
+	addr   string // the proxy's
+	app    *httptest.Server
+	served sync.WaitGroup // Serve and Run
+	cancel context.CancelFunc
+	stopPx context.CancelFunc
+}
+
+// startMember joins the election at path with a proxy in front of a fenced
+// application.
+func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence) *member {
+	t.Helper()
+	m := &member{name: name}
+	m.app = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := strconv.ParseInt(r.Header.Get(proxy.HeaderFencingToken), 10, 64)
+		st := m.el.Status()
+		f.check(name, tok, st.IsLeader && r.Header.Get(proxy.HeaderLeaderID) == name, st.FencingToken)
+		_, _ = io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%s %d", name, tok)
+	}))
+	t.Cleanup(m.app.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.addr = ln.Addr().String()
+	m.sess, err = election.Connect(election.SessionConfig{Servers: ens.Servers(), SessionTimeout: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.sess.Close)
+	m.el, err = election.New(m.sess, election.Config{Path: path, ID: name, Proxy: m.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	route := newElectionRoute(ctx, m.el)
+	m.px, err = proxy.New(route, proxy.Config{Listen: m.addr, App: m.app.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	route.step = func(string) {
+		go m.px.Yield(ctx, func(ctx context.Context) error {
+			return m.el.SetCandidate(ctx, false, election.LossAppUnhealthy)
+		})
+	}
+	pctx, stopPx := context.WithCancel(ctx)
+	m.stopPx = stopPx
+	m.served.Go(func() {
+		if err := m.px.Serve(pctx, ln, nil); err != nil {
+			t.Errorf("%s: Serve: %v", name, err)
+		}
+	})
+	m.served.Go(func() { _ = m.el.Run(ctx) })
+	t.Cleanup(m.stop)
+	return m
+}
+
+// stop ends the member: its proxy, then its elector.
+func (m *member) stop() {
+	m.stopPx()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = m.el.Resign(ctx)
+	m.cancel()
+	m.served.Wait()
+}
+
+// leads reports whether the member leads now.
+func (m *member) leads() bool { return m.el.Status().IsLeader }
+
+// release hands leadership over as the daemon will: through Yield, so
+// that the requests its application has finish first.
+func (m *member) release() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return m.px.Yield(ctx, m.el.Release)
+}
+
+// handOver is what a pod deletion does when the application's preStop
+// asks electd to hand over before the application stops: a release
+// through Yield that returns once another participant leads.
+func (m *member) handOver() error {
+	return m.release()
+}
+
+// shutDown stops the member as the daemon will: leave the election for
+// good through Yield (a withdrawal: with election.handoff newest, to the
+// participant that joined last, so that a rollout costs one hand-over),
+// keep forwarding as an observer for a grace period while clients stop
+// sending to it (its endpoint leaves the pool), let the proxy drain,
+// forwarding what it still holds to the new leader, then resign.
+func (m *member) shutDown(t *testing.T, clients *pool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := m.px.Yield(ctx, func(ctx context.Context) error {
+		return m.el.SetCandidate(ctx, false, election.LossShutdown)
+	})
+	if err != nil {
+		return err
+	}
+	waitUntil(t, "a new leader", func() bool {
+		for _, o := range clients.members() {
+			if o != m && o.leads() {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(100 * time.Millisecond) // shutdown_grace
+	clients.remove(m)
+	m.stopPx()
+	return m.el.Resign(ctx)
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
