@@ -64,6 +64,7 @@ type Election struct {
 	Mode          string        `mapstructure:"mode" default:"latch" engine:"Mode" help:"latch (lowest node leads until it lets go), selector (rotates each term) or race"`
 	Term          time.Duration `mapstructure:"term" default:"0s" engine:"Term" help:"selector mode only: length of one leadership term, 250ms to 168h; 0s holds until released"`
 	OnSuspend     string        `mapstructure:"on_suspend" default:"hold" engine:"OnSuspend" help:"hold (lead through a disconnect while the lease lasts) or step-down (give up at once)"`
+	Handoff       string        `mapstructure:"handoff" default:"newest" engine:"Handoff" help:"who takes over when the leader shuts down or withdraws: newest (the participant that joined last, so a rollout moves leadership once) or next (the next in the queue, as Curator does)"`
 	ClaimDelay    time.Duration `mapstructure:"claim_delay" default:"0s" engine:"ClaimDelay" help:"a new leader waits this long, at most 10m, before its first 200 on /healthz/leader"`
 	FencingOffset int64         `mapstructure:"fencing_offset" default:"0" engine:"FencingOffset" help:"added to every fencing token, 0 to 2^62, to keep tokens growing across an ensemble rebuild"`
 	// Candidate is not mapped by an engine tag: the daemon starts the

@@ -105,6 +105,7 @@ func (c *Config) election() election.Config {
 		Advertise:     c.Advertise,
 		Term:          c.Election.Term,
 		OnSuspend:     election.SuspendPolicy(c.Election.OnSuspend),
+		Handoff:       election.HandoffPolicy(c.Election.Handoff),
 		ClaimDelay:    c.Election.ClaimDelay,
 		FencingOffset: c.Election.FencingOffset,
 	}

@@ -66,3 +66,19 @@ func handoffUnit(t *testing.T, h HandoffPolicy, peers ...string) (*unit, map[str
 	u.wantLeader(true)
 	return u, nodes
 }
+
+// A participant that re-queued (after a release, or a selector's term)
+// sits at the back of the queue but joined no later: the newest is the one
+// whose session joined last.
+func TestHandOffPicksTheNewestSession(t *testing.T) {
+	u, nodes := handoffUnit(t, HandoffNewest, "old-2", "new-1")
+	// old-2 released earlier: its node is now behind new-1's, its session older.
+	u.f.remove("/e/" + nodes["old-2"])
+	nodes["old-2"] = u.other(0x2000, "old-2")
+	if err := u.e.leave(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if queue := sortQueue(u.f.children("/e"), latchTag); len(queue) != 2 || queue[0] != nodes["new-1"] {
+		t.Fatalf("queue %v after the leader left, want new-1 (%s) first and old-2 unmoved", queue, nodes["new-1"])
+	}
+}

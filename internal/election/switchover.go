@@ -87,11 +87,14 @@ const maxHandoffReads = 16
 
 // handOff, with HandoffNewest, moves every participant queued before the
 // newest one behind it, so that it is next when this leader's node goes
-// (docs/DESIGN.md, "Handoff"). Only electd participants re-queue when their
-// node is deleted, so the newest participant considered is the last of
-// those queued before the first Curator peer. It never lets go itself and
-// gives up at the first error: the leave that follows deletes the node
-// whatever happened, and then the next in line leads, as with HandoffNext.
+// (docs/DESIGN.md, "Handoff"). The newest is the one whose session joined
+// last (its meta node's czxid): a participant that re-queued after a
+// release or a selector's term sits at the back but is no newer. Only
+// electd participants re-queue when their node is deleted, so those
+// considered are the ones queued before the first Curator peer. It never
+// lets go itself and gives up at the first error: the leave that follows
+// deletes the node whatever happened, and then the next in line leads, as
+// with HandoffNext.
 func (q *queueRecipe) handOff(ctx context.Context) {
 	e, l := q.e, &q.e.loop
 	if e.cfg.Handoff != HandoffNewest || l.node == "" {
@@ -102,6 +105,7 @@ func (q *queueRecipe) handOff(ctx context.Context) {
 		return // nobody to skip, not first, or too many to read
 	}
 	var movable []Participant
+	newest, joined := -1, int64(0)
 	for _, name := range queue[1:] {
 		e.nReads.Add(1)
 		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
@@ -112,15 +116,23 @@ func (q *queueRecipe) handOff(ctx context.Context) {
 			return
 		}
 		p := e.participant(name, data, stat)
-		if stat.EphemeralOwner == 0 || !q.isElectd(p) {
+		if stat.EphemeralOwner == 0 {
 			break
+		}
+		e.nReads.Add(1)
+		ok, meta, err := e.zk.Exists(join(e.metaPath(), sessionHex(p.Session)))
+		if err != nil || !ok {
+			break // a Curator peer: it cannot be moved
+		}
+		if meta.Czxid > joined {
+			newest, joined = len(movable), meta.Czxid
 		}
 		movable = append(movable, p)
 	}
-	if len(movable) < 2 {
+	if newest < 1 {
 		return // the next in line is the newest that can lead next
 	}
-	target, ahead := movable[len(movable)-1], movable[:len(movable)-1]
+	target, ahead := movable[newest], movable[:newest]
 	e.log.Info("handing leadership to the newest participant", "to", target.ID, "target_node", target.Node,
 		"moved_behind", len(ahead))
 	if err := q.moveBehind(ctx, ahead, target.ID); err != nil {
