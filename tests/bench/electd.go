@@ -190,6 +190,4 @@ func (d *daemon) logLines() []logLine {
 	return out
 }
 
-
-
 var errNoLeader = errors.New("no leader")
