@@ -9,7 +9,10 @@
 # a small Java program): when javac is missing, default-jdk-headless is added.
 # etcd-server is the storage of the kube-apiserver that tests/kubetest
 # builds and runs for the Kubernetes tests; chromium is the headless browser
-# tests/uitest drives the status page in.
+# tests/uitest drives the status page in. containerd, runc,
+# containernetworking-plugins (bridge, host-local, loopback, portmap),
+# iptables (kube-proxy's mode), conntrack and iproute2 run the real node of
+# `make e2e` (tests/nodetest).
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly
@@ -25,6 +28,12 @@ ALL_PACKAGES=(
 	python3-yaml
 	etcd-server
 	chromium
+	containerd
+	runc
+	containernetworking-plugins
+	iptables
+	conntrack
+	iproute2
 )
 
 need_jdk=0
@@ -48,7 +57,9 @@ if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>
 	say "install by hand: Apache ZooKeeper 3.8 jars in /usr/share/java (zookeeper.jar and its"
 	say "dependencies), Apache Curator 5.x jars (curator-client, curator-framework,"
 	say "curator-recipes), a Java runtime, the Python 3 modules kazoo and yaml, and etcd 3.4+"
-	say "(the etcd binary in PATH, for the Kubernetes API server tests)."
+	say "(the etcd binary in PATH, for the Kubernetes API server tests); for make e2e, containerd 1.6+,"
+	say "runc, the CNI plugins bridge, host-local, loopback and portmap in /usr/lib/cni, iptables,"
+	say "conntrack and iproute2."
 	exit 1
 fi
 
