@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -197,7 +198,20 @@ type LogFollower struct {
 
 // FollowLog starts following a container of a pod.
 func (d *Deployment) FollowLog(ctx context.Context, pod, container string) (*LogFollower, error) {
-	body, err := d.N.Stream(ctx, "/api/v1/namespaces/"+d.F.Namespace+"/pods/"+pod+"/log?container="+container+"&follow=true&timestamps=true")
+	return d.log(ctx, pod, container, true)
+}
+
+// Log reads a container's log so far.
+func (d *Deployment) Log(ctx context.Context, pod, container string) (*LogFollower, error) {
+	lf, err := d.log(ctx, pod, container, false)
+	if err == nil && !lf.Wait(30*time.Second) {
+		err = fmt.Errorf("the log of %s/%s did not end", pod, container)
+	}
+	return lf, err
+}
+
+func (d *Deployment) log(ctx context.Context, pod, container string, follow bool) (*LogFollower, error) {
+	body, err := d.N.Stream(ctx, fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/log?container=%s&follow=%v&timestamps=true", d.F.Namespace, pod, container, follow))
 	if err != nil {
 		return nil, err
 	}
@@ -231,15 +245,15 @@ func (lf *LogFollower) Wait(timeout time.Duration) bool {
 	}
 }
 
-// Find returns the first line whose JSON "msg" is msg.
-func (lf *LogFollower) Find(msg string) (LogLine, bool) {
+// Find returns the first line whose JSON "msg" is one of msgs.
+func (lf *LogFollower) Find(msgs ...string) (LogLine, bool) {
 	lf.mu.Lock()
 	defer lf.mu.Unlock()
 	for _, l := range lf.lines {
 		var m struct {
 			Msg string `json:"msg"`
 		}
-		if json.Unmarshal([]byte(l.Text), &m) == nil && m.Msg == msg {
+		if json.Unmarshal([]byte(l.Text), &m) == nil && slices.Contains(msgs, m.Msg) {
 			return l, true
 		}
 	}

@@ -86,14 +86,56 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 
 // testStart: from the first election on, the Service never listed two pods
 // and no request reached a pod that did not lead; at rest it lists the
-// leader alone, which answers through the ClusterIP.
+// leader alone, which answers through the ClusterIP. The pods are Ready as
+// the flavour says (the leader alone, or all), each app started only after
+// its electd knew the leader (the native sidecar's startup probe on
+// /readyz), and `kubectl exec deploy/app -c electd -- /electd status`
+// works as the README's "Trying it" shows.
 func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
-	leader, err := d.WaitStable(context.Background(), time.Minute)
+	ctx := context.Background()
+	leader, err := d.WaitStable(ctx, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range d.Violations(deployed, time.Now()) {
 		t.Error(v)
+	}
+	pods, err := d.Pods()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready []string
+	var order []string
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == "Ready" && c.Status == "True" {
+				ready = append(ready, p.Name)
+			}
+		}
+		side, err := d.Log(ctx, p.Name, "electd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		app, err := d.Log(ctx, p.Name, "app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		knows, ok1 := side.Find("elected", "leader")
+		listening, ok2 := app.Find("listening")
+		if !ok1 || !ok2 || listening.At.Before(knows.At) {
+			t.Errorf("%s: the app started listening at %v (%v), before electd knew the leader at %v (%v)", p.Name, listening.At, ok2, knows.At, ok1)
+		}
+		order = append(order, fmt.Sprintf("%s: electd knew the leader %s, the app listened %s later", p.Name, knows.At.Format("15:04:05.000"), listening.At.Sub(knows.At).Round(time.Millisecond)))
+	}
+	wantReady := []string{leader}
+	if d.F.Name == "label" {
+		wantReady = nil
+		for _, p := range pods {
+			wantReady = append(wantReady, p.Name)
+		}
+	}
+	if strings.Join(ready, ",") != strings.Join(wantReady, ",") {
+		t.Errorf("Ready pods %v, want %v", ready, wantReady)
 	}
 	ep, _ := d.EP.Ready.Current()
 	answers := d.Probe.Between(deployed, time.Now())
@@ -103,8 +145,16 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 			byPod[a.Pod]++
 		}
 	}
-	rep.Add(d.F.Name, fmt.Sprintf("Start: the Service lists `%s`, the leader is `%s`; %d requests through %s since `kubectl apply -k`, answered by %v.",
-		ep, leader, len(answers), d.URL, byPod))
+	get, err := d.N.Kubectl(ctx, "get", "pods", "-n", d.F.Namespace, "-l", "app.kubernetes.io/name=app", "-L", "electd.io/leader")
+	if err != nil {
+		t.Error(err)
+	}
+	status, err := d.N.Kubectl(ctx, "exec", "-n", d.F.Namespace, "deploy/app", "-c", "electd", "--", "/electd", "status")
+	if err != nil {
+		t.Errorf("kubectl exec deploy/app -c electd -- /electd status: %v", err)
+	}
+	rep.Add(d.F.Name, fmt.Sprintf("Start: the Service lists `%s`, the leader is `%s`; %d requests through %s since `kubectl apply -k`, answered by %v. %s\n```text\n$ kubectl get pods -l app.kubernetes.io/name=app -L electd.io/leader\n%s$ kubectl exec deploy/app -c electd -- /electd status\n%s```",
+		ep, leader, len(answers), d.URL, byPod, strings.Join(order, "; "), get, status))
 }
 
 func versions(t *testing.T, n *nodetest.Node) string {

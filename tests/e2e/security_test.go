@@ -73,6 +73,11 @@ func testSecurity(t *testing.T, d *Deployment, rep *Report) {
 			if !strings.Contains("\x00"+string(env)+"\x00", "\x00GOMEMLIMIT=67108864\x00") {
 				t.Errorf("electd: GOMEMLIMIT is not the 64Mi limit in its environment")
 			}
+			// enableServiceLinks: false: no variables for the namespace's
+			// Services (here the Service app would give APP_SERVICE_HOST).
+			if strings.Contains(string(env), "APP_SERVICE_HOST=") {
+				t.Errorf("electd: Service variables were injected (APP_SERVICE_HOST)")
+			}
 		} else if _, ok := mounts["/etc/electd/zookeeper"]; ok {
 			t.Errorf("app: the ZooKeeper credentials are mounted in the app container")
 		}
