@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/nodetest"
 )
 
 // testDrain drains the node with the flavour's PodDisruptionBudget, as
@@ -28,10 +30,10 @@ func testDrain(t *testing.T, d *Deployment, rep *Report) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	out, drainErr := d.N.Kubectl(ctx, "drain", "electd-e2e", "--ignore-daemonsets", "--delete-emptydir-data",
+	out, drainErr := d.N.Kubectl(ctx, "drain", nodetest.NodeName, "--ignore-daemonsets", "--delete-emptydir-data",
 		"--pod-selector=app.kubernetes.io/name=app", "--timeout=40s")
 	drained := time.Now()
-	t.Cleanup(func() { d.N.Kubectl(context.Background(), "uncordon", "electd-e2e") })
+	t.Cleanup(func() { d.N.Kubectl(context.Background(), "uncordon", nodetest.NodeName) })
 	evicted := 0
 	for _, p := range before {
 		cur, err := d.Pod(p.Name)
@@ -49,7 +51,7 @@ func testDrain(t *testing.T, d *Deployment, rep *Report) {
 			t.Errorf("drain: want one pod evicted, then refusals by the budget until the drain times out; got %d evicted: %v", evicted, drainErr)
 		}
 	}
-	if _, err := d.N.Kubectl(ctx, "uncordon", "electd-e2e"); err != nil {
+	if _, err := d.N.Kubectl(ctx, "uncordon", nodetest.NodeName); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.WaitStable(ctx, 3*time.Minute); err != nil {
