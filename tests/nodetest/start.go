@@ -127,6 +127,14 @@ func (n *Node) startAll(images []string) error {
 	}); err != nil {
 		return err
 	}
+	// The ServiceAccount admission plugin refuses pods of a namespace until
+	// the controller-manager has made its default ServiceAccount.
+	if err := waitFor("the default ServiceAccount", kubelet, func() error {
+		var sa struct{}
+		return n.Get("/api/v1/namespaces/default/serviceaccounts/default", &sa)
+	}); err != nil {
+		return err
+	}
 	for _, proc := range n.procs {
 		if proc.exited() {
 			return fmt.Errorf("nodetest: %s exited; its log ends:\n%s", proc.name, proc.tail(3000))
