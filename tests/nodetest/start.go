@@ -55,6 +55,9 @@ func (n *Node) startAll(images []string) error {
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-account-key-file", p("sa.pub"), "--service-account-signing-key-file", p("sa.key"),
 		"--service-cluster-ip-range", ServiceCIDR,
+		// The kubelet by its address: its name would be looked up in the
+		// machine's DNS, outside the namespace.
+		"--kubelet-preferred-address-types", "InternalIP",
 		"--profiling=false")
 	if err != nil {
 		return err
