@@ -70,7 +70,9 @@ func testDelete(t *testing.T, d *Deployment, count int, rep *Report) {
 func checkOrder(t *testing.T, d *Deployment, i int, t0 time.Time, f Failover, app, side *LogFollower) string {
 	appSig, ok1 := app.Find("signal")
 	appExit, ok2 := app.Find("exit")
-	sideStop, ok3 := side.Find("shutting down")
+	// electd and lease-sidecar log "shutting down" on SIGTERM; lease-sidecar
+	// may exit before that line is written, never before "stopped leading".
+	sideStop, ok3 := side.Find("shutting down", "stopped leading")
 	if !ok1 || !ok2 || !ok3 {
 		t.Errorf("delete %d: missing log lines (app signal %v, app exit %v, sidecar shutting down %v); app: %v; sidecar: %v",
 			i, ok1, ok2, ok3, app.Lines(), side.Lines())
