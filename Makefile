@@ -73,7 +73,8 @@ E2EFLAGS   ?=
 e2e: deps ## the node scenarios: the manifests on a real single-node Kubernetes (root), figures in bin/e2e-report.md
 	@mkdir -p $(dir $(E2E_REPORT))
 	$(GO) vet -tags e2e ./tests/...
-	$(GO) test -tags e2e -race -count=1 -timeout 75m -v ./tests/nodetest ./tests/e2e -args -e2e.report=$(E2E_REPORT) $(E2EFLAGS)
+	$(GO) test -tags e2e -race -count=1 -timeout 15m -v ./tests/nodetest
+	$(GO) test -tags e2e -race -count=1 -timeout 75m -v ./tests/e2e -args -e2e.report=$(E2E_REPORT) $(E2EFLAGS)
 
 .PHONY: chaos
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper

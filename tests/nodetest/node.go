@@ -108,7 +108,14 @@ func Require() error {
 // New builds what is missing (the Kubernetes binaries once per machine, the
 // images every run), takes the machine's node lock, removes what a killed
 // earlier run left, and starts the node. progress gets what it does.
-func New(progress io.Writer) (_ *Node, err error) {
+func New(progress io.Writer) (*Node, error) {
+	return newNode(progress, nil)
+}
+
+// newNode is New; afterLock, if not nil, runs once the machine's lock is
+// held and an earlier run's leftovers are gone, before anything starts
+// (nodetest's own tests read the machine's state there).
+func newNode(progress io.Writer, afterLock func()) (_ *Node, err error) {
 	if progress == nil {
 		progress = io.Discard
 	}
@@ -147,6 +154,9 @@ func New(progress io.Writer) (_ *Node, err error) {
 	}()
 	if err := teardown(); err != nil {
 		return nil, fmt.Errorf("nodetest: removing what an earlier run left: %w", err)
+	}
+	if afterLock != nil {
+		afterLock()
 	}
 	if _, err := recordBefore(); err != nil {
 		return nil, err

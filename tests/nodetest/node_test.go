@@ -104,8 +104,8 @@ func runPod(ctx context.Context, n *Node) (string, error) {
 // A node starts, runs a pod from an imported image behind a Service that
 // answers through its ClusterIP, and Close leaves the machine as it was.
 func TestNodeRunsAPodAndLeavesNothing(t *testing.T) {
-	before := machineState(t)
-	n, err := New(testWriter{t})
+	var before []string
+	n, err := newNode(testWriter{t}, func() { before = machineState(t) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,17 @@ func TestKilledRunIsCleanedUp(t *testing.T) {
 		fmt.Println("NODETEST READY")
 		select {} // until killed
 	}
+	// The state before, under the lock, once an earlier run's leftovers
+	// are gone; the child waits for the lock until then.
+	unlock, err := lockMachine(testWriter{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := teardown(); err != nil {
+		t.Fatal(err)
+	}
 	before := machineState(t)
+	unlock()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledRunIsCleanedUp$", "-test.timeout=10m")
 	cmd.Env = append(os.Environ(), "NODETEST_CHILD=1")
 	cmd.Stderr = testWriter{t}
@@ -184,7 +194,7 @@ func TestKilledRunIsCleanedUp(t *testing.T) {
 	if shims == 0 {
 		t.Errorf("no shim outlived the killed run: this test shows nothing; state:\n%s", strings.Join(left, "\n"))
 	}
-	unlock, err := lockMachine(testWriter{t})
+	unlock, err = lockMachine(testWriter{t})
 	if err != nil {
 		t.Fatal(err)
 	}
