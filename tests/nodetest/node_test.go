@@ -89,7 +89,7 @@ func runPod(ctx context.Context, n *Node) (string, error) {
 	}
 	var last error
 	for range 100 {
-		resp, err := n.HTTPClient(2*time.Second).Get("http://" + ip + ":8080/")
+		resp, err := n.HTTPClient(2 * time.Second).Get("http://" + ip + ":8080/")
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
