@@ -61,11 +61,9 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 		WatchLeaseHolder(wctx, n, f.Namespace, f.LeaseName, &d.Leader)
 	}
 	d.EP = WatchEndpoints(wctx, n, f.Namespace, "app")
-	if out, err := n.Kubectl(ctx, "apply", "-k", f.Overlay()); err != nil {
+	if _, err := n.Kubectl(ctx, "apply", "-k", f.Overlay()); err != nil {
 		cancel()
 		return nil, err
-	} else {
-		_ = out
 	}
 	var svc corev1.Service
 	if err := n.Get("/api/v1/namespaces/"+f.Namespace+"/services/app", &svc); err != nil {

@@ -20,6 +20,17 @@ type Flavour struct {
 	// OneEndpoint: the Service lists the leader alone (readiness, label);
 	// false for a flavour that routes through every pod to the leader.
 	OneEndpoint bool
+	// AllReady: every joined pod is Ready, not the leader alone.
+	AllReady bool
+	// SidecarToken: the sidecar's container, and it alone, has an API
+	// token mounted.
+	SidecarToken bool
+	// StaleAfterCrash: after the leader's sidecar is killed, its app may
+	// still get requests until the new leader reroutes them (the label
+	// flavour's label stays until the new leader removes it); counted and
+	// reported, not a failure, since the README calls such routing what
+	// it is, routing, not a lock.
+	StaleAfterCrash bool
 	// RolloutStatusReturns: what the README says `kubectl rollout status`
 	// does for this flavour's strategy.
 	RolloutStatusReturns bool
@@ -43,17 +54,18 @@ var Flavours = []Flavour{
 	},
 	{
 		Name: "label", Namespace: "e2e-label", Elector: "electd", ElectionPath: "/e2e/label/app",
-		OneEndpoint: true, RolloutStatusReturns: true, DrainEvictsAll: false,
+		OneEndpoint: true, AllReady: true, SidecarToken: true, StaleAfterCrash: true,
+		RolloutStatusReturns: true, DrainEvictsAll: false,
 		Describe: "electd, label flavour (deploy/k8s-label): Service selects electd.io/leader=true",
 	},
 	{
 		Name: "peer", Namespace: "e2e-peer", Elector: "client-go", LeaseName: "app-leader",
-		OneEndpoint: true, Peer: true,
+		OneEndpoint: true, SidecarToken: true, Peer: true,
 		Describe: "client-go leaderelection, Lease lock, 15 s / 10 s / 2 s (documented defaults), readiness probe every 1 s",
 	},
 	{
 		Name: "peer-fast", Namespace: "e2e-peer-fast", Elector: "client-go", LeaseName: "app-leader",
-		OneEndpoint: true, Peer: true,
+		OneEndpoint: true, SidecarToken: true, Peer: true,
 		Describe: "client-go leaderelection, Lease lock, 2 s / 1 s / 0.5 s, ReleaseOnCancel, readiness probe every 1 s",
 	},
 }

@@ -128,7 +128,7 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 		order = append(order, fmt.Sprintf("%s: electd knew the leader %s, the app listened %s later", p.Name, knows.At.Format("15:04:05.000"), listening.At.Sub(knows.At).Round(time.Millisecond)))
 	}
 	wantReady := []string{leader}
-	if d.F.Name == "label" {
+	if d.F.AllReady {
 		wantReady = nil
 		for _, p := range pods {
 			wantReady = append(wantReady, p.Name)

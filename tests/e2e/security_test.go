@@ -58,7 +58,7 @@ func testSecurity(t *testing.T, d *Deployment, rep *Report) {
 			t.Errorf("%s: the root filesystem is mounted %q, want read-only", c, mounts["/"])
 		}
 		_, hasToken := mounts[token]
-		wantToken := c == "electd" && d.F.Name == "label"
+		wantToken := c == "electd" && d.F.SidecarToken
 		if hasToken != wantToken {
 			t.Errorf("%s: API token mounted: %v, want %v", c, hasToken, wantToken)
 		}

@@ -19,8 +19,9 @@ const (
 	LeaseSidecarImage = "docker.io/library/electd-e2e-lease-sidecar:1"
 )
 
-// nonroot is distroless's nonroot user (65532), which the Dockerfile's
-// base image provides and the manifests run as.
+// etcFiles give every image what the Dockerfile's base image
+// (distroless static, nonroot) provides and the manifests rely on: the
+// nonroot user 65532 they run as, its home, and /tmp.
 var etcFiles = []File{
 	{Path: "/etc/passwd", Mode: 0o644, Data: []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
 	{Path: "/etc/group", Mode: 0o644, Data: []byte("root:x:0:\nnonroot:x:65532:\n")},
