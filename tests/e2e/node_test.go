@@ -18,7 +18,7 @@ import (
 var (
 	deletesFlag  = flag.Int("e2e.deletes", 10, "how many times each flavour's leader pod is deleted")
 	reportFlag   = flag.String("e2e.report", "", "write the run's figures as Markdown to this file")
-	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run (default: all)")
+	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run, \"secrets\" for the missing-Secrets scenario (default: all)")
 )
 
 // TestNode runs every flavour's scenarios on one real node, one flavour
@@ -27,6 +27,9 @@ func TestNode(t *testing.T) {
 	n := nodetest.Start(t)
 	rep := NewReport()
 	rep.Header(versions(t, n))
+	if *flavoursFlag == "" || contains(strings.Split(*flavoursFlag, ","), "secrets") {
+		t.Run("secrets", func(t *testing.T) { testSecrets(t, n, rep) })
+	}
 	var ran []Flavour
 	for _, f := range Flavours {
 		if *flavoursFlag != "" && !contains(strings.Split(*flavoursFlag, ","), f.Name) {
