@@ -107,14 +107,8 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ready []string
 	var order []string
 	for _, p := range pods {
-		for _, c := range p.Status.Conditions {
-			if c.Type == "Ready" && c.Status == "True" {
-				ready = append(ready, p.Name)
-			}
-		}
 		side, err := d.Log(ctx, p.Name, "electd")
 		if err != nil {
 			t.Fatal(err)
@@ -130,15 +124,35 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 		}
 		order = append(order, fmt.Sprintf("%s: electd knew the leader %s, the app listened %s later", p.Name, knows.At.Format("15:04:05.000"), listening.At.Sub(knows.At).Round(time.Millisecond)))
 	}
-	wantReady := []string{leader}
+	// Pods become Ready at their next probe (every 5 s for /readyz): wait
+	// for the set the flavour promises.
+	want := leader
 	if d.F.AllReady {
-		wantReady = nil
+		var all []string
 		for _, p := range pods {
-			wantReady = append(wantReady, p.Name)
+			all = append(all, p.Name)
 		}
+		want = strings.Join(all, ",")
 	}
-	if strings.Join(ready, ",") != strings.Join(wantReady, ",") {
-		t.Errorf("Ready pods %v, want %v", ready, wantReady)
+	if err := poll(ctx, 30*time.Second, func() error {
+		pods, err := d.Pods()
+		if err != nil {
+			return err
+		}
+		var ready []string
+		for _, p := range pods {
+			for _, c := range p.Status.Conditions {
+				if c.Type == "Ready" && c.Status == "True" {
+					ready = append(ready, p.Name)
+				}
+			}
+		}
+		if got := strings.Join(ready, ","); got != want {
+			return fmt.Errorf("Ready pods %s, want %s", got, want)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
 	}
 	ep, _ := d.EP.Ready.Current()
 	answers := d.Probe.Between(deployed, time.Now())
