@@ -20,7 +20,8 @@ import (
 // testSecrets applies the readiness flavour without the two Secrets the
 // manifests leave to the operator, and checks what the README says: the
 // pods wait in ContainerCreating with a FailedMount event naming the
-// missing electd-zookeeper-auth, start by themselves once it is created,
+// missing electd-zookeeper-auth (kubectl shows them as Init:0/1), start by
+// themselves once it is created,
 // and without electd-admin the mutating endpoints answer 403.
 func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 	ctx := context.Background()
@@ -77,8 +78,19 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(waiting, "ContainerCreating") != 3 {
-		t.Errorf("want every pod waiting in ContainerCreating without the Secret:\n%s", waiting)
+	// kubectl shows such a pod as Init:0/1 (its first container is the
+	// native sidecar, an init container), not ContainerCreating.
+	var pending corev1.PodList
+	if err := n.Get("/api/v1/namespaces/"+ns+"/pods?labelSelector=app.kubernetes.io%2Fname%3Dapp", &pending); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pending.Items {
+		if p.Status.Phase != corev1.PodPending {
+			t.Errorf("%s is %s without the Secret, want Pending", p.Name, p.Status.Phase)
+		}
+	}
+	if strings.Count(waiting, "Init:0/1") != 3 {
+		t.Errorf("want every pod shown waiting (Init:0/1) without the Secret:\n%s", waiting)
 	}
 	created := time.Now()
 	if _, err := n.Kubectl(ctx, "create", "secret", "generic", "electd-zookeeper-auth", "-n", ns, "--from-literal=auth=electd:e2e-later"); err != nil {
