@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/tests/zktest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -17,19 +18,34 @@ import (
 // the race detector reported in TestZKServerOutages on CI). Clients with
 // watches and requests in flight go through three server restarts; the race
 // detector must stay quiet and every watch must still fire afterwards.
+//
+// The sessions must outlive three restarts of a JVM on a loaded machine: a
+// restarted server gives the sessions it restores a session timeout from
+// the moment it loads them, and the clients get back in only once it
+// serves. So this test's server has 1 s ticks and its clients 20 s
+// sessions, not the package's 4 s.
 func TestZKClientReconnectWithWatches(t *testing.T) {
-	ens := startZK(t)
+	ens := zktest.Start(t, zktest.Options{TickTime: time.Second})
 	servers := ens.Servers()
 	const n = 8
 	const dir = "/zkclient"
+	dial := func() *zk.Conn {
+		c, _, err := zk.Connect(servers, 20*time.Second, zk.WithLogger(quietLogger{}), zk.WithLogInfo(false), zk.WithDialer(boundedDial))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		waitFor(t, liveWithin, "a session", func() bool { return c.State() == zk.StateHasSession })
+		return c
+	}
 
-	admin := dialZK(t, servers)
+	admin := dial()
 	ensurePath(t, admin, dir)
 
 	conns := make([]*zk.Conn, n)
 	watches := make([]<-chan zk.Event, n)
 	for i := range conns {
-		conns[i] = dialZK(t, servers)
+		conns[i] = dial()
 		_, _, ch, err := conns[i].ChildrenW(dir)
 		if err != nil {
 			t.Fatalf("client %d: children watch: %v", i, err)
