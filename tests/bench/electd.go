@@ -56,7 +56,11 @@ func startDaemon(ctx context.Context, o electdOpts, id string) (*daemon, error) 
 		"--id", id, "--zookeeper.servers", o.servers,
 		"--zookeeper.session_timeout", o.sessionTimeout.String(),
 		"--election.path", o.path, "--http.addr", addr,
-		"--log.level", o.logLevel, "--log.format", "json")
+		"--log.level", o.logLevel, "--log.format", "json",
+		// The next in line takes over, as in Curator and ZooKeeper's floor:
+		// the handoff compared is the same one, and the bench knows the
+		// successor (docs/DESIGN.md, "Handoff").
+		"--election.handoff", "next")
 	d.cmd.Env = cleanEnv()
 	d.cmd.Stdout, d.cmd.Stderr = f, f
 	if err := o.spawn.start(d.cmd); err != nil {

@@ -38,7 +38,8 @@ func startMember(servers []string, timeout time.Duration, path, id string) (*mem
 	if err != nil {
 		return nil, err
 	}
-	m.el, err = election.New(m.sess, election.Config{Path: path, ID: id})
+	// Next-in-line handoff, as the electd processes of the bench (electd.go).
+	m.el, err = election.New(m.sess, election.Config{Path: path, ID: id, Handoff: election.HandoffNext})
 	if err != nil {
 		m.sess.Close()
 		return nil, err
