@@ -67,8 +67,8 @@ func TestChartLabelRoutingValues(t *testing.T) {
 			if p := sc.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
 				t.Errorf("electd's readiness probe %+v, want /readyz", p)
 			}
-			if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.String() != "1" {
-				t.Errorf("rollout %+v, want maxUnavailable 1", d.Spec.Strategy)
+			if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.String() != "0" || ru.MaxSurge.String() != "1" {
+				t.Errorf("rollout %+v, want maxSurge 1 and maxUnavailable 0: new pod first", d.Spec.Strategy)
 			}
 			if pdb := objectOf[*policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget", "web"); pdb.Spec.MaxUnavailable.String() != "1" {
 				t.Errorf("budget maxUnavailable %v, want 1: every pod is Ready, one at a time may go", pdb.Spec.MaxUnavailable)

@@ -83,9 +83,11 @@ func TestLabelFlavourRoutesByLabel(t *testing.T) {
 }
 
 // With every pod Ready, the Deployment controller's ordinary arithmetic
-// applies: a rolling update with maxUnavailable 1 keeps the others serving
-// and finishes (so `kubectl rollout status` does), a failing image stalls
-// it with old pods still up, and the budget lets one pod go at a time.
+// applies: a rolling update that surges one new pod and removes an old one
+// only once the new one is Ready keeps the others serving and finishes (so
+// `kubectl rollout status` does), a failing image stalls it with the old
+// pods up, the old leader hands over to a new pod, and the budget lets one
+// pod go at a time.
 func TestLabelFlavourRolloutAndDrain(t *testing.T) {
 	m, l := labelFlavour(t)
 	d := l.d
@@ -101,8 +103,12 @@ func TestLabelFlavourRolloutAndDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mu != 1 {
-		t.Errorf("maxUnavailable resolves to %d of %d, want 1: one pod at a time, the others Ready and serving", mu, n)
+	if mu != 0 {
+		t.Errorf("maxUnavailable resolves to %d of %d, want 0: an old pod goes only once a new one has joined, "+
+			"so the leader hands over to a new pod", mu, n)
+	}
+	if ms, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxSurge, n, true); err != nil || ms != 1 {
+		t.Errorf("maxSurge resolves to %d of %d (%v), want 1: one new pod at a time", ms, n, err)
 	}
 	if p := d.Spec.ProgressDeadlineSeconds; p == nil || *p == math.MaxInt32 || *p > 3600 {
 		t.Errorf("progressDeadlineSeconds %v: with every pod Ready a stuck rollout must be reported", p)
