@@ -34,6 +34,10 @@ type Flavour struct {
 	// RolloutStatusReturns: what the README says `kubectl rollout status`
 	// does for this flavour's strategy.
 	RolloutStatusReturns bool
+	// OneHandoffPerRollout: a rollout moves leadership once, to a pod of
+	// the new ReplicaSet (docs/DESIGN.md, "Handoff"): the flavour's strategy
+	// brings a new pod in before an old one goes.
+	OneHandoffPerRollout bool
 	// DrainEvictsAll: what the flavour's PodDisruptionBudget lets a drain
 	// of a single node do: evict every pod at once (true), or one and then
 	// refuse until a replacement is Ready, which a cordoned single node
@@ -55,7 +59,7 @@ var Flavours = []Flavour{
 	{
 		Name: "label", Namespace: "e2e-label", Elector: "electd", ElectionPath: "/e2e/label/app",
 		OneEndpoint: true, AllReady: true, SidecarToken: true, StaleAfterCrash: true,
-		RolloutStatusReturns: true, DrainEvictsAll: false,
+		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
 		Describe: "electd, label flavour (deploy/k8s-label): Service selects electd.io/leader=true",
 	},
 	{

@@ -75,6 +75,10 @@ func testRollout(t *testing.T, d *Deployment, rep *Report) {
 			oldLeaders = append(oldLeaders, c.Value)
 		}
 	}
+	if d.F.OneHandoffPerRollout && (f.Changes != 1 || len(oldLeaders) != 0) {
+		t.Errorf("the rollout moved leadership %d times, %d of them to a pod of the old ReplicaSet %v: want once, to a new pod",
+			f.Changes, len(oldLeaders), oldLeaders)
+	}
 	fmt.Fprintf(&b, "\n\n`kubectl rollout restart` (%s): settled after %s; %d leader changes (%d to a pod of the outgoing ReplicaSet: %v); longest time with no leader in the election %s; longest time with no ready endpoint %s; at most %d endpoints; %d requests failed, %d answered, %d by a pod that was not leading.",
 		leader+" -> "+newLeader, secs(end.Sub(t0)), f.Changes, len(oldLeaders), oldLeaders, secs(f.Leaderless), secs(f.NoEndpoint), f.MaxEndpoints, f.Failed, f.Answered, f.NonLeader)
 	t.Log(b.String())
