@@ -15,10 +15,10 @@ CREATED ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%
 
 .PHONY: help
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## install what the tests need: Debian packages (as root), then the test tools once per machine
+deps: ## install what the tests need: Debian packages (as root), then the Kubernetes binaries and test tools once per machine
 	@bash scripts/install-deps.sh
 	$(GO) run ./tests/kubetest/prebuild
 	@$(MAKE) --no-print-directory tools
@@ -26,6 +26,7 @@ deps: ## install what the tests need: Debian packages (as root), then the test t
 .PHONY: test
 test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator, API server, browser, Prometheus), then a brief fuzz
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./tests/...
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@$(MAKE) --no-print-directory fuzz
 
@@ -59,6 +60,22 @@ demo-ci: build ## the demo without pauses; fails if a step fails
 	@bash scripts/install-deps.sh zookeeper
 	$(GO) run ./cmd/electd-demo --bin $(BIN) --ci
 
+# The node scenarios (tests/e2e): the shipped manifests on a real
+# single-node Kubernetes in a network namespace (root; the Kubernetes
+# binaries are built once per machine by make deps), every flavour's
+# pods, probes, Services, rollouts and drains, and the delete-the-leader
+# figures beside client-go's elector, written to E2E_REPORT. About 15
+# minutes on two cores. E2EFLAGS passes more, e.g.
+# E2EFLAGS='-e2e.flavours=readiness -e2e.deletes=3'.
+E2E_REPORT ?= $(CURDIR)/bin/e2e-report.md
+E2EFLAGS   ?=
+.PHONY: e2e
+e2e: deps ## the node scenarios: the manifests on a real single-node Kubernetes (root), figures in bin/e2e-report.md
+	@mkdir -p $(dir $(E2E_REPORT))
+	$(GO) vet -tags e2e ./tests/...
+	$(GO) test -tags e2e -race -count=1 -timeout 15m -v ./tests/nodetest
+	$(GO) test -tags e2e -race -count=1 -timeout 75m -v ./tests/e2e -args -e2e.report=$(E2E_REPORT) $(E2EFLAGS)
+
 .PHONY: chaos
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper
 	$(GO) test -race -v -run Chaos -count=1 -timeout 60m ./tests/chaos/... -args -chaos.long
@@ -86,6 +103,7 @@ lint: ## gofmt and go vet
 	@out=$$(find . -name '*.go' -not -path './.git/*' -not -path './.cache/*' -exec gofmt -l {} +); \
 	if [ -n "$$out" ]; then echo "gofmt -l reports:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./tests/...
 
 .PHONY: tools
 tools: ## build the programs tests run (Helm, promcheck) into ~/.cache/electd-tools once; minutes the first time (make deps does)

@@ -15,7 +15,9 @@
 # its recommended packages (node exporter, smartmontools, ...), and when
 # systemd starts its service on install, the service is stopped and disabled:
 # the tests run their own server on loopback, and nothing should listen on
-# :9090 because of them.
+# :9090 because of them. containerd, runc, containernetworking-plugins
+# (bridge, host-local, loopback, portmap), iptables (kube-proxy's mode),
+# conntrack and iproute2 run the real node of `make e2e` (tests/nodetest).
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly
@@ -32,6 +34,12 @@ ALL_PACKAGES=(
 	etcd-server
 	chromium
 	prometheus
+	containerd
+	runc
+	containernetworking-plugins
+	iptables
+	conntrack
+	iproute2
 )
 
 # Installed without their recommended packages.
@@ -58,8 +66,10 @@ if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>
 	say "install by hand: Apache ZooKeeper 3.8 jars in /usr/share/java (zookeeper.jar and its"
 	say "dependencies), Apache Curator 5.x jars (curator-client, curator-framework,"
 	say "curator-recipes), a Java runtime, the Python 3 modules kazoo and yaml, etcd 3.4+"
-	say "(the etcd binary in PATH, for the Kubernetes API server tests), and Prometheus 2.42+"
-	say "(prometheus and promtool in PATH, for the alert rule tests)."
+	say "(the etcd binary in PATH, for the Kubernetes API server tests), Prometheus 2.42+"
+	say "(prometheus and promtool in PATH, for the alert rule tests), and for make e2e"
+	say "containerd 1.6+, runc, the CNI plugins bridge, host-local, loopback and portmap in"
+	say "/usr/lib/cni, iptables, conntrack and iproute2."
 	exit 1
 fi
 

@@ -51,6 +51,7 @@ func TestDefaults(t *testing.T) {
 	want := Config{}
 	want.ZooKeeper.SessionTimeout = 10 * time.Second
 	want.Election.Mode, want.Election.OnSuspend, want.Election.Candidate = "latch", "hold", true
+	want.Election.Handoff = "newest"
 	want.HTTP.Addr = ":4040"
 	want.HTTP.MaxConnections, want.HTTP.MaxStreams, want.HTTP.MaxWaiters = 256, 64, 64
 	want.Log.Level, want.Log.Format = "info", "json"

@@ -61,6 +61,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{name: "path and chroot past 1 KiB", args: with("--zookeeper.chroot", "/"+strings.Repeat("c", 600), "--election.path", "/"+strings.Repeat("p", 600)), key: "election.path"},
 		{name: "unknown mode", args: with("--election.mode", "lottery"), key: "election.mode"},
 		{name: "unknown on_suspend", args: with("--election.on_suspend", "panic"), key: "election.on_suspend"},
+		{name: "unknown handoff", args: with("--election.handoff", "oldest"), key: "election.handoff"},
 		{name: "unit-less duration", args: with("--zookeeper.session_timeout", "10"), key: "zookeeper.session_timeout"},
 		{name: "unit-less fraction", args: with("--shutdown_timeout", "1.5"), key: "shutdown_timeout"},
 		{name: "negative duration", args: with("--election.claim_delay", "-1s"), key: "election.claim_delay"},

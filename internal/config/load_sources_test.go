@@ -34,6 +34,7 @@ func everyKey(t *testing.T) map[string]string {
 		"election.mode":             "selector",
 		"election.term":             "1m30s",
 		"election.on_suspend":       "step-down",
+		"election.handoff":          "next",
 		"election.claim_delay":      "250ms",
 		"election.fencing_offset":   "4294967296",
 		"election.candidate":        "false",
@@ -91,6 +92,7 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 	z.TLSCAFile, z.TLSCertFile, z.TLSKeyFile = every["zookeeper.tls_ca_file"], every["zookeeper.tls_cert_file"], every["zookeeper.tls_key_file"]
 	e := &want.Election
 	e.Path, e.Mode, e.Term, e.OnSuspend = "/services/web", "selector", 90*time.Second, "step-down"
+	e.Handoff = "next"
 	e.ClaimDelay, e.FencingOffset = 250*time.Millisecond, 1<<32
 	want.App = App{HealthURL: "http://127.0.0.1:8080/healthz", HealthInterval: 5 * time.Second,
 		HealthTimeout: 500 * time.Millisecond, FailureThreshold: 2, SuccessThreshold: 3}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // zooKeeperTLS is the TLS configuration of the zookeeper.tls_* keys, or nil
@@ -48,8 +50,8 @@ func (c *Config) zooKeeperTLS() (*tls.Config, error) {
 type KeyPair struct {
 	certKey, certFile, keyKey, keyFile string
 
-	// Now is the clock of CheckEvery. Default time.Now.
-	Now func() time.Time
+	// Clock times CheckEvery. Default clock.Real().
+	Clock clock.Clock
 	// CheckEvery bounds how often the files are looked at. Default 1s.
 	CheckEvery time.Duration
 	// OnReload, when set, hears of each change of the files: the new pair,
@@ -66,7 +68,7 @@ type KeyPair struct {
 // an error naming its key (certKey or keyKey).
 func LoadKeyPair(certKey, certFile, keyKey, keyFile string) (*KeyPair, error) {
 	p := &KeyPair{certKey: certKey, certFile: certFile, keyKey: keyKey, keyFile: keyFile,
-		Now: time.Now, CheckEvery: time.Second}
+		Clock: clock.Real(), CheckEvery: time.Second}
 	stats, err := p.stat()
 	if err != nil {
 		return nil, err
@@ -82,7 +84,7 @@ func LoadKeyPair(certKey, certFile, keyKey, keyFile string) (*KeyPair, error) {
 func (p *KeyPair) Certificate() (*tls.Certificate, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.Now()
+	now := p.Clock.Now()
 	if now.Sub(p.checked) < p.CheckEvery {
 		return p.cert, nil
 	}

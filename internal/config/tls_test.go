@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/clock/clocktest"
 )
 
 // keyPairPEM makes a self-signed certificate for name and its key.
@@ -77,8 +79,8 @@ func TestKeyPairReloadsARotatedSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Unix(1000, 0)
-	kp.Now = func() time.Time { return now }
+	clk := clocktest.NewFake(time.Unix(1000, 0))
+	kp.Clock = clk
 	var reloads []string
 	kp.OnReload = func(c *tls.Certificate, err error) { reloads = append(reloads, fmt.Sprint(c != nil, err != nil)) }
 	leaf := func() string {
@@ -102,7 +104,7 @@ func TestKeyPairReloadsARotatedSecret(t *testing.T) {
 	if got := leaf(); got != "one.test" {
 		t.Errorf("before the next look: %s, want one.test (files looked at once per CheckEvery)", got)
 	}
-	now = now.Add(kp.CheckEvery)
+	clk.Advance(kp.CheckEvery)
 	if got := leaf(); got != "two.test" {
 		t.Errorf("after rotation: %s, want two.test", got)
 	}
@@ -110,11 +112,11 @@ func TestKeyPairReloadsARotatedSecret(t *testing.T) {
 	// A broken rotation (a key that does not match) keeps the last good pair.
 	cert3, _ := keyPairPEM(t, "three.test")
 	secretDir(t, dir, 2, cert3, key2)
-	now = now.Add(kp.CheckEvery)
+	clk.Advance(kp.CheckEvery)
 	if got := leaf(); got != "two.test" {
 		t.Errorf("after a bad rotation: %s, want the last good two.test", got)
 	}
-	now = now.Add(kp.CheckEvery)
+	clk.Advance(kp.CheckEvery)
 	leaf()
 	if got := strings.Join(reloads, " "); got != "true false false true" {
 		t.Errorf("reloads reported %q, want one good and one bad (once per change)", got)

@@ -88,7 +88,7 @@ func TestTLSServesAndReloadsRotatedCertificates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certs.Now, certs.OnReload = clk.Now, LogCertReload(slog.New(slog.NewJSONHandler(&logs, nil)))
+	certs.Clock, certs.OnReload = clk, LogCertReload(slog.New(slog.NewJSONHandler(&logs, nil)))
 	a := startAPI(t, caps{MaxConnections: 256, MaxStreams: 64, MaxWaiters: 64}, certs)
 
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{

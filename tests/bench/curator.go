@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -74,7 +75,7 @@ func startCurator(env *env, cp, connect, path string, n int, timeout time.Durati
 // expect reads the next line and returns what follows prefix on it.
 func (c *curatorJVM) expect(prefix string) (string, error) {
 	if !c.lines.Scan() {
-		return "", fmt.Errorf("CuratorBench ended before %s; stderr %s:\n%s", prefix, c.stderr.Name(), tail(c.stderr.Name(), 20))
+		return "", fmt.Errorf("CuratorBench ended before %s; stderr %s:\n%s", prefix, c.stderr.Name(), electdtest.TailFile(c.stderr.Name(), 20))
 	}
 	line := c.lines.Text()
 	rest, ok := strings.CutPrefix(line, prefix)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/electd/electd/tests/electdtest"
 )
 
 // daemon is one electd process the bench started. Its log (JSON, debug
@@ -116,7 +118,7 @@ func (d *daemon) pause(ctx context.Context, wait time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-d.exited:
-		return fmt.Errorf("exited; log %s:\n%s", d.logPath, tail(d.logPath, 20))
+		return fmt.Errorf("exited; log %s:\n%s", d.logPath, electdtest.TailFile(d.logPath, 20))
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -186,19 +188,6 @@ func (d *daemon) logLines() []logLine {
 		}
 	}
 	return out
-}
-
-// tail returns the last n lines of a file, for error messages.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 var errNoLeader = errors.New("no leader")

@@ -286,8 +286,12 @@ func (p *Proc) Stop(timeout time.Duration) error {
 }
 
 // LogTail returns the last n lines of the process's log.
-func (p *Proc) LogTail(n int) string {
-	b, err := os.ReadFile(p.LogPath)
+func (p *Proc) LogTail(n int) string { return TailFile(p.LogPath, n) }
+
+// TailFile returns the last n lines of the file at path, or why it cannot
+// be read: for the logs a failing test prints.
+func TailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err.Error()
 	}

@@ -19,29 +19,66 @@ import (
 )
 
 // CacheEnv names a directory that replaces the default cache root
-// (os.UserCacheDir()/electd/kube-apiserver).
+// (os.UserCacheDir()/electd/kube).
 const CacheEnv = "ELECTD_KUBETEST_CACHE"
+
+// Binaries are the paths of the commands the module in kube/ builds: the
+// Kubernetes components and kubectl at the version its go.mod pins, and
+// lease-sidecar (static, for a container image: the client-go elector the
+// node tests compare electd with).
+type Binaries struct {
+	APIServer, ControllerManager, Scheduler, Kubelet, Proxy, Kubectl string
+	LeaseSidecar                                                     string
+}
+
+// hostCommands are built in one `go build` (they share most packages) for
+// this machine; staticCommands with CGO_ENABLED=0, to run in a container.
+var (
+	hostCommands   = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
+	staticCommands = []string{"lease-sidecar"}
+)
+
+func binariesIn(dir string) *Binaries {
+	p := func(name string) string { return filepath.Join(dir, name) }
+	return &Binaries{
+		APIServer: p("kube-apiserver"), ControllerManager: p("kube-controller-manager"),
+		Scheduler: p("kube-scheduler"), Kubelet: p("kubelet"), Proxy: p("kube-proxy"),
+		Kubectl: p("kubectl"), LeaseSidecar: p("lease-sidecar"),
+	}
+}
+
+func (b *Binaries) all() []string {
+	return []string{b.APIServer, b.ControllerManager, b.Scheduler, b.Kubelet, b.Proxy, b.Kubectl, b.LeaseSidecar}
+}
 
 var built struct {
 	once sync.Once
-	path string
+	bins *Binaries
 	err  error
 }
 
-// APIServer returns the path of a kube-apiserver binary built from the
-// module in apiserver/ beside this file, building it first if this machine
-// has none for the module's exact content and this Go version. The first
-// build takes minutes (about 7 on 2 cores) and 2 GB of memory; afterwards
-// it is a lookup. Builds are serialized across processes with a lock file,
-// so test binaries started together build once. Logs go to progress
-// (nil: discard).
+// Build returns the binaries of the module in kube/ beside this file,
+// building them first if this machine has none for the module's exact
+// content and this Go version. The first build takes minutes (about 20 on
+// 2 cores with nothing cached) and 2 GB of memory; afterwards it is a
+// lookup. Builds are serialized across processes with a lock file, so test
+// binaries started together build once. Logs go to progress (nil: discard).
+func Build(progress io.Writer) (*Binaries, error) {
+	built.once.Do(func() { built.bins, built.err = buildCached(progress) })
+	return built.bins, built.err
+}
+
+// APIServer returns the path of the kube-apiserver binary (see Build).
 func APIServer(progress io.Writer) (string, error) {
-	built.once.Do(func() { built.path, built.err = buildCached(progress) })
-	return built.path, built.err
+	b, err := Build(progress)
+	if err != nil {
+		return "", err
+	}
+	return b.APIServer, nil
 }
 
 // CacheRoot is where built binaries live: $ELECTD_KUBETEST_CACHE, else
-// os.UserCacheDir()/electd/kube-apiserver (~/.cache/electd/kube-apiserver).
+// os.UserCacheDir()/electd/kube (~/.cache/electd/kube).
 func CacheRoot() string {
 	if d := os.Getenv(CacheEnv); d != "" {
 		return d
@@ -50,7 +87,7 @@ func CacheRoot() string {
 	if err != nil || root == "" {
 		root = os.TempDir()
 	}
-	return filepath.Join(root, "electd", "kube-apiserver")
+	return filepath.Join(root, "electd", "kube")
 }
 
 // sourceDir is the nested module's directory. The test binary knows where
@@ -58,11 +95,11 @@ func CacheRoot() string {
 func sourceDir() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok || !filepath.IsAbs(file) {
-		return "", errors.New("kubetest: cannot locate the apiserver module (built with -trimpath?)")
+		return "", errors.New("kubetest: cannot locate the kube module (built with -trimpath?)")
 	}
-	dir := filepath.Join(filepath.Dir(file), "apiserver")
+	dir := filepath.Join(filepath.Dir(file), "kube")
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		return "", fmt.Errorf("kubetest: the apiserver module is missing: %w", err)
+		return "", fmt.Errorf("kubetest: the kube module is missing: %w", err)
 	}
 	return dir, nil
 }
@@ -78,8 +115,8 @@ func goTool() string {
 var k8sVersionRE = regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes (v1\.(\d+)\.\d+)\s*$`)
 
 // ldflags strips the binary and stamps the version the module requires, as
-// Kubernetes' own build does, so that /version and `kubectl version` name
-// it (unstamped, it says v0.0.0-master).
+// Kubernetes' own build does, so that /version, the kubelet and `kubectl
+// version` name it (unstamped, they say v0.0.0-master).
 func ldflags(src string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(src, "go.mod"))
 	if err != nil {
@@ -94,8 +131,18 @@ func ldflags(src string) (string, error) {
 		v, m[1], v, v, m[2], v), nil
 }
 
-// cacheKey hashes what the binary depends on: the module's files, the
-// link flags and the Go toolchain that builds it.
+// sourceFiles are the files the binaries are built from, relative to the
+// module: go.mod, go.sum and each command's main.go.
+func sourceFiles() []string {
+	files := []string{"go.mod", "go.sum"}
+	for _, c := range append(append([]string(nil), hostCommands...), staticCommands...) {
+		files = append(files, filepath.Join(c, "main.go"))
+	}
+	return files
+}
+
+// cacheKey hashes what the binaries depend on: the module's files, the
+// link flags and the Go toolchain that builds them.
 func cacheKey(src, goBin string) (string, error) {
 	h := sha256.New()
 	flags, err := ldflags(src)
@@ -103,7 +150,7 @@ func cacheKey(src, goBin string) (string, error) {
 		return "", err
 	}
 	fmt.Fprintln(h, flags)
-	for _, name := range []string{"go.mod", "go.sum", "main.go"} {
+	for _, name := range sourceFiles() {
 		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
 			return "", fmt.Errorf("kubetest: %w", err)
@@ -119,64 +166,91 @@ func cacheKey(src, goBin string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-func buildCached(progress io.Writer) (string, error) {
+func complete(b *Binaries) bool {
+	for _, p := range b.all() {
+		if !isExecutable(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func buildCached(progress io.Writer) (*Binaries, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
 	src, err := sourceDir()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	goBin := goTool()
 	key, err := cacheKey(src, goBin)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	root := CacheRoot()
-	bin := filepath.Join(root, key, "kube-apiserver")
-	if isExecutable(bin) {
-		return bin, nil
+	dir := filepath.Join(root, key)
+	if b := binariesIn(dir); complete(b) {
+		return b, nil
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("kubetest: %w", err)
+		return nil, fmt.Errorf("kubetest: %w", err)
 	}
 	unlock, err := lockFile(filepath.Join(root, "build.lock"), progress)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer unlock()
-	if isExecutable(bin) { // another process built it while we waited
-		return bin, nil
+	if b := binariesIn(dir); complete(b) { // another process built them while we waited
+		return b, nil
 	}
 	removeStaleBuilds(root)
 	tmp, err := os.MkdirTemp(root, "build-")
 	if err != nil {
-		return "", fmt.Errorf("kubetest: %w", err)
+		return nil, fmt.Errorf("kubetest: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 
-	fmt.Fprintf(progress, "kubetest: building kube-apiserver from %s into %s (minutes the first time)\n", src, bin)
+	fmt.Fprintf(progress, "kubetest: building %s from %s into %s (minutes the first time)\n",
+		strings.Join(append(append([]string(nil), hostCommands...), staticCommands...), ", "), src, dir)
 	start := time.Now()
 	flags, err := ldflags(src)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	cmd := exec.Command(goBin, "build", "-ldflags="+flags, "-o", filepath.Join(tmp, "kube-apiserver"), ".")
+	if err := goBuild(goBin, src, tmp, flags, false, hostCommands); err != nil {
+		return nil, err
+	}
+	if err := goBuild(goBin, src, tmp, flags, true, staticCommands); err != nil {
+		return nil, err
+	}
+	// The directory appears whole or not at all: a killed build leaves
+	// only a build- directory, removed by the next build.
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("kubetest: %w", err)
+	}
+	fmt.Fprintf(progress, "kubetest: built in %v: %s\n", time.Since(start).Round(time.Second), dir)
+	return binariesIn(dir), nil
+}
+
+// goBuild builds commands of the module in src into dir, in one go build.
+func goBuild(goBin, src, dir, flags string, static bool, commands []string) error {
+	args := []string{"build", "-ldflags=" + flags, "-o", dir + string(filepath.Separator)}
+	for _, c := range commands {
+		args = append(args, "./"+c)
+	}
+	cmd := exec.Command(goBin, args...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if static {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("kubetest: go build of kube-apiserver in %s failed: %v\n%s", src, err, tail(out.String(), 4000))
+		return fmt.Errorf("kubetest: go build of %s in %s failed: %v\n%s", strings.Join(commands, " "), src, err, tail(out.String(), 4000))
 	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		return "", fmt.Errorf("kubetest: %w", err)
-	}
-	if err := os.Rename(filepath.Join(tmp, "kube-apiserver"), bin); err != nil {
-		return "", fmt.Errorf("kubetest: %w", err)
-	}
-	fmt.Fprintf(progress, "kubetest: built kube-apiserver in %v: %s\n", time.Since(start).Round(time.Second), bin)
-	return bin, nil
+	return nil
 }
 
 func isExecutable(p string) bool {
@@ -192,7 +266,7 @@ func lockFile(path string, progress io.Writer) (unlock func(), err error) {
 		return nil, fmt.Errorf("kubetest: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fmt.Fprintf(progress, "kubetest: another process is building kube-apiserver; waiting for it (%s)\n", path)
+		fmt.Fprintf(progress, "kubetest: another process is building the Kubernetes binaries; waiting for it (%s)\n", path)
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("kubetest: lock %s: %w", path, err)
@@ -203,7 +277,7 @@ func lockFile(path string, progress io.Writer) (unlock func(), err error) {
 
 // removeStaleBuilds deletes build- directories that a killed build left
 // behind (called with the build lock held, so none is in use), and
-// binaries of other keys not rebuilt for a week: each is 100 MB.
+// binaries of other keys not rebuilt for a week: each set is about 600 MB.
 func removeStaleBuilds(root string) {
 	dirs, _ := filepath.Glob(filepath.Join(root, "build-*"))
 	for _, d := range dirs {

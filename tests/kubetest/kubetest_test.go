@@ -29,7 +29,7 @@ func TestClusterAuthenticatesAndAuthorizes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := k8sVersionRE.FindSubmatch(gomod); want == nil || version.GitVersion != string(want[1]) {
-		t.Errorf("/version says %q, want the version apiserver/go.mod requires", version.GitVersion)
+		t.Errorf("/version says %q, want the version kube/go.mod requires", version.GitVersion)
 	}
 	t.Logf("kube-apiserver %s", version.GitVersion)
 
@@ -148,9 +148,12 @@ func TestCacheKeyFollowsTheModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, name := range []string{"go.mod", "go.sum", "main.go"} {
+	for _, name := range sourceFiles() {
 		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
@@ -165,10 +168,10 @@ func TestCacheKeyFollowsTheModule(t *testing.T) {
 	if k1 != k2 {
 		t.Errorf("the same files give keys %s and %s", k1, k2)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "kubelet", "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if k3, _ := cacheKey(dir, goTool()); k3 == k1 {
-		t.Errorf("a changed main.go keeps the key %s", k1)
+		t.Errorf("a changed kubelet/main.go keeps the key %s", k1)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/electd/electd/tests/electdtest"
 )
 
 const (
@@ -252,14 +254,4 @@ func (s *Server) Stop() error {
 }
 
 // LogTail returns the last n lines of the server's log.
-func (s *Server) LogTail(n int) string {
-	b, err := os.ReadFile(s.LogPath)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (s *Server) LogTail(n int) string { return electdtest.TailFile(s.LogPath, n) }

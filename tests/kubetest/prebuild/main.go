@@ -1,12 +1,13 @@
-// Command prebuild builds and caches the kube-apiserver that package
-// kubetest runs (see its documentation), so that CI pays the build before
-// the tests start instead of inside one test's timeout. It prints the
-// binary's path.
+// Command prebuild builds and caches the Kubernetes binaries that package
+// kubetest and the node tests run (see kubetest.Build), so that CI pays the
+// build before the tests start instead of inside one test's timeout. It
+// prints the directory that holds them.
 package main
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/electd/electd/tests/kubetest"
@@ -14,10 +15,10 @@ import (
 
 func main() {
 	start := time.Now()
-	bin, err := kubetest.APIServer(os.Stderr)
+	bins, err := kubetest.Build(os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("%s (%v)\n", bin, time.Since(start).Round(time.Second))
+	fmt.Printf("%s (%v)\n", filepath.Dir(bins.APIServer), time.Since(start).Round(time.Second))
 }

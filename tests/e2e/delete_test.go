@@ -1,0 +1,96 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testDelete deletes the leader's pod count times, as `kubectl delete pod`
+// does, and measures how long until the new leader holds the election, is
+// listed by the EndpointSlice and answers through the ClusterIP. It checks
+// every time that the Service never listed two pods, that no request
+// reached a pod that did not lead, and the sidecar order the README
+// promises: the kubelet stops the app first, and the sidecar starts to
+// shut down (and so lets go of the leadership) only after the app exited.
+func testDelete(t *testing.T, d *Deployment, count int, rep *Report) {
+	ctx := context.Background()
+	var results []Failover
+	var orders []string
+	for i := range count {
+		leader, err := d.WaitStable(ctx, 3*time.Minute)
+		if err != nil {
+			t.Fatalf("delete %d: not at rest before: %v", i+1, err)
+		}
+		app, err := d.FollowLog(ctx, leader, "app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		side, err := d.FollowLog(ctx, leader, "electd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // the followers are connected before the delete
+		t0 := time.Now()
+		if err := d.DeletePod(ctx, leader); err != nil {
+			t.Fatal(err)
+		}
+		newLeader, err := d.WaitStable(ctx, 3*time.Minute)
+		if err != nil {
+			t.Fatalf("delete %d of %s: never settled: %v", i+1, leader, err)
+		}
+		end := time.Now()
+		f := d.Measure(t0, end, leader, newLeader)
+		results = append(results, f)
+		t.Logf("delete %d: %s -> %s: elected %s, endpoint %s, answered %s, no endpoint for %s, %d failed, %d answered, max %d endpoints",
+			i+1, leader, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(f.NoEndpoint), f.Failed, f.Answered, f.MaxEndpoints)
+		for _, v := range d.Violations(t0, end) {
+			t.Errorf("delete %d: %s", i+1, v)
+		}
+		if newLeader == leader {
+			t.Errorf("delete %d: %s still leads after its pod was deleted", i+1, leader)
+		}
+		if !app.Wait(30*time.Second) || !side.Wait(30*time.Second) {
+			t.Errorf("delete %d: the deleted pod's logs did not end", i+1)
+		}
+		orders = append(orders, checkOrder(t, d, i+1, t0, f, app, side))
+	}
+	rep.Deletes(d.F.Name, results)
+	rep.Add(d.F.Name, fmt.Sprintf("`kubectl delete pod <leader>`, %d times: the container stop order each time (times from the DELETE, by the container runtime's log timestamps):\n\n%s",
+		count, "```text\n"+strings.Join(orders, "\n")+"\n```"))
+}
+
+// checkOrder checks, from the deleted leader's container logs, that the app
+// got its signal and exited before the sidecar began to shut down, and
+// that no one else was elected before the app had exited.
+func checkOrder(t *testing.T, d *Deployment, i int, t0 time.Time, f Failover, app, side *LogFollower) string {
+	appSig, ok1 := app.Find("signal")
+	appExit, ok2 := app.Find("exit")
+	// electd and lease-sidecar log "shutting down" on SIGTERM; lease-sidecar
+	// may exit before that line is written, never before "stopped leading".
+	sideStop, ok3 := side.Find("shutting down", "stopped leading")
+	if !ok1 || !ok2 || !ok3 {
+		t.Errorf("delete %d: missing log lines (app signal %v, app exit %v, sidecar shutting down %v); app: %v; sidecar: %v",
+			i, ok1, ok2, ok3, app.Lines(), side.Lines())
+		return fmt.Sprintf("delete %d: incomplete logs", i)
+	}
+	if sideStop.At.Before(appExit.At) {
+		t.Errorf("delete %d: the sidecar began shutting down at %s, before the app exited at %s",
+			i, sideStop.At.Format("15:04:05.000000"), appExit.At.Format("15:04:05.000000"))
+	}
+	elected := t0.Add(f.Elected)
+	if elected.Before(appExit.At) {
+		t.Errorf("delete %d: %s was elected at %s, before the deleted leader's app exited at %s",
+			i, f.New, elected.Format("15:04:05.000000"), appExit.At.Format("15:04:05.000000"))
+	}
+	line := fmt.Sprintf("delete %2d: app SIGTERM +%s, app exit +%s, sidecar \"shutting down\" +%s", i,
+		secs(appSig.At.Sub(t0)), secs(appExit.At.Sub(t0)), secs(sideStop.At.Sub(t0)))
+	if rel, ok := side.Find("released"); ok {
+		line += fmt.Sprintf(", electd \"released\" +%s", secs(rel.At.Sub(t0)))
+	}
+	return line + fmt.Sprintf(", new leader elected +%s (as seen)", secs(f.Elected))
+}

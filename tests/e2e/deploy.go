@@ -1,0 +1,296 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/electd/electd/tests/nodetest"
+)
+
+// ProbeInterval is how often the Service is asked who answers (as in the
+// issue's outside measurement: every 20 ms).
+const ProbeInterval = 20 * time.Millisecond
+
+// Deployment is one flavour running on the node, watched from the start:
+// who leads (ZooKeeper or the Lease), the Service's endpoints, and the
+// answers to requests through its ClusterIP.
+type Deployment struct {
+	F      Flavour
+	N      *nodetest.Node
+	Leader Timeline[string]
+	EP     *EndpointWatch
+	Probe  *Prober
+	URL    string // http://<ClusterIP>:<port>/
+
+	cancel context.CancelFunc
+}
+
+// Deploy creates the flavour's namespace, applies its overlay with
+// `kubectl apply -k` and starts watching. The watchers start before the
+// pods, so everything from the first election on is recorded.
+func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, error) {
+	if _, err := n.Kubectl(ctx, "create", "namespace", f.Namespace); err != nil {
+		return nil, err
+	}
+	// The ServiceAccount admission plugin refuses pods until the
+	// namespace's default ServiceAccount exists.
+	if err := poll(ctx, time.Minute, func() error {
+		var sa corev1.ServiceAccount
+		return n.Get("/api/v1/namespaces/"+f.Namespace+"/serviceaccounts/default", &sa)
+	}); err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	d := &Deployment{F: f, N: n, cancel: cancel}
+	switch f.Elector {
+	case "electd":
+		if err := WatchZooKeeperLeader(wctx, n, f.ElectionPath, &d.Leader); err != nil {
+			cancel()
+			return nil, err
+		}
+	default:
+		WatchLeaseHolder(wctx, n, f.Namespace, f.LeaseName, &d.Leader)
+	}
+	d.EP = WatchEndpoints(wctx, n, f.Namespace, "app")
+	if _, err := n.Kubectl(ctx, "apply", "-k", f.Overlay()); err != nil {
+		cancel()
+		return nil, err
+	}
+	var svc corev1.Service
+	if err := n.Get("/api/v1/namespaces/"+f.Namespace+"/services/app", &svc); err != nil {
+		cancel()
+		return nil, err
+	}
+	d.URL = fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
+	d.Probe = Probe(wctx, n, d.URL, ProbeInterval)
+	return d, nil
+}
+
+// Close stops watching and deletes the namespace, waiting until its pods
+// are gone (each electd leaves the election on SIGTERM).
+func (d *Deployment) Close(ctx context.Context) error {
+	d.cancel()
+	_, err := d.N.Kubectl(ctx, "delete", "namespace", d.F.Namespace, "--timeout=3m")
+	return err
+}
+
+// Pods lists the app's pods, terminating ones included.
+func (d *Deployment) Pods() ([]corev1.Pod, error) {
+	var list corev1.PodList
+	err := d.N.Get("/api/v1/namespaces/"+d.F.Namespace+"/pods?labelSelector=app.kubernetes.io%2Fname%3Dapp", &list)
+	return list.Items, err
+}
+
+// Pod returns one pod by name.
+func (d *Deployment) Pod(name string) (corev1.Pod, error) {
+	var p corev1.Pod
+	err := d.N.Get("/api/v1/namespaces/"+d.F.Namespace+"/pods/"+name, &p)
+	return p, err
+}
+
+// running reports whether both of the pod's containers run.
+func running(p corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	n := 0
+	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if s.State.Running != nil {
+			n++
+		}
+	}
+	return n == 2
+}
+
+// WaitStable waits until the flavour is at rest: three pods, all of one
+// ReplicaSet, all running, none terminating; a leader among them; the
+// Service listing it alone (OneEndpoint); and a request through the
+// ClusterIP answered by it. It returns the leader.
+func (d *Deployment) WaitStable(ctx context.Context, timeout time.Duration) (string, error) {
+	var leader string
+	err := poll(ctx, timeout, func() error {
+		pods, err := d.Pods()
+		if err != nil {
+			return err
+		}
+		names := map[string]bool{}
+		hashes := map[string]bool{}
+		for _, p := range pods {
+			if !running(p) {
+				return fmt.Errorf("pod %s not running (phase %s, deleting %v)", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+			}
+			names[p.Name] = true
+			hashes[p.Labels["pod-template-hash"]] = true
+		}
+		if len(pods) != 3 || len(hashes) != 1 {
+			return fmt.Errorf("%d pods of %d ReplicaSets, want 3 of 1", len(pods), len(hashes))
+		}
+		l, _ := d.Leader.Current()
+		if !names[l] {
+			return fmt.Errorf("leader %q is not one of the pods", l)
+		}
+		if ep, _ := d.EP.Ready.Current(); d.F.OneEndpoint && ep != Endpoints(l) {
+			return fmt.Errorf("the Service lists %q, want the leader %s alone", ep, l)
+		}
+		since := time.Now()
+		if !waitAnswer(ctx, d.Probe, since, l, 5*time.Second) {
+			return fmt.Errorf("no request through %s answered by the leader %s", d.URL, l)
+		}
+		if now, _ := d.Leader.Current(); now != l {
+			return fmt.Errorf("the leader changed to %s meanwhile", now)
+		}
+		leader = l
+		return nil
+	})
+	return leader, err
+}
+
+func waitAnswer(ctx context.Context, p *Prober, since time.Time, pod string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if _, ok := p.FirstFrom(since, pod); ok {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// poll calls check every 100 ms until it passes, ctx ends or timeout.
+func poll(ctx context.Context, timeout time.Duration, check func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("after %v: %w", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// LogLine is one line of a container's log with the runtime's timestamp.
+type LogLine struct {
+	At   time.Time
+	Text string
+}
+
+// LogFollower collects a container's log as the kubelet serves it
+// (follow, with timestamps) until the container exits.
+type LogFollower struct {
+	mu    sync.Mutex
+	lines []LogLine
+	done  chan struct{}
+}
+
+// FollowLog starts following a container of a pod.
+func (d *Deployment) FollowLog(ctx context.Context, pod, container string) (*LogFollower, error) {
+	return d.log(ctx, pod, container, true)
+}
+
+// Log reads a container's log so far.
+func (d *Deployment) Log(ctx context.Context, pod, container string) (*LogFollower, error) {
+	lf, err := d.log(ctx, pod, container, false)
+	if err == nil && !lf.Wait(30*time.Second) {
+		err = fmt.Errorf("the log of %s/%s did not end", pod, container)
+	}
+	return lf, err
+}
+
+func (d *Deployment) log(ctx context.Context, pod, container string, follow bool) (*LogFollower, error) {
+	body, err := d.N.Stream(ctx, fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/log?container=%s&follow=%v&timestamps=true", d.F.Namespace, pod, container, follow))
+	if err != nil {
+		return nil, err
+	}
+	lf := &LogFollower{done: make(chan struct{})}
+	go func() {
+		defer close(lf.done)
+		defer body.Close()
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			ts, text, _ := strings.Cut(sc.Text(), " ")
+			at, err := time.Parse(time.RFC3339Nano, ts)
+			if err != nil {
+				continue
+			}
+			lf.mu.Lock()
+			lf.lines = append(lf.lines, LogLine{at, text})
+			lf.mu.Unlock()
+		}
+	}()
+	return lf, nil
+}
+
+// Wait waits until the log ends (the container exited) or timeout.
+func (lf *LogFollower) Wait(timeout time.Duration) bool {
+	select {
+	case <-lf.done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// Find returns the first line whose JSON "msg" is one of msgs.
+func (lf *LogFollower) Find(msgs ...string) (LogLine, bool) {
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
+	for _, l := range lf.lines {
+		var m struct {
+			Msg string `json:"msg"`
+		}
+		if json.Unmarshal([]byte(l.Text), &m) == nil && slices.Contains(msgs, m.Msg) {
+			return l, true
+		}
+	}
+	return LogLine{}, false
+}
+
+// Lines returns every line so far.
+func (lf *LogFollower) Lines() []LogLine {
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
+	return append([]LogLine(nil), lf.lines...)
+}
+
+// DeletePod deletes a pod as `kubectl delete pod` does (a DELETE with the
+// pod's own grace period) and returns when the API server has accepted it.
+func (d *Deployment) DeletePod(ctx context.Context, name string) error {
+	code, b, err := d.N.Do(ctx, http.MethodDelete, "/api/v1/namespaces/"+d.F.Namespace+"/pods/"+name, nil)
+	if err == nil && code != 200 {
+		err = fmt.Errorf("DELETE pod %s: %d %s", name, code, b)
+	}
+	return err
+}
+
+// ContainerID returns the runtime ID of a pod's container by name.
+func ContainerID(p corev1.Pod, container string) string {
+	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if s.Name == container {
+			return s.ContainerID
+		}
+	}
+	return ""
+}
+
+// RestartCount returns a container's restart count.
+func RestartCount(p corev1.Pod, container string) int32 {
+	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if s.Name == container {
+			return s.RestartCount
+		}
+	}
+	return -1
+}

@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"path/filepath"
+	"runtime"
+)
+
+// Flavour is one way of routing a Service to the leader, deployed from a
+// kustomize overlay in testdata/ over the shipped manifests. Adding a
+// flavour is one more entry in Flavours and one more overlay directory: the
+// scenarios read everything they need from here.
+type Flavour struct {
+	Name      string // also the overlay directory under testdata/
+	Namespace string // the overlay's namespace
+	// Elector names who elects: "electd" (the leader is read from ZooKeeper
+	// at ElectionPath) or "client-go" (from the Lease named LeaseName).
+	Elector      string
+	ElectionPath string
+	LeaseName    string
+	// OneEndpoint: the Service lists the leader alone (readiness, label);
+	// false for a flavour that routes through every pod to the leader.
+	OneEndpoint bool
+	// AllReady: every joined pod is Ready, not the leader alone.
+	AllReady bool
+	// SidecarToken: the sidecar's container, and it alone, has an API
+	// token mounted.
+	SidecarToken bool
+	// StaleAfterCrash: after the leader's sidecar is killed, its app may
+	// still get requests until the new leader reroutes them (the label
+	// flavour's label stays until the new leader removes it); counted and
+	// reported, not a failure, since the README calls such routing what
+	// it is, routing, not a lock.
+	StaleAfterCrash bool
+	// RolloutStatusReturns: what the README says `kubectl rollout status`
+	// does for this flavour's strategy.
+	RolloutStatusReturns bool
+	// DrainEvictsAll: what the flavour's PodDisruptionBudget lets a drain
+	// of a single node do: evict every pod at once (true), or one and then
+	// refuse until a replacement is Ready, which a cordoned single node
+	// never makes (false).
+	DrainEvictsAll bool
+	// Peer: a comparison, run for the delete-the-leader measurement only.
+	Peer bool
+	// Describe is one line for the report: what elects and its settings.
+	Describe string
+}
+
+// Flavours are every flavour the node tests run, electd's first.
+var Flavours = []Flavour{
+	{
+		Name: "readiness", Namespace: "e2e-readiness", Elector: "electd", ElectionPath: "/e2e/readiness/app",
+		OneEndpoint: true, RolloutStatusReturns: false, DrainEvictsAll: true,
+		Describe: "electd, readiness flavour (deploy/k8s): readiness probe /healthz/leader every 1 s",
+	},
+	{
+		Name: "label", Namespace: "e2e-label", Elector: "electd", ElectionPath: "/e2e/label/app",
+		OneEndpoint: true, AllReady: true, SidecarToken: true, StaleAfterCrash: true,
+		RolloutStatusReturns: true, DrainEvictsAll: false,
+		Describe: "electd, label flavour (deploy/k8s-label): Service selects electd.io/leader=true",
+	},
+	{
+		Name: "peer", Namespace: "e2e-peer", Elector: "client-go", LeaseName: "app-leader",
+		OneEndpoint: true, SidecarToken: true, Peer: true,
+		Describe: "client-go leaderelection, Lease lock, 15 s / 10 s / 2 s (documented defaults), readiness probe every 1 s",
+	},
+	{
+		Name: "peer-fast", Namespace: "e2e-peer-fast", Elector: "client-go", LeaseName: "app-leader",
+		OneEndpoint: true, SidecarToken: true, Peer: true,
+		Describe: "client-go leaderelection, Lease lock, 2 s / 1 s / 0.5 s, ReleaseOnCancel, readiness probe every 1 s",
+	},
+}
+
+// Overlay is the flavour's kustomize directory.
+func (f Flavour) Overlay() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", f.Name)
+}

@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
+)
+
+// WatchZooKeeperLeader records who leads the election at path as
+// ZooKeeper itself says: the id stored in the participant node that sorts
+// first (docs/DESIGN.md, "Node layout"), "" while there is none. It reads
+// from inside the node's namespace and runs until ctx ends.
+func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, path string, tl *Timeline[string]) error {
+	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return n.Netns.DialContext(dctx, network, addr)
+	}
+	conn, _, err := zk.Connect([]string{n.ZooKeeper}, 10*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false))
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer conn.Close()
+		for ctx.Err() == nil {
+			children, _, ch, err := conn.ChildrenW(path)
+			if err != nil {
+				// The path does not exist until the first participant makes it.
+				tl.Set("")
+				ok, _, ech, err := conn.ExistsW(path)
+				if err == nil && !ok {
+					select {
+					case <-ech:
+					case <-ctx.Done():
+					}
+				} else {
+					sleep(ctx, 50*time.Millisecond)
+				}
+				continue
+			}
+			tl.Set(leaderOf(conn, path, children))
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	return nil
+}
+
+// leaderOf reads the id of the first participant, "" if there is none.
+func leaderOf(conn *zk.Conn, path string, children []string) string {
+	var nodes []string
+	for _, c := range children {
+		if i := strings.LastIndex(c, "latch-"); i >= 0 && len(c)-i-len("latch-") == 10 {
+			nodes = append(nodes, c)
+		}
+	}
+	sort.Slice(nodes, func(i, j int) bool { return seq(nodes[i]) < seq(nodes[j]) })
+	for _, c := range nodes {
+		data, _, err := conn.Get(path + "/" + c)
+		if err == nil {
+			return string(data)
+		}
+		// Gone since the listing: the next one leads; the watch fires too.
+	}
+	return ""
+}
+
+func seq(name string) string { return name[len(name)-10:] }
+
+// WatchLeaseHolder records a coordination.k8s.io Lease's holder, "" while
+// it has none or has released it; an expired lease still names its last
+// holder, as client-go's elector reads it.
+func WatchLeaseHolder(ctx context.Context, n *nodetest.Node, ns, name string, tl *Timeline[string]) {
+	go func() {
+		for ctx.Err() == nil {
+			err := n.Watch(ctx, "/apis/coordination.k8s.io/v1/namespaces/"+ns+"/leases?fieldSelector=metadata.name%3D"+name,
+				func(typ string, obj json.RawMessage) bool {
+					var l struct {
+						Spec struct {
+							HolderIdentity *string `json:"holderIdentity"`
+						} `json:"spec"`
+					}
+					if typ == "DELETED" || json.Unmarshal(obj, &l) != nil || l.Spec.HolderIdentity == nil {
+						tl.Set("")
+						return true
+					}
+					tl.Set(*l.Spec.HolderIdentity)
+					return true
+				})
+			if err != nil {
+				sleep(ctx, 200*time.Millisecond)
+			}
+		}
+	}()
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

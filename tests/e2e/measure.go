@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// lag is how late the test may see a change of leader, an endpoint or an
+// answer (a watch's delivery): a pod answering within lag of its
+// leadership is not counted against the flavour.
+const lag = 250 * time.Millisecond
+
+// Violations returns what broke a flavour's promises in [from, to]: more
+// than one endpoint listed at once (OneEndpoint flavours), and a request
+// answered by a pod that was not the leader at any instant of its round
+// trip (within lag).
+func (d *Deployment) Violations(from, to time.Time) []string {
+	var v []string
+	if d.F.OneEndpoint {
+		for _, c := range d.EP.Ready.Between(from, to) {
+			if c.Value.Len() > 1 {
+				v = append(v, fmt.Sprintf("%s: %d endpoints at once: %s", c.At.Format("15:04:05.000"), c.Value.Len(), c.Value))
+			}
+		}
+	}
+	for _, a := range d.NonLeaderAnswers(from, to) {
+		v = append(v, fmt.Sprintf("request sent %s answered by %s, not the leader then", a.Sent.Format("15:04:05.000"), a.Pod))
+	}
+	return v
+}
+
+// NonLeaderAnswers are the answers in [from, to] given by a pod that did
+// not lead during the request (within lag).
+func (d *Deployment) NonLeaderAnswers(from, to time.Time) []Answer {
+	var out []Answer
+	for _, a := range d.Probe.Between(from, to) {
+		if a.Pod != "" && !d.Leader.HeldWithin(a.Pod, a.Sent.Add(-lag), a.Done.Add(lag)) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Failover is what one disruption did, measured from its start (t0).
+type Failover struct {
+	Old, New string
+	// Elected: the new leader held the election (ZooKeeper, or the Lease).
+	// Endpoint: the EndpointSlice listed it (Ready). Service: a request
+	// through the ClusterIP was first answered by it.
+	Elected, Endpoint, Service time.Duration
+	// NoEndpoint: the longest time the Service listed no ready endpoint.
+	// Leaderless: the longest time the election had no leader at all.
+	NoEndpoint, Leaderless      time.Duration
+	Failed, Answered, NonLeader int // requests between t0 and end
+	MaxEndpoints                int
+	Changes                     int // leader changes after t0
+}
+
+// Measure computes a Failover for a disruption that started at t0, with
+// old leading then, and settled by end with newLeader leading.
+func (d *Deployment) Measure(t0, end time.Time, old, newLeader string) Failover {
+	f := Failover{Old: old, New: newLeader}
+	if at, ok := d.Leader.First(t0, func(l string) bool { return l == newLeader }); ok {
+		f.Elected = at.Sub(t0)
+	}
+	if at, ok := d.EP.Ready.First(t0, func(e Endpoints) bool { return e.Has(newLeader) }); ok {
+		f.Endpoint = at.Sub(t0)
+	}
+	if a, ok := d.Probe.FirstFrom(t0, newLeader); ok {
+		f.Service = a.Done.Sub(t0)
+	}
+	f.NoEndpoint = d.EP.Ready.Longest(t0, end, func(e Endpoints) bool { return e.Len() == 0 })
+	f.Leaderless = d.Leader.Longest(t0, end, func(l string) bool { return l == "" })
+	for _, a := range d.Probe.Between(t0, end) {
+		if a.Err != "" {
+			f.Failed++
+		} else {
+			f.Answered++
+		}
+	}
+	f.NonLeader = len(d.NonLeaderAnswers(t0, end))
+	for _, c := range d.EP.Ready.Between(t0, end) {
+		f.MaxEndpoints = max(f.MaxEndpoints, c.Value.Len())
+	}
+	prev := old
+	for _, c := range d.Leader.Between(t0, end) {
+		if c.Value != "" && c.Value != prev {
+			f.Changes++
+			prev = c.Value
+		}
+	}
+	return f
+}
+
+// Stats are the median and maximum of a sample.
+type Stats struct{ P50, Max time.Duration }
+
+// StatsOf computes them (the median of an even count is the lower middle).
+func StatsOf(ds []time.Duration) Stats {
+	if len(ds) == 0 {
+		return Stats{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return Stats{P50: s[(len(s)-1)/2], Max: s[len(s)-1]}
+}
+
+func (s Stats) String() string {
+	return fmt.Sprintf("%s / %s", secs(s.P50), secs(s.Max))
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

@@ -1,0 +1,198 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/tests/nodetest"
+)
+
+var (
+	deletesFlag  = flag.Int("e2e.deletes", 10, "how many times each flavour's leader pod is deleted")
+	reportFlag   = flag.String("e2e.report", "", "write the run's figures as Markdown to this file")
+	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run, \"secrets\" for the missing-Secrets scenario (default: all)")
+)
+
+// TestNode runs every flavour's scenarios on one real node, one flavour
+// after the other, each in a namespace of its own.
+func TestNode(t *testing.T) {
+	n := nodetest.Start(t)
+	rep := NewReport()
+	rep.Header(versions(t, n))
+	if *flavoursFlag == "" || contains(strings.Split(*flavoursFlag, ","), "secrets") {
+		t.Run("secrets", func(t *testing.T) { testSecrets(t, n, rep) })
+	}
+	var ran []Flavour
+	for _, f := range Flavours {
+		if *flavoursFlag != "" && !contains(strings.Split(*flavoursFlag, ","), f.Name) {
+			continue
+		}
+		ran = append(ran, f)
+		t.Run(f.Name, func(t *testing.T) { runFlavour(t, n, f, rep) })
+	}
+	md := rep.Markdown(ran)
+	t.Logf("report:\n%s", md)
+	if *reportFlag != "" {
+		if err := os.WriteFile(*reportFlag, []byte(md), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if strings.TrimSpace(x) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
+	ctx := context.Background()
+	d, err := Deploy(ctx, n, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(ctx); err != nil {
+			t.Errorf("deleting the namespace: %v", err)
+		}
+	})
+	deployed := time.Now()
+	leader, err := d.WaitStable(ctx, 3*time.Minute)
+	if err != nil {
+		t.Fatalf("%s never settled: %v", f.Name, err)
+	}
+	t.Logf("%s settled %v after kubectl apply -k, leader %s", f.Name, time.Since(deployed).Round(10*time.Millisecond), leader)
+	if !f.Peer {
+		t.Run("start", func(t *testing.T) { testStart(t, d, deployed, rep) })
+		t.Run("security", func(t *testing.T) { testSecurity(t, d, rep) })
+	}
+	t.Run("delete", func(t *testing.T) { testDelete(t, d, *deletesFlag, rep) })
+	if f.Peer {
+		return
+	}
+	t.Run("kill-electd", func(t *testing.T) { testKill(t, d, "electd", rep) })
+	t.Run("kill-app", func(t *testing.T) { testKill(t, d, "app", rep) })
+	t.Run("rollout", func(t *testing.T) { testRollout(t, d, rep) })
+	t.Run("drain", func(t *testing.T) { testDrain(t, d, rep) })
+}
+
+// testStart: from the first election on, the Service never listed two pods
+// and no request reached a pod that did not lead; at rest it lists the
+// leader alone, which answers through the ClusterIP. The pods are Ready as
+// the flavour says (the leader alone, or all), each app started only after
+// its electd knew the leader (the native sidecar's startup probe on
+// /readyz), and `kubectl exec deploy/app -c electd -- /electd status`
+// works as the README's "Trying it" shows.
+func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
+	ctx := context.Background()
+	leader, err := d.WaitStable(ctx, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range d.Violations(deployed, time.Now()) {
+		t.Error(v)
+	}
+	pods, err := d.Pods()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, p := range pods {
+		side, err := d.Log(ctx, p.Name, "electd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		app, err := d.Log(ctx, p.Name, "app")
+		if err != nil {
+			t.Fatal(err)
+		}
+		knows, ok1 := side.Find("elected", "leader")
+		listening, ok2 := app.Find("listening")
+		if !ok1 || !ok2 || listening.At.Before(knows.At) {
+			t.Errorf("%s: the app started listening at %v (%v), before electd knew the leader at %v (%v)", p.Name, listening.At, ok2, knows.At, ok1)
+		}
+		order = append(order, fmt.Sprintf("%s: electd knew the leader %s, the app listened %s later", p.Name, knows.At.Format("15:04:05.000"), listening.At.Sub(knows.At).Round(time.Millisecond)))
+	}
+	// Pods become Ready at their next probe (every 5 s for /readyz): wait
+	// for the set the flavour promises.
+	want := leader
+	if d.F.AllReady {
+		var all []string
+		for _, p := range pods {
+			all = append(all, p.Name)
+		}
+		want = strings.Join(all, ",")
+	}
+	if err := poll(ctx, 30*time.Second, func() error {
+		pods, err := d.Pods()
+		if err != nil {
+			return err
+		}
+		var ready []string
+		for _, p := range pods {
+			for _, c := range p.Status.Conditions {
+				if c.Type == "Ready" && c.Status == "True" {
+					ready = append(ready, p.Name)
+				}
+			}
+		}
+		if got := strings.Join(ready, ","); got != want {
+			return fmt.Errorf("Ready pods %s, want %s", got, want)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+	ep, _ := d.EP.Ready.Current()
+	answers := d.Probe.Between(deployed, time.Now())
+	byPod := map[string]int{}
+	for _, a := range answers {
+		if a.Pod != "" {
+			byPod[a.Pod]++
+		}
+	}
+	get, err := d.N.Kubectl(ctx, "get", "pods", "-n", d.F.Namespace, "-l", "app.kubernetes.io/name=app", "-L", "electd.io/leader")
+	if err != nil {
+		t.Error(err)
+	}
+	status, err := d.N.Kubectl(ctx, "exec", "-n", d.F.Namespace, "deploy/app", "-c", "electd", "--", "/electd", "status")
+	if err != nil {
+		t.Errorf("kubectl exec deploy/app -c electd -- /electd status: %v", err)
+	}
+	rep.Add(d.F.Name, fmt.Sprintf("Start: the Service lists `%s`, the leader is `%s`; %d requests through %s since `kubectl apply -k`, answered by %v. %s\n```text\n$ kubectl get pods -l app.kubernetes.io/name=app -L electd.io/leader\n%s$ kubectl exec deploy/app -c electd -- /electd status\n%s```",
+		ep, leader, len(answers), d.URL, byPod, strings.Join(order, "; "), get, status))
+}
+
+func versions(t *testing.T, n *nodetest.Node) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var b strings.Builder
+	if out, err := n.Kubectl(ctx, "version"); err == nil {
+		b.WriteString("```text\n$ kubectl version\n" + out)
+	} else {
+		t.Error(err)
+	}
+	if out, err := n.Kubectl(ctx, "get", "node", "-o", "wide"); err == nil {
+		b.WriteString("$ kubectl get node -o wide\n" + out)
+	} else {
+		t.Error(err)
+	}
+	for _, c := range [][]string{{"containerd", "--version"}, {"runc", "--version"}, {"etcd", "--version"}} {
+		if out, err := exec.Command(c[0], c[1:]...).Output(); err == nil {
+			b.WriteString("$ " + strings.Join(c, " ") + "\n" + string(out))
+		}
+	}
+	b.WriteString("```")
+	return b.String()
+}

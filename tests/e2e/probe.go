@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/electd/electd/tests/nodetest"
+)
+
+// Answer is one request through a Service: when it was sent and answered,
+// and the pod that answered (the example app answers with its pod name),
+// or the error.
+type Answer struct {
+	Sent, Done time.Time
+	Pod        string
+	Err        string
+}
+
+// Prober sends a GET to a Service's ClusterIP every Interval from inside
+// the node's namespace, each on a new connection (so kube-proxy's current
+// rules pick the endpoint), and keeps every answer.
+type Prober struct {
+	mu      sync.Mutex
+	answers []Answer
+}
+
+// Probe starts a prober of url that runs until ctx ends. At most 64
+// requests are outstanding; a slower Service skips ticks.
+func Probe(ctx context.Context, n *nodetest.Node, url string, interval time.Duration) *Prober {
+	p := &Prober{}
+	client := n.HTTPClient(2 * time.Second)
+	slots := make(chan struct{}, 64)
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			select {
+			case slots <- struct{}{}:
+			default:
+				continue
+			}
+			go func() {
+				defer func() { <-slots }()
+				a := Answer{Sent: time.Now()}
+				resp, err := client.Get(url)
+				if err == nil {
+					b, rerr := io.ReadAll(io.LimitReader(resp.Body, 4096))
+					resp.Body.Close()
+					switch {
+					case rerr != nil:
+						err = rerr
+					case resp.StatusCode != 200:
+						a.Err = resp.Status
+					default:
+						a.Pod = strings.TrimSpace(string(b))
+					}
+				}
+				if err != nil {
+					a.Err = err.Error()
+				}
+				a.Done = time.Now()
+				if ctx.Err() != nil && a.Err != "" {
+					return // cut short by the end of the probe, not by the Service
+				}
+				p.mu.Lock()
+				p.answers = append(p.answers, a)
+				p.mu.Unlock()
+			}()
+		}
+	}()
+	return p
+}
+
+// Between returns the answers to requests sent in [from, to].
+func (p *Prober) Between(from, to time.Time) []Answer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Answer
+	for _, a := range p.answers {
+		if !a.Sent.Before(from) && !a.Sent.After(to) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// FirstFrom returns the first answer sent at or after from that pod gave.
+func (p *Prober) FirstFrom(from time.Time, pod string) (Answer, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var best Answer
+	found := false
+	for _, a := range p.answers {
+		if a.Pod == pod && !a.Sent.Before(from) && (!found || a.Done.Before(best.Done)) {
+			best, found = a, true
+		}
+	}
+	return best, found
+}

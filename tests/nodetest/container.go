@@ -1,0 +1,51 @@
+package nodetest
+
+import (
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// trimID takes the runtime's prefix off a container ID as the kubelet
+// reports it (containerd://<id>).
+func trimID(id string) string {
+	_, after, ok := strings.Cut(id, "://")
+	if ok {
+		return after
+	}
+	return id
+}
+
+func (n *Node) ctr(args ...string) (string, error) {
+	out, err := exec.Command("ctr", append([]string{"--address", n.lay.containerdSock, "-n", "k8s.io"}, args...)...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("nodetest: ctr %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// Signal sends sig (e.g. "SIGKILL") to a container's main process through
+// containerd, as a crash or the OOM killer would hit it: the kubelet sees
+// the container exit and applies the pod's restart policy.
+func (n *Node) Signal(containerID, sig string) error {
+	_, err := n.ctr("tasks", "kill", "--signal", sig, trimID(containerID))
+	return err
+}
+
+// ContainerPID is the host PID of a container's main process, for reading
+// what the kernel says of it under /proc.
+func (n *Node) ContainerPID(containerID string) (int, error) {
+	id := trimID(containerID)
+	out, err := n.ctr("tasks", "ls")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == id {
+			return strconv.Atoi(f[1])
+		}
+	}
+	return 0, fmt.Errorf("nodetest: no task for container %s", id)
+}
