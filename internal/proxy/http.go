@@ -34,9 +34,10 @@ const (
 )
 
 // appIdleTimeout closes a kept-alive connection to the application idle
-// this long: shorter than common application servers' own keep-alive
-// timeouts (Node's is 5 s), so that the proxy closes an idle connection
-// before the application does rather than racing its close with a request.
+// this long (or IdleTimeout, when shorter): shorter than common
+// application servers' own keep-alive timeouts (Node's is 5 s), so that the
+// proxy closes an idle connection before the application does rather than
+// racing its close with a request.
 const appIdleTimeout = 4 * time.Second
 
 // maxIdlePerHost bounds the kept-alive connections to the application and
@@ -62,7 +63,7 @@ type httpProxy struct {
 
 func newHTTPProxy(p *Proxy) *httpProxy {
 	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: p.cfg.App}}
-	h.app = newTransport(p.cfg, p.cfg.ResponseTimeout, appIdleTimeout)
+	h.app = newTransport(p.cfg, p.cfg.ResponseTimeout, min(appIdleTimeout, p.cfg.IdleTimeout))
 	// The leader's proxy may hold a request up to the hold time before it
 	// hands it to its application.
 	h.peers = newTransport(p.cfg, p.cfg.HoldTime+p.cfg.DialTimeout+p.cfg.ResponseTimeout, p.cfg.IdleTimeout/2)
