@@ -65,6 +65,13 @@ func (f *Fence) Violations() []string {
 	return append([]string(nil), f.violations...)
 }
 
+// Tokens counts the tokens seen: the leaderships that served.
+func (f *Fence) Tokens() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.owner)
+}
+
 // Max is the highest token seen.
 func (f *Fence) Max() int64 {
 	f.mu.Lock()

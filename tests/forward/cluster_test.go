@@ -56,7 +56,9 @@ type cluster struct {
 	members []*member
 }
 
-func startCluster(t *testing.T, n int) *cluster {
+// startCluster starts ZooKeeper and n members, each configured by the
+// defaults above and then by tune (when not nil).
+func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
 	c := &cluster{t: t, top: t, ens: zktest.Start(t, zktest.Options{}), fence: NewFence(), pool: NewPool()}
 	dir := t.TempDir()
 	for i := range n {
@@ -79,6 +81,9 @@ func startCluster(t *testing.T, n int) *cluster {
 			ShutdownGrace: shutdownGrace, ShutdownTimeout: 10 * time.Second,
 			ProxyListen: m.proxy, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
 		}}
+		if tune != nil {
+			tune(m.spec.Config)
+		}
 		c.members = append(c.members, m)
 		c.start(m)
 	}
@@ -202,3 +207,6 @@ func (c *cluster) post(m *member, path string) {
 		c.t.Fatalf("POST %s to %s: %d %s %v", path, m.name, code, body, err)
 	}
 }
+
+// leaderships counts the leaderships whose applications served requests.
+func (c *cluster) leaderships() int { return c.fence.Tokens() }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/wait"
 )
 
@@ -32,7 +33,7 @@ type scenario struct {
 // or a clean 503 with Retry-After, within the hold time; graceful
 // hand-overs fail none. After each, every participant is back at rest.
 func TestForwardingThroughHandovers(t *testing.T) {
-	c := startCluster(t, 3)
+	c := startCluster(t, 3, nil)
 	for _, sc := range []scenario{
 		{name: "SIGTERM", graceful: true, do: func(c *cluster, l *member) {
 			if err := l.proc.Signal(syscall.SIGTERM); err != nil {
@@ -205,5 +206,27 @@ func judgeCutOff(t *testing.T, results []Result, _ time.Time) {
 	}
 	if n > 0 {
 		t.Logf("clean 503s while the leader was cut off: %d; e.g. %s", n, strings.TrimSpace(Failed(results)[0].Body))
+	}
+}
+
+// In selector mode leadership rotates at the end of every term, a
+// hand-over the election starts on its own: it goes through the proxy's
+// Yield too (election.Config.TermEnd), and fails no request.
+func TestForwardingThroughSelectorTerms(t *testing.T) {
+	const term = 300 * time.Millisecond
+	c := startCluster(t, 3, func(cfg *electdtest.Config) { cfg.Mode, cfg.Term = "selector", term })
+	first := c.settled(nil)
+	ld := c.load()
+	start := c.fence.Max()
+	wait.For(t, patience, "several terms", func() bool { return c.fence.Max() >= start+5 && ld.Count() >= 600 })
+	results := ld.Stop()
+	failed := Failed(results)
+	t.Logf("from %s: %d requests over %d leaderships, %d failed, slowest %v", first.name, len(results),
+		c.leaderships(), len(failed), Slowest(results).Round(time.Millisecond))
+	if len(failed) > 0 {
+		t.Errorf("%d of %d requests failed as terms ended; first: %v", len(failed), len(results), failed[0])
+	}
+	if v := c.fence.Violations(); len(v) > 0 {
+		t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
 	}
 }
