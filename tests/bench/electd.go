@@ -42,7 +42,8 @@ type electdOpts struct {
 
 // startDaemon starts one electd on a port of its own choosing and waits
 // until it serves /readyz (joined and knows the leader) or ctx ends.
-func startDaemon(ctx context.Context, o electdOpts, id string) (*daemon, error) {
+// extra flags follow the ones every daemon gets.
+func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) (*daemon, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -57,6 +58,7 @@ func startDaemon(ctx context.Context, o electdOpts, id string) (*daemon, error) 
 		"--zookeeper.session_timeout", o.sessionTimeout.String(),
 		"--election.path", o.path, "--http.addr", addr,
 		"--log.level", o.logLevel, "--log.format", "json")
+	d.cmd.Args = append(d.cmd.Args, extra...)
 	d.cmd.Env = cleanEnv()
 	d.cmd.Stdout, d.cmd.Stderr = f, f
 	if err := o.spawn.start(d.cmd); err != nil {
