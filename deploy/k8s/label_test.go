@@ -88,7 +88,15 @@ func TestLabelFlavourRoutesByLabel(t *testing.T) {
 // it with old pods still up, and the budget lets one pod go at a time.
 func TestLabelFlavourRolloutAndDrain(t *testing.T) {
 	m, l := labelFlavour(t)
-	d := l.d
+	checkOrdinaryRollout(t, m, l.d, 1)
+}
+
+// checkOrdinaryRollout checks a Deployment whose every joined pod is Ready:
+// a rolling update that keeps replicas - maxUnavailable (want) pods
+// serving and whose stall is reported (a progress deadline), and a budget
+// that lets one pod go at a time.
+func checkOrdinaryRollout(t *testing.T, m *manifests, d *appsv1.Deployment, want int) {
+	t.Helper()
 	n := int(replicas(d.Spec.Replicas))
 	if n < 2 {
 		t.Fatalf("%d replica(s) leaves no follower to take over", n)
@@ -101,8 +109,8 @@ func TestLabelFlavourRolloutAndDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mu != 1 {
-		t.Errorf("maxUnavailable resolves to %d of %d, want 1: one pod at a time, the others Ready and serving", mu, n)
+	if mu != want {
+		t.Errorf("maxUnavailable resolves to %d of %d, want %d: the others Ready and serving", mu, n, want)
 	}
 	if p := d.Spec.ProgressDeadlineSeconds; p == nil || *p == math.MaxInt32 || *p > 3600 {
 		t.Errorf("progressDeadlineSeconds %v: with every pod Ready a stuck rollout must be reported", p)

@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"math"
 	"net"
 	"strconv"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -97,46 +95,10 @@ func TestProxyFlavourRoutesThroughTheProxy(t *testing.T) {
 // reported, and the budget lets one pod go at a time.
 func TestProxyFlavourRolloutAndDrain(t *testing.T) {
 	m, p := proxyFlavour(t)
-	d := p.d
-	n := int(replicas(d.Spec.Replicas))
-	if n < 2 {
-		t.Fatalf("%d replica(s) leaves no follower to take over", n)
-	}
-	ru := d.Spec.Strategy.RollingUpdate
-	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxUnavailable == nil || ru.MaxSurge == nil {
-		t.Fatalf("strategy %+v, want RollingUpdate with maxSurge and maxUnavailable", d.Spec.Strategy)
-	}
-	mu, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxUnavailable, n, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxSurge, n, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mu != 0 || ms < 1 {
-		t.Errorf("maxUnavailable %d, maxSurge %d of %d: want 0 and at least 1, a new pod Ready before an old one goes", mu, ms, n)
-	}
-	if p := d.Spec.ProgressDeadlineSeconds; p == nil || *p == math.MaxInt32 || *p > 3600 {
-		t.Errorf("progressDeadlineSeconds %v: with every pod Ready a stuck rollout must be reported", p)
-	}
-	covered := false
-	for _, pdb := range m.pdbs {
-		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err != nil || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
-			continue
-		}
-		covered = true
-		desired, err := desiredHealthy(pdb, int32(n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if allowed := int32(n) - desired; allowed != 1 {
-			t.Errorf("PodDisruptionBudget %s allows %d disruptions of %d Ready pods, want 1", pdb.Name, allowed, n)
-		}
-	}
-	if !covered {
-		t.Error("no PodDisruptionBudget covers the Deployment")
+	checkOrdinaryRollout(t, m, p.d, 0)
+	ms, err := intstr.GetScaledValueFromIntOrPercent(p.d.Spec.Strategy.RollingUpdate.MaxSurge, int(replicas(p.d.Spec.Replicas)), true)
+	if err != nil || ms < 1 {
+		t.Errorf("maxSurge %v (%v): want at least 1, a new pod Ready before an old one goes", p.d.Spec.Strategy.RollingUpdate.MaxSurge, err)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/proxy"
+	forwardtest "github.com/electd/electd/tests/forward"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -149,7 +150,7 @@ func (m *member) handOver() error {
 // keep forwarding as an observer for a grace period while clients stop
 // sending to it (its endpoint leaves the pool), let the proxy drain,
 // forwarding what it still holds to the new leader, then resign.
-func (m *member) shutDown(t *testing.T, clients *pool) error {
+func (m *member) shutDown(t *testing.T, clients *forwardtest.Pool, others []*member) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := m.px.Yield(ctx, func(ctx context.Context) error {
@@ -159,7 +160,7 @@ func (m *member) shutDown(t *testing.T, clients *pool) error {
 		return err
 	}
 	waitUntil(t, "a new leader", func() bool {
-		for _, o := range clients.members() {
+		for _, o := range others {
 			if o != m && o.leads() {
 				return true
 			}
@@ -167,7 +168,7 @@ func (m *member) shutDown(t *testing.T, clients *pool) error {
 		return false
 	})
 	time.Sleep(100 * time.Millisecond) // shutdown_grace
-	clients.remove(m)
+	clients.Remove(m.name)
 	m.stopPx()
 	return m.el.Resign(ctx)
 }

@@ -80,7 +80,7 @@ func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
 	for i := range 3 {
 		m := &forwardMember{id: fmt.Sprintf("f%d", i)}
 		var err error
-		if m.app, err = forward.StartApp(m.id, r.fence, 0); err != nil {
+		if m.app, err = forward.StartApp(m.id, r.fence); err != nil {
 			return nil, err
 		}
 		r.ms = append(r.ms, m)
@@ -96,7 +96,7 @@ func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
 	// "direct" goes to an application of the same kind that is no
 	// participant's: a request without a fencing token is what the fence
 	// would refuse.
-	direct, err := forward.StartApp("direct", forward.NewFence(), 0)
+	direct, err := forward.StartApp("direct", forward.NewFence())
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +165,7 @@ func (r *forwardRig) settled(ctx context.Context, old *forwardMember) (*forwardM
 }
 
 func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMember {
-	var l *forwardMember
-	views := map[*forwardMember]api.Leader{}
+	views, proxies := map[string]api.Leader{}, map[string]string{}
 	for _, m := range r.ms {
 		select {
 		case <-m.d.exited:
@@ -175,23 +174,17 @@ func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMem
 		}
 		code, body := m.d.get(ctx, "/leader")
 		var v api.Leader
-		if code != http.StatusOK || json.Unmarshal(body, &v) != nil || v.Proxy == nil {
+		if code != http.StatusOK || json.Unmarshal(body, &v) != nil {
 			return nil
 		}
-		views[m] = v
-		if v.Self.IsLeader {
-			l = m
+		views[m.id], proxies[m.id] = v, m.proxy
+	}
+	for _, m := range r.ms {
+		if m.id == forward.Routed(views, proxies) && m != old {
+			return m
 		}
 	}
-	if l == nil || l == old {
-		return nil
-	}
-	for m, v := range views {
-		if m == l && v.Proxy.Route != "app" || m != l && (v.Proxy.Route != "leader" || v.Proxy.To != l.proxy) {
-			return nil
-		}
-	}
-	return l
+	return nil
 }
 
 // latency sends n requests one at a time along each path: direct to an

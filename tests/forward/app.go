@@ -87,7 +87,6 @@ type App struct {
 	Name  string
 	Addr  string // 127.0.0.1:port, the proxy's proxy.app
 	fence *Fence
-	delay time.Duration
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -96,13 +95,12 @@ type App struct {
 }
 
 // StartApp serves an application for name on a free loopback port.
-// delay is how long each request takes to handle (0: at once).
-func StartApp(name string, fence *Fence, delay time.Duration) (*App, error) {
+func StartApp(name string, fence *Fence) (*App, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Name: name, Addr: ln.Addr().String(), fence: fence, delay: delay}
+	a := &App{Name: name, Addr: ln.Addr().String(), fence: fence}
 	a.serve(ln)
 	return a, nil
 }
@@ -129,9 +127,6 @@ func (a *App) handle(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.count++
 	a.mu.Unlock()
-	if a.delay > 0 {
-		time.Sleep(a.delay)
-	}
 	fmt.Fprintf(w, "%s %s", a.Name, tok)
 }
 

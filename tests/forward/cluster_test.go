@@ -64,7 +64,7 @@ func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
 	for i := range n {
 		m := &member{name: fmt.Sprintf("p%d", i)}
 		var err error
-		if m.app, err = StartApp(m.name, c.fence, 0); err != nil {
+		if m.app, err = StartApp(m.name, c.fence); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(m.app.Close)
@@ -130,7 +130,7 @@ func (c *cluster) settled(old *member) *member {
 	var l *member
 	wait.For(c.t, patience, "one new leader that every proxy routes to", func() bool {
 		l = nil
-		views := map[*member]electdtest.LeaderView{}
+		views, proxies := map[string]electdtest.LeaderView{}, map[string]string{}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		for _, m := range c.members {
@@ -138,26 +138,15 @@ func (c *cluster) settled(old *member) *member {
 				continue
 			}
 			v, err := m.proc.View(ctx)
-			if err != nil || v.Proxy == nil {
+			if err != nil {
 				return false
 			}
-			views[m] = v
-			if v.Self.IsLeader {
-				l = m
-			}
+			views[m.name], proxies[m.name] = v, m.proxy
 		}
-		if l == nil || l == old {
-			return false
+		if name := Routed(views, proxies); name != "" {
+			l = c.member(name)
 		}
-		for m, v := range views {
-			switch {
-			case m == l && v.Proxy.Route != "app":
-				return false
-			case m != l && (v.Proxy.Route != "leader" || v.Proxy.To != l.proxy):
-				return false
-			}
-		}
-		return true
+		return l != nil && l != old
 	})
 	return l
 }
