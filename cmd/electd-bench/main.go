@@ -1,6 +1,6 @@
 // Command electd-bench measures electd against Apache Curator and ZooKeeper
-// itself on this machine: handoff, failover, ZooKeeper load, scale and
-// footprint (BENCHMARKS.md). It starts every server and process it needs.
+// itself on this machine: handoff, failover, ZooKeeper load, footprint, the
+// forwarding proxy and scale (BENCHMARKS.md). It starts every server and process it needs.
 package main
 
 import (
@@ -41,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.FootprintWindow, "footprint-window", cfg.FootprintWindow, "idle electd RSS and CPU window")
 	fs.DurationVar(&cfg.LoadDuration, "load", cfg.LoadDuration, "/healthz/leader load duration")
 	fs.IntVar(&cfg.LoadConns, "load-conns", cfg.LoadConns, "/healthz/leader keep-alive connections")
+	fs.IntVar(&cfg.ForwardRequests, "forward-requests", cfg.ForwardRequests, "requests timed one at a time along each forwarding path")
+	fs.IntVar(&cfg.ForwardRounds, "forward-rounds", cfg.ForwardRounds, "rounds of each hand-over under load through the forwarding proxies")
 	fs.StringVar(&cfg.ZKHeap, "zk-heap", cfg.ZKHeap, "-Xmx of the 3-server ensemble's JVMs (scale section)")
 	fs.DurationVar(&cfg.JoinLimit, "join-limit", 0, "longest wait for a scale configuration to join (default 30s + 10ms per participant)")
 	budget := fs.Int64("mem-budget-mib", cfg.MemBudget>>20, "stop a scale size when it grows the bench process's RSS by more than this (MiB)")

@@ -16,6 +16,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/history"
 	"github.com/electd/electd/internal/httpserver"
 	"github.com/electd/electd/internal/kube"
@@ -36,6 +37,7 @@ type daemon struct {
 	cancelRequests context.CancelFunc // ends long polls and /events streams
 	follow         *following         // app health, candidacy, exec mode (follow.go)
 	history        *history.Log       // GET /history and the status page, fed by serve
+	fwd            *forwarding        // the forwarding proxy (forward.go); nil without proxy.listen
 }
 
 // newDaemon listens, starts the ZooKeeper session and builds the election
@@ -46,9 +48,23 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
 	}
+	fwd, err := listenProxy(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	path := cfg.Prepared.Election.Path // with the chroot
 	// The elector adds path and id to its lines itself; the rest get them here.
-	d := &daemon{cfg: cfg, log: log.With("path", path, "id", cfg.ID), logs: logs}
+	d := &daemon{cfg: cfg, log: log.With("path", path, "id", cfg.ID), logs: logs, fwd: fwd}
+	// What follows frees the listeners when it fails.
+	fail := func(err error) (*daemon, error) {
+		ln.Close()
+		fwd.close()
+		if d.sess != nil {
+			d.sess.Close()
+		}
+		return nil, err
+	}
 	// With http.addr's port 0 the system picks the port: this line, and
 	// electd run's ELECTD_HTTP_ADDR, say which.
 	d.log.Info("starting electd", "version", version, "commit", commit, "mode", cfg.Election.Mode,
@@ -63,24 +79,32 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 	sc := cfg.Prepared.Session
 	sc.Logger, sc.Recorder = d.log, m
 	if d.sess, err = election.Connect(sc); err != nil {
-		ln.Close()
-		return nil, err
+		return fail(err)
 	}
 	ec := cfg.Prepared.Election
 	ec.Logger, ec.Recorder = log, m
 	ec.Observer = startsObserver(cfg)
+	if fwd != nil {
+		ec.Proxy, ec.TermEnd = fwd.advertise, fwd.termEnd
+	}
 	if d.el, err = election.New(d.sess, ec); err != nil {
-		ln.Close()
-		d.sess.Close()
-		return nil, err
+		return fail(err)
 	}
 	metrics.CountWork(reg, path, d.el.Counters)
 	if d.kube, err = newKube(cfg.Prepared.Kube, d.el, m, d.log); err != nil {
-		ln.Close()
-		d.sess.Close()
-		return nil, err
+		return fail(err)
 	}
-	d.follow = newFollowing(cfg, environ, boundAddr(cfg.HTTP.Addr, ln.Addr()), d.el, reg, d.log)
+	var yielder forward.Yielder
+	if fwd != nil {
+		// The candidacy exists once newFollowing returns, before anything
+		// serves: only then can the proxy ask it to withdraw.
+		refused := func(why string) { d.follow.cand.SetAppRefused(why) }
+		if err := fwd.build(d.el, reg, path, refused, d.log); err != nil {
+			return fail(err)
+		}
+		yielder = fwd.px
+	}
+	d.follow = newFollowing(cfg, environ, boundAddr(cfg.HTTP.Addr, ln.Addr()), d.el, yielder, reg, d.log)
 	apiEl, switcher := d.follow.api()
 	d.history = history.New(history.DefaultSize, clock.Real())
 
@@ -96,6 +120,9 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 	}
 	if d.kube != nil {
 		hc.Kubernetes = d.kube.Status
+	}
+	if fwd != nil {
+		hc.Proxy = fwd.state
 	}
 	d.http = httpserver.New(reqCtx, ln, apiEl, hc)
 	return d, nil
@@ -134,6 +161,12 @@ func serve(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, log 
 	g, gctx := errgroup.WithContext(ctx)
 	d.runKube(runCtx)
 	g.Go(d.http.Serve)
+	if d.fwd != nil {
+		// The proxy follows the election until the end of shutdown: a
+		// participant that handed over forwards as an observer meanwhile.
+		d.fwd.watch(runCtx)
+		g.Go(d.fwd.serve)
+	}
 	g.Go(func() error {
 		d.follow.run(runCtx, quit)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/execmode"
+	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/metrics"
 )
@@ -23,6 +24,7 @@ import (
 // `electd run` the command that runs only while this participant leads.
 type following struct {
 	el      *election.Elector
+	driven  forward.Elector       // el as the API and the candidacy drive it: through exec mode and the proxy
 	checker *apphealth.Checker    // nil without app.health_url
 	cand    *candidacy.Controller // always
 	sup     *execmode.Supervisor  // nil unless electd run
@@ -41,9 +43,12 @@ func startsObserver(c *config.Loaded) bool {
 // newFollowing builds the parts on el; their metrics go to reg. environ is
 // electd's environment, which electd run's command gets without electd's
 // secrets, and httpAddr the API's address as bound (ELECTD_HTTP_ADDR).
-func newFollowing(cfg *config.Loaded, environ []string, httpAddr string, el *election.Elector, reg prometheus.Registerer, log *slog.Logger) *following {
-	f := &following{el: el, log: log}
-	var guarded candidacy.Elector = el
+// With a forwarding proxy (y, else nil) every hand-over the API or the
+// candidacy starts goes through its Yield, outside exec mode's: the
+// requests the application has finish, then the command stops, then
+// leadership goes.
+func newFollowing(cfg *config.Loaded, environ []string, httpAddr string, el *election.Elector, y forward.Yielder, reg prometheus.Registerer, log *slog.Logger) *following {
+	f := &following{el: el, driven: el, log: log}
 	if cfg.Run {
 		log.Info("exec mode: the command runs only while this participant leads",
 			"command", cfg.Command, "kill_timeout", cfg.Exec.KillTimeout, "on_exit", cfg.Exec.OnExit)
@@ -56,10 +61,13 @@ func newFollowing(cfg *config.Loaded, environ []string, httpAddr string, el *ele
 			Env: config.WithoutSecrets(environ), ElectionPath: cfg.Election.Path, HTTPAddr: httpAddr,
 			Logger: log.With("command", cfg.Command[0]),
 		})
-		guarded = execmode.Yielding{Elector: el, Sup: f.sup}
+		f.driven = execmode.Yielding{Elector: el, Sup: f.sup}
+	}
+	if y != nil {
+		f.driven = forward.Yielding{Elector: f.driven, Proxy: y}
 	}
 	a := cfg.App
-	f.cand = candidacy.New(guarded, candidacy.Config{
+	f.cand = candidacy.New(f.driven, candidacy.Config{
 		Operator: cfg.Election.Candidate, AppChecked: a.HealthURL != "", Standing: !startsObserver(cfg), Logger: log,
 	})
 	am := metrics.NewApp(reg, cfg.Prepared.Election.Path, f)
@@ -98,14 +106,11 @@ func (f *following) AppHealthy() bool {
 	return s == candidacy.AppDisabled || s == candidacy.AppHealthy
 }
 
-// api is what the HTTP API drives: in exec mode, a release or switchover
-// stops the command before leadership goes.
+// api is what the HTTP API drives: a release or switchover lets the
+// proxy's requests finish and, in exec mode, stops the command before
+// leadership goes.
 func (f *following) api() (httpapi.Election, httpapi.Switcher) {
-	if f.sup == nil {
-		return f.el, f.el
-	}
-	y := execmode.Yielding{Elector: f.el, Sup: f.sup}
-	return y, y
+	return f.driven, f.driven
 }
 
 // run runs the checks, the candidacy and the command until ctx ends. When

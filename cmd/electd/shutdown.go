@@ -6,11 +6,15 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/electd/electd/internal/election"
 )
 
 // shutdown is docs/DESIGN.md's "Process": answer 503 at once, wait
 // shutdown_grace, delete the own node, stop serving, close the session, all
-// within shutdown_timeout. signalled says a signal started it (else a
+// within shutdown_timeout. With a forwarding proxy the first step is a
+// hand-over (handOver) and the proxy forwards to the new leader through
+// the grace. signalled says a signal started it (else a
 // failure did); stopSignals ends the first signal's capture: from then on a
 // second signal exits at once with status 1. Nothing here waits on a log
 // write (they are queued, see logging.AsyncWriter) or on a client: serving stops
@@ -33,8 +37,12 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 		d.log.Info("shutting down", "grace", d.cfg.ShutdownGrace, "timeout", d.cfg.ShutdownTimeout)
 	}
 
-	d.el.Drain()
-	d.follow.stop(ctx) // exec mode: the command goes before leadership does
+	if d.fwd != nil {
+		d.handOver(ctx)
+	} else {
+		d.el.Drain()
+		d.follow.stop(ctx) // exec mode: the command goes before leadership does
+	}
 	if g := d.cfg.ShutdownGrace; g > 0 && signalled {
 		t := time.NewTimer(g)
 		select {
@@ -42,6 +50,10 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 		case <-ctx.Done():
 		}
 		t.Stop()
+	}
+	if d.fwd != nil {
+		// Serve drains what it holds to the new leader, then closes.
+		d.fwd.stopServing(ctx)
 	}
 	var failed error
 	d.releaseKube(ctx)
@@ -65,4 +77,22 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 		d.log.Info("shut down", "took", time.Since(start).Round(time.Millisecond))
 	}
 	return failed
+}
+
+// handOver leaves the election for good through the proxy's Yield
+// (docs/DESIGN.md, "Forwarding": hand-overs): the requests the application
+// has finish, new ones are held, then this participant answers 503, exec
+// mode's command stops, and it withdraws, so that election.handoff picks
+// its successor (newest: a rollout moves leadership once); the held
+// requests go to the successor. It stays an observer, forwarding, until
+// shutdown ends.
+func (d *daemon) handOver(ctx context.Context) {
+	err := d.fwd.px.Yield(ctx, func(ctx context.Context) error {
+		d.el.Drain()
+		d.follow.stop(ctx)
+		return d.el.SetCandidate(ctx, false, election.LossShutdown)
+	})
+	if err != nil {
+		d.log.Warn("could not hand over before shutting down; resigning instead", "err", err)
+	}
 }

@@ -24,6 +24,8 @@ func TestChartPassesServerSideDryRun(t *testing.T) {
 	}{
 		{"readiness", nil},
 		{"label", []string{"--set", "routing=label"}},
+		{"proxy", []string{"--set", "routing=proxy"}},
+		{"proxy-custom", []string{"-f", values, "--set", "routing=proxy", "--set", "proxy.port=9090", "--set", "electd.shutdownGrace=2s"}},
 		{"label-custom", []string{"-f", values, "--set", "routing=label", "--set", "label.lease.name=web-primary",
 			"--set", "electd.adminToken.create=true",
 			"--set", "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring"}},

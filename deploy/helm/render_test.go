@@ -140,14 +140,14 @@ var sameNames = []string{
 }
 
 // With the names the kustomize manifests use, the chart's defaults render
-// the same objects, field for field, as deploy/k8s, and routing: label the
-// same as deploy/k8s-label: the same probes, rollout strategy, budget,
+// the same objects, field for field, as deploy/k8s, routing: label the
+// same as deploy/k8s-label and routing: proxy as deploy/k8s-proxy: the same probes, rollout strategy, budget,
 // security contexts, resources, environment, Secret references,
 // NetworkPolicies and RBAC. Only Helm's labels differ.
 func TestChartRendersTheKustomizeManifests(t *testing.T) {
 	for _, c := range []struct {
 		routing, dir string
-	}{{"readiness", "k8s"}, {"label", "k8s-label"}} {
+	}{{"readiness", "k8s"}, {"label", "k8s-label"}, {"proxy", "k8s-proxy"}} {
 		t.Run(c.routing, func(t *testing.T) {
 			args := append(slices.Clone(sameNames), "--set", "routing="+c.routing)
 			compareObjects(t, decodeAll(t, "helm template", render(t, args...)), kustomizeObjects(t, c.dir))

@@ -117,6 +117,65 @@ func TestChartLabelRoutingValues(t *testing.T) {
 	}
 }
 
+// routing: proxy with its values set lands where the proxy flavour needs
+// it: electd listens on proxy.port and forwards to app.port, the Service
+// targets the proxy's port, the NetworkPolicy opens that port and not the
+// app's, every pod is Ready (/readyz), the rollout never lowers capacity,
+// shutdown_grace covers kube-proxy's lag unless set, and there is no API
+// access. (The defaults of routing: proxy equal deploy/k8s-proxy:
+// render_test.go.)
+func TestChartProxyRoutingValues(t *testing.T) {
+	objs := decodeAll(t, "helm template", render(t, "--set", "routing=proxy", "--set", "app.name=web",
+		"--set", "proxy.port=9090", "--set", "app.port=3000"))
+	d, sc := sidecar(t, objs)
+	env := envOf(sc)
+	for name, want := range map[string]string{
+		"ELECTD_PROXY_LISTEN":   ":9090",
+		"ELECTD_PROXY_APP":      "127.0.0.1:3000",
+		"ELECTD_SHUTDOWN_GRACE": "5s",
+	} {
+		if got := env[name].Value; got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if !slices.ContainsFunc(sc.Ports, func(p corev1.ContainerPort) bool { return p.Name == "proxy" && p.ContainerPort == 9090 }) {
+		t.Errorf("electd's ports %+v lack proxy:9090", sc.Ports)
+	}
+	svc := objectOf[*corev1.Service](t, objs, "Service", "web")
+	if tp := svc.Spec.Ports[0].TargetPort; tp.String() != "proxy" {
+		t.Errorf("Service targetPort %s, want the proxy's", tp.String())
+	}
+	if _, ok := svc.Spec.Selector["electd.io/leader"]; ok {
+		t.Errorf("Service selector %v: with the proxy every pod takes traffic", svc.Spec.Selector)
+	}
+	np := objectOf[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy", "web")
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].Ports) != 1 || np.Spec.Ingress[0].Ports[0].Port.String() != "9090" {
+		t.Errorf("NetworkPolicy ingress %+v, want the proxy's port 9090 alone", np.Spec.Ingress)
+	}
+	if p := sc.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
+		t.Errorf("electd's readiness probe %+v, want /readyz", p)
+	}
+	if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.String() != "0" || ru.MaxSurge.String() != "1" {
+		t.Errorf("rollout %+v, want maxSurge 1, maxUnavailable 0", d.Spec.Strategy)
+	}
+	if pdb := objectOf[*policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget", "web"); pdb.Spec.MaxUnavailable.String() != "1" {
+		t.Errorf("budget maxUnavailable %v, want 1", pdb.Spec.MaxUnavailable)
+	}
+	if a := d.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a || d.Spec.Template.Spec.ServiceAccountName != "" {
+		t.Error("routing: proxy needs no API token and no ServiceAccount")
+	}
+	for _, o := range objs {
+		if o.kind == "ServiceAccount" || o.kind == "Role" || o.kind == "RoleBinding" {
+			t.Errorf("routing: proxy renders %s", o.key())
+		}
+	}
+	// electd.shutdownGrace, when set, wins.
+	objs = decodeAll(t, "helm template", render(t, "--set", "routing=proxy", "--set", "electd.shutdownGrace=2s"))
+	if _, sc := sidecar(t, objs); envOf(sc)["ELECTD_SHUTDOWN_GRACE"].Value != "2s" {
+		t.Errorf("ELECTD_SHUTDOWN_GRACE = %q, want the 2s set", envOf(sc)["ELECTD_SHUTDOWN_GRACE"].Value)
+	}
+}
+
 // networkPolicy.enabled: false renders none; networkPolicy.metricsFrom adds
 // one rule that admits those peers to electd's port and nothing else.
 func TestChartNetworkPolicyValues(t *testing.T) {

@@ -258,6 +258,10 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 			`token_file: "{root}/var/run/secrets/kubernetes.io/serviceaccount/token"`,
 			`auth_file: "{root}/etc/electd/zookeeper/auth"`, `admin_token: "***"`,
 		}},
+		{name: "routing: proxy", args: []string{"--set", "routing=proxy"}, secrets: both, want: []string{
+			`listen: ":4041"`, `app: "127.0.0.1:8080"`, `mode: "http"`, `advertise: "10.0.0.7:4041"`,
+			`shutdown_grace: 5s`, `leader_label: ""`, `admin_token: "***"`,
+		}},
 		{name: "no admin Secret: electd runs, mutating endpoints refused",
 			secrets: map[string]map[string]string{"app-electd-zookeeper-auth": zkAuth},
 			want:    []string{`admin_token: ""`, `admin_token_file: ""`}},

@@ -183,6 +183,8 @@ func TestChartRejectsBadValues(t *testing.T) {
 		{"misspelt key", []string{"--set", "electd.modes=latch"}, "modes"},
 		{"one replica", []string{"--set", "app.replicas=1"}, "/app/replicas"},
 		{"app on electd's port", []string{"--set", "app.port=4040"}, "/app/port"},
+		{"proxy on electd's port", []string{"--set", "proxy.port=4040"}, "/proxy/port"},
+		{"proxy on the app's port", []string{"--set", "routing=proxy", "--set", "proxy.port=8080"}, "proxy.port"},
 		{"even ensemble", []string{"--set", "zookeeper.replicas=2"}, "/zookeeper/replicas"},
 		{"no servers and no ensemble", []string{"--set", "zookeeper.enabled=false"}, "electd.servers"},
 		{"one id for all pods", []string{"--set", "electd.id=web"}, "electd.id"},

@@ -7,8 +7,10 @@
 // to as docs/DESIGN.md's "Threat model" needs), and the NetworkPolicies
 // admit what it says. The label flavour in ../k8s-label (a kustomize
 // overlay of this directory: every pod Ready, the leader found by its
-// label) is rendered with kustomize and held to the same checks plus its
-// own; both flavours pass a real kube-apiserver's server-side dry run. Its
+// label) and the proxy flavour in ../k8s-proxy (every pod Ready, the
+// Service at electd's forwarding proxy, which sends traffic to the leader)
+// are rendered with kustomize and held to the same checks plus their own;
+// every flavour passes a real kube-apiserver's server-side dry run. Its
 // Go API serves the Helm chart's test (deploy/helm): the strict decoder
 // (decode.go), kustomize (kustomize.go) and the dry run (dryrun.go).
 package k8s

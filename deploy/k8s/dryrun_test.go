@@ -6,13 +6,13 @@ import (
 	"github.com/electd/electd/tests/kubetest"
 )
 
-// Every object of both flavours, rendered by kustomize, is accepted by a
+// Every object of every flavour, rendered by kustomize, is accepted by a
 // real kube-apiserver's server-side dry run (as kubectl apply
 // --dry-run=server does), and a broken one is refused, so the check can
 // fail. deploy/helm runs the chart's renderings through the same check.
 func TestManifestsPassServerSideDryRun(t *testing.T) {
 	c := kubetest.Start(t)
-	for _, f := range []struct{ name, dir string }{{"gated", "."}, {"label", labelOverlay}} {
+	for _, f := range []struct{ name, dir string }{{"gated", "."}, {"label", labelOverlay}, {"proxy", proxyOverlay}} {
 		t.Run(f.name, func(t *testing.T) {
 			ns := "dryrun-" + f.name
 			if err := c.CreateNamespace(ns); err != nil {

@@ -90,7 +90,16 @@ func TestLabelFlavourRoutesByLabel(t *testing.T) {
 // pod go at a time.
 func TestLabelFlavourRolloutAndDrain(t *testing.T) {
 	m, l := labelFlavour(t)
-	d := l.d
+	checkOrdinaryRollout(t, m, l.d)
+}
+
+// checkOrdinaryRollout checks a Deployment whose every joined pod is Ready:
+// a rolling update that brings one new pod before an old one goes (so the
+// leader hands over to a pod of the new ReplicaSet, docs/DESIGN.md
+// "Handoff"), whose stall is reported (a progress deadline), and a budget
+// that lets one pod go at a time.
+func checkOrdinaryRollout(t *testing.T, m *manifests, d *appsv1.Deployment) {
+	t.Helper()
 	n := int(replicas(d.Spec.Replicas))
 	if n < 2 {
 		t.Fatalf("%d replica(s) leaves no follower to take over", n)

@@ -125,6 +125,9 @@ func checkElectdIsANativeSidecarWithRealProbes(t *testing.T, m *manifests) {
 		if _, ok := s.env["ELECTD_KUBERNETES_LEADER_LABEL"]; ok {
 			wantReady, why = "/readyz", "with a leader label every joined pod is Ready"
 		}
+		if _, ok := s.env["ELECTD_PROXY_LISTEN"]; ok {
+			wantReady, why = "/readyz", "with the proxy every joined pod is Ready and takes traffic"
+		}
 		if s.c.ReadinessProbe == nil || s.c.ReadinessProbe.HTTPGet == nil || s.c.ReadinessProbe.HTTPGet.Path != wantReady {
 			t.Errorf("%s: electd's readinessProbe must GET %s: %s", ref, wantReady, why)
 		}

@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // source is where a connection comes from, as NetworkPolicy sees it.
@@ -142,7 +143,8 @@ func namedPort(w workload, name string) int32 {
 type netWorld struct {
 	app, zk            workload
 	electdPort         int32
-	appPort            int32 // the Service's target
+	appPort            int32 // the app container's port
+	proxyPort          int32 // electd's forwarding proxy, the Service's target; 0: none (the Service targets the app)
 	zkClient           int32
 	zkQuorum, zkLeader int32
 	sources            map[string]source
@@ -164,18 +166,23 @@ func newNetWorld(t *testing.T, m *manifests) netWorld {
 	if l, ok := s.env["ELECTD_KUBERNETES_LEADER_LABEL"]; ok {
 		leader = labels.Merge(leader, labels.Set{l.Value: "true"})
 	}
-	appPort := int32(-1)
+	appPort, proxyPort := int32(-1), int32(0)
 	for _, svc := range m.services {
-		if labels.SelectorFromSet(svc.Spec.Selector).Matches(leader) {
-			appPort = probePort(&s.w.template.Spec.Containers[0], svc.Spec.Ports[0].TargetPort)
+		if !labels.SelectorFromSet(svc.Spec.Selector).Matches(leader) {
+			continue
+		}
+		appPort = probePort(&s.w.template.Spec.Containers[0], svc.Spec.Ports[0].TargetPort)
+		if appPort <= 0 { // the proxy flavour: the Service targets electd's proxy
+			proxyPort = probePort(s.c, svc.Spec.Ports[0].TargetPort)
+			appPort = probePort(&s.w.template.Spec.Containers[0], intstr.FromString("http"))
 		}
 	}
-	if appPort <= 0 {
-		t.Fatal("no Service reaches the leader's app port")
+	if appPort <= 0 || proxyPort < 0 {
+		t.Fatal("no Service reaches the leader's app port or electd's proxy")
 	}
 	own := func(pod labels.Set) source { return source{nsLabels: ownNamespace, labels: pod} }
 	return netWorld{
-		app: s.w, zk: zk, electdPort: s.port, appPort: appPort,
+		app: s.w, zk: zk, electdPort: s.port, appPort: appPort, proxyPort: proxyPort,
 		zkClient: 2181, zkQuorum: 2888, zkLeader: 3888, // zoo.cfg's, checked by zookeeperPodAddresses
 		sources: map[string]source{
 			"the kubelet":        {node: true},
@@ -208,7 +215,12 @@ func (nw netWorld) expectations() []connection {
 			cs = append(cs, connection{name, to, port, allow, why})
 		}
 	}
-	add("app", nw.appPort, nil, "the app's own port stays reachable (the Service)")
+	if nw.proxyPort > 0 {
+		add("app", nw.proxyPort, nil, "the proxy's port stays reachable (the Service, the other pods' proxies)")
+		add("app", nw.appPort, []string{"the kubelet"}, "only its proxy reaches the app, on localhost")
+	} else {
+		add("app", nw.appPort, nil, "the app's own port stays reachable (the Service)")
+	}
 	add("app", nw.electdPort, []string{"the kubelet"}, "only the kubelet's probes need electd's port; the app uses localhost")
 	add("zookeeper", nw.zkClient, []string{"the kubelet", "another electd pod"}, "only electd's pods are ZooKeeper's clients")
 	for _, p := range []int32{nw.zkQuorum, nw.zkLeader} {

@@ -10,6 +10,9 @@ import (
 // directory ("cycle detected").
 const labelOverlay = "../k8s-label"
 
+// proxyOverlay is the proxy flavour, an overlay of this directory too.
+const proxyOverlay = "../k8s-proxy"
+
 // kustomizeBuild renders a kustomization directory (kustomize.go).
 var kustomizeBuild = Kustomize
 
@@ -39,11 +42,11 @@ type flavour struct {
 	m    *manifests
 }
 
-// flavours are the readiness-gated base (its files) and the label overlay
-// (rendered).
+// flavours are the readiness-gated base (its files) and the label and
+// proxy overlays (rendered).
 func flavours(t *testing.T) []flavour {
 	t.Helper()
-	return []flavour{{"gated", load(t)}, {"label", render(t, labelOverlay)}}
+	return []flavour{{"gated", load(t)}, {"label", render(t, labelOverlay)}, {"proxy", render(t, proxyOverlay)}}
 }
 
 // forEachFlavour runs check on every flavour, as a subtest each.
@@ -64,9 +67,10 @@ func kinds(m *manifests) []string {
 	return ks
 }
 
-// The base renders to exactly its files' objects, and the overlay to those
-// plus its ServiceAccount, Role and RoleBinding: every object of both
-// decodes strictly.
+// The base renders to exactly its files' objects, the label overlay to those
+// plus its ServiceAccount, Role and RoleBinding, and the proxy overlay to
+// the base's objects alone (it patches them, adds no API access): every
+// object of all three decodes strictly.
 func TestFlavoursRenderStrictly(t *testing.T) {
 	files := kinds(load(t))
 	if got := kinds(render(t, ".")); !slices.Equal(got, files) {
@@ -76,5 +80,8 @@ func TestFlavoursRenderStrictly(t *testing.T) {
 	slices.Sort(want)
 	if got := kinds(render(t, labelOverlay)); !slices.Equal(got, want) {
 		t.Errorf("kustomize %s renders %v, want %v", labelOverlay, got, want)
+	}
+	if got := kinds(render(t, proxyOverlay)); !slices.Equal(got, files) {
+		t.Errorf("kustomize %s renders %v, want the base's %v", proxyOverlay, got, files)
 	}
 }

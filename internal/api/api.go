@@ -16,6 +16,9 @@ type Leader struct {
 	// Kubernetes is the leader label and Lease mirror's state, on GET
 	// /leader when the mirror runs; absent from /events.
 	Kubernetes *KubeStatus `json:"kubernetes,omitempty"`
+	// Proxy is this participant's forwarding proxy, when it runs one: where
+	// it sends the application's traffic now.
+	Proxy *ProxyStatus `json:"proxy,omitempty"`
 }
 
 // LeaderID is the leader's id, "" when none is known.
@@ -33,6 +36,10 @@ type LeaderInfo struct {
 	Node         string `json:"node"`
 	Session      string `json:"session"` // "0x..." hex
 	FencingToken int64  `json:"fencing_token"`
+	// Proxy is where the leader's forwarding proxy takes its peers'
+	// traffic; absent when it runs none (a Curator client, an electd
+	// without a proxy).
+	Proxy string `json:"proxy,omitempty"`
 }
 
 // Self is /leader's view of the participant that answers.
@@ -60,6 +67,8 @@ type Participant struct {
 	Session      string  `json:"session"`
 	FencingToken *int64  `json:"fencing_token"`
 	IsLeader     bool    `json:"is_leader"`
+	// Proxy is the participant's forwarding proxy address, as LeaderInfo's.
+	Proxy string `json:"proxy,omitempty"`
 }
 
 // LeaderHealth is the body of GET /healthz/leader.
@@ -165,4 +174,23 @@ type KubeStatus struct {
 	Failures    uint64    `json:"failures"`
 	LastError   string    `json:"last_error,omitempty"`
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+}
+
+// ProxyStatus is this participant's forwarding proxy (docs/DESIGN.md,
+// "Forwarding"), under "proxy" on GET /leader and in /events.
+type ProxyStatus struct {
+	Mode string `json:"mode"` // http or tcp
+	// Advertise is where the other participants send it traffic.
+	Advertise string `json:"advertise"`
+	// Route is where traffic goes now: app (this participant leads),
+	// leader (the leader's proxy), hold (nowhere yet: it waits).
+	Route string `json:"route"`
+	// To is the application's or the leader proxy's address; absent on hold.
+	To string `json:"to,omitempty"`
+	// Held counts the requests and connections waiting for a leader now.
+	Held int `json:"held"`
+	// Connections counts the open connections, clients' and peers'.
+	Connections int `json:"connections"`
+	// InFlight counts the HTTP requests with the application now.
+	InFlight int `json:"in_flight"`
 }

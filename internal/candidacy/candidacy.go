@@ -1,8 +1,9 @@
 // Package candidacy decides whether this participant stands for leadership
 // (docs/DESIGN.md, "Candidacy").
 // Two things must allow it: the operator's setting (election.candidate at
-// start, POST /candidacy at run time) and, when app.health_url is set, the
-// application's health. A Controller applies the decision to the election
+// start, POST /candidacy at run time) and the application: its health, when
+// app.health_url is set, and, with the forwarding proxy, its taking
+// connections. A Controller applies the decision to the election
 // through SetCandidate, one change at a time, and keeps at it until the
 // election has it.
 package candidacy
@@ -91,6 +92,7 @@ type Controller struct {
 	operator  bool
 	app       AppState
 	appDetail string
+	refused   string // why the application refuses connections; "" while it takes them
 	done      applied
 }
 
@@ -127,7 +129,7 @@ func (c *Controller) want() applied {
 	switch {
 	case !c.operator:
 		return applied{why: election.LossWithdrawn}
-	case c.app != AppDisabled && c.app != AppHealthy:
+	case c.app != AppDisabled && c.app != AppHealthy, c.refused != "":
 		return applied{why: election.LossAppUnhealthy}
 	}
 	return applied{standing: true}
@@ -144,6 +146,9 @@ func (c *Controller) State() State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := State{Operator: c.operator, App: c.app, AppDetail: c.appDetail, Standing: c.done.standing}
+	if c.refused != "" {
+		s.App, s.AppDetail = AppUnhealthy, c.refused
+	}
 	s.Pending = !satisfied(c.done, c.want())
 	if !s.Standing {
 		s.Why = c.done.why
@@ -164,6 +169,18 @@ func (c *Controller) SetApp(h apphealth.Health) {
 		c.app = AppUnknown
 	}
 	c.appDetail = h.Detail
+	c.mu.Unlock()
+	c.wake()
+}
+
+// SetAppRefused records that the application refuses connections (why
+// says so; the forwarding proxy found it, docs/DESIGN.md "Forwarding"), or
+// takes them again (""), and lets Run apply it: a participant whose
+// application refuses connections does not stand, whatever its health
+// checks say. It never blocks.
+func (c *Controller) SetAppRefused(why string) {
+	c.mu.Lock()
+	c.refused = why
 	c.mu.Unlock()
 	c.wake()
 }

@@ -143,6 +143,37 @@ func TestAppHealthDecides(t *testing.T) {
 	}
 }
 
+// An application that refuses connections withdraws the participant,
+// with app_unhealthy, as a failed health check does, whatever the checks
+// say; taking connections again lets it stand.
+func TestAppRefusedWithdraws(t *testing.T) {
+	f := &fakeElector{}
+	c := New(f, Config{Operator: true, Standing: true})
+	run(t, c)
+	c.SetAppRefused("the application at 127.0.0.1:8080 refuses connections")
+	wantCalls(t, f, "withdraw:app_unhealthy")
+	if s := c.State(); s.Standing || s.App != AppUnhealthy || !strings.Contains(s.AppDetail, "refuses") || s.Why != election.LossAppUnhealthy {
+		t.Errorf("refused: %+v", s)
+	}
+	c.SetAppRefused("")
+	wantCalls(t, f, "withdraw:app_unhealthy", "stand")
+	if s := c.State(); !s.Standing || s.App != AppDisabled || s.AppDetail != "" {
+		t.Errorf("taking connections again: %+v", s)
+	}
+	// With health checks, both must allow it.
+	f2 := &fakeElector{}
+	c2 := New(f2, Config{Operator: true, AppChecked: true, Standing: false})
+	run(t, c2)
+	wantCalls(t, f2, "withdraw:app_unhealthy")
+	c2.SetApp(healthy())
+	wantCalls(t, f2, "withdraw:app_unhealthy", "stand")
+	c2.SetAppRefused("refuses")
+	wantCalls(t, f2, "withdraw:app_unhealthy", "stand", "withdraw:app_unhealthy")
+	c2.SetApp(healthy())
+	c2.SetAppRefused("")
+	wantCalls(t, f2, "withdraw:app_unhealthy", "stand", "withdraw:app_unhealthy", "stand")
+}
+
 func TestOperatorWins(t *testing.T) {
 	f := &fakeElector{}
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false})

@@ -27,6 +27,8 @@ import "time"
 //	              from the key; the engine validates it (*election.FieldError)
 //	kube          the kube.Config field set from the key; kube validates it
 //	              (*kube.FieldError)
+//	proxy         the proxy.Config field set from the key; proxy validates it
+//	              (*proxy.FieldError)
 type Config struct {
 	ID        string    `mapstructure:"id" computed:"$POD_NAME, else the host name" example:"web-1" engine:"ID" help:"this participant's id, written as its node's data: printable UTF-8, at most 1024 bytes"`
 	Advertise string    `mapstructure:"advertise" default:"" engine:"Advertise" help:"data published with the id, e.g. the app's address, so followers can find the leader (at most 4096 bytes)"`
@@ -38,6 +40,7 @@ type Config struct {
 	Exec      Exec      `mapstructure:"exec"`
 
 	Kubernetes Kubernetes `mapstructure:"kubernetes"`
+	Proxy      Proxy      `mapstructure:"proxy"`
 
 	ShutdownGrace   time.Duration `mapstructure:"shutdown_grace" default:"0s" help:"on SIGTERM, answer 503 this long before releasing leadership; shorter than shutdown_timeout"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout" default:"10s" help:"how long shutdown after SIGTERM may take in all, at most 10m; unset, 10s, or shutdown_grace + exec.kill_timeout (electd run) + 5s when either is not shorter than 10s"`
@@ -120,4 +123,25 @@ type App struct {
 type Exec struct {
 	KillTimeout time.Duration `mapstructure:"kill_timeout" default:"5s" help:"electd run: SIGKILL the command's process group this long after SIGTERM, 0s to 10m and shorter than shutdown_timeout; unset, 5s, or half of what shutdown_timeout leaves after shutdown_grace when 5s is not shorter"`
 	OnExit      string        `mapstructure:"on_exit" default:"release" help:"electd run: when the command exits while leading: release (re-queue at the back), restart (run it again) or exit (electd shuts down)"`
+}
+
+// Proxy is the "proxy" section: the forwarding proxy (docs/DESIGN.md,
+// "Forwarding"), off unless listen is set. Zero values of the timeouts and
+// caps are never set here: each has its default.
+type Proxy struct {
+	Listen          string        `mapstructure:"listen" proxy:"Listen" default:"" help:"host:port on which the forwarding proxy takes the application's traffic, e.g. :4041, and sends it to the leader's application; empty: no proxy"`
+	Mode            string        `mapstructure:"mode" proxy:"Mode" default:"http" help:"http (requests, WebSocket upgrades included) or tcp (whole connections, for protocols that are not HTTP)"`
+	App             string        `mapstructure:"app" proxy:"App" default:"" help:"host:port of the application next to electd, e.g. 127.0.0.1:8080; required with proxy.listen"`
+	PeerListen      string        `mapstructure:"peer_listen" proxy:"PeerListen" default:"" help:"tcp mode only, and required there: host:port at which peers forward connections, e.g. :4042, not proxy.listen's port"`
+	Advertise       string        `mapstructure:"advertise" engine:"Proxy" computed:"$POD_IP with the port of proxy.listen (tcp: proxy.peer_listen), else that address when it names a host" help:"host:port at which the other participants reach this proxy, e.g. 10.0.0.7:4041, published beside advertise (at most 4096 bytes)"`
+	HoldTime        time.Duration `mapstructure:"hold_time" proxy:"HoldTime" default:"5s" help:"how long a request waits for a leader, 10ms to 5m, before it gets 503 with Retry-After (tcp: is closed); unset, 5s or twice proxy.drain_timeout when that is not shorter"`
+	DrainTimeout    time.Duration `mapstructure:"drain_timeout" proxy:"DrainTimeout" default:"2s" help:"how long a leader that hands over waits for the requests its application has, 1ms to 1m and shorter than proxy.hold_time; unset, 2s or half of proxy.hold_time when that is shorter"`
+	MaxHeld         int           `mapstructure:"max_held" proxy:"MaxHeld" default:"512" help:"most requests and connections waiting for a leader at once, 1 to proxy.max_connections; more get 503 at once; unset, 512 or proxy.max_connections when that is lower"`
+	MaxConnections  int           `mapstructure:"max_connections" proxy:"MaxConnections" default:"1024" help:"most open connections, clients' and peers', 1 to 1048576; a newcomer past it evicts the connection idle longest (http), else it is closed; unset, 1024 or proxy.max_held when that is higher"`
+	DialTimeout     time.Duration `mapstructure:"dial_timeout" proxy:"DialTimeout" default:"1s" help:"bounds connecting to the application or to a peer's proxy, 1ms to 1m; a dial that fails is tried again within the hold time"`
+	HeaderTimeout   time.Duration `mapstructure:"header_timeout" proxy:"HeaderTimeout" default:"10s" help:"bounds reading a request's headers (tcp: a peer's preamble), 1ms to 10m"`
+	ResponseTimeout time.Duration `mapstructure:"response_timeout" proxy:"ResponseTimeout" default:"1m0s" help:"bounds the wait for the application's response headers, 1ms to 24h; 504 past it"`
+	IdleTimeout     time.Duration `mapstructure:"idle_timeout" proxy:"IdleTimeout" default:"5m0s" help:"closes a kept-alive connection idle between requests, and an upgraded or spliced one idle both ways, 1s to 24h"`
+	BodyTimeout     time.Duration `mapstructure:"body_timeout" proxy:"BodyTimeout" default:"1m0s" help:"the longest pause within a request or response body, and of a write to a spliced connection, 1ms to 24h; 504 or a close past it"`
+	MaxHeaderBytes  int           `mapstructure:"max_header_bytes" proxy:"MaxHeaderBytes" default:"32768" help:"bounds a request's headers, 1024 to 1048576 bytes; 431 past it"`
 }

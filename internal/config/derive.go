@@ -37,6 +37,8 @@ func (c *Config) derive(given func(key string) bool, run bool) {
 		c.Exec.KillTimeout = max(0, (t-c.ShutdownGrace)/2)
 	}
 
+	c.deriveProxy(given)
+
 	h := &c.HTTP
 	if !given("http.max_connections") {
 		h.MaxConnections = max(h.MaxConnections, min(h.MaxStreams+h.MaxWaiters+HTTPHeadroom, MaxConnections))

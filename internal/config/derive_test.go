@@ -26,6 +26,16 @@ var documented = map[string][]string{
 	"app.success_threshold":       {"1", "100"},
 	"exec.kill_timeout":           {"0s", "10s", "9m"},
 	"kubernetes.recheck_interval": {"1s", "1h"},
+	"proxy.hold_time":             {"10ms", "5m"},
+	"proxy.drain_timeout":         {"1ms", "1m"},
+	"proxy.max_held":              {"1", "1048576"},
+	"proxy.max_connections":       {"1", "1048576"},
+	"proxy.dial_timeout":          {"1ms", "1m"},
+	"proxy.header_timeout":        {"1ms", "10m"},
+	"proxy.response_timeout":      {"1ms", "24h"},
+	"proxy.idle_timeout":          {"1s", "24h"},
+	"proxy.body_timeout":          {"1ms", "24h"},
+	"proxy.max_header_bytes":      {"1024", "1048576"},
 }
 
 // Each key's example (config.example.yaml's value) or default, and each

@@ -22,6 +22,7 @@ type Key struct {
 	File     string // for a secret: the key that may name a file holding it
 	Engine   string // election.SessionConfig or election.Config field, or ""
 	Kube     string // kube.Config field, or ""
+	Proxy    string // proxy.Config field, or ""
 	index    []int
 }
 
@@ -124,7 +125,7 @@ func keyOf(f reflect.StructField, name string, index []int) (Key, error) {
 	k := Key{
 		Name: name, Env: EnvName(name), Type: typeName(f.Type),
 		Computed: f.Tag.Get("computed"), Help: f.Tag.Get("help"),
-		Example: f.Tag.Get("example"), Engine: f.Tag.Get("engine"), Kube: f.Tag.Get("kube"), index: index,
+		Example: f.Tag.Get("example"), Engine: f.Tag.Get("engine"), Kube: f.Tag.Get("kube"), Proxy: f.Tag.Get("proxy"), index: index,
 	}
 	def, hasDefault := f.Tag.Lookup("default")
 	k.Default = def

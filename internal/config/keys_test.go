@@ -10,6 +10,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/kube"
+	"github.com/electd/electd/internal/proxy"
 )
 
 func TestKeys(t *testing.T) {
@@ -60,6 +61,10 @@ func TestDefaults(t *testing.T) {
 	want.Exec = Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
 	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
 	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
+	want.Proxy = Proxy{Mode: "http", HoldTime: proxy.DefaultHoldTime, DrainTimeout: proxy.DefaultDrainTimeout,
+		MaxHeld: proxy.DefaultMaxHeld, MaxConnections: proxy.DefaultMaxConnections, DialTimeout: proxy.DefaultDialTimeout,
+		HeaderTimeout: proxy.DefaultHeaderTimeout, ResponseTimeout: proxy.DefaultResponseTimeout,
+		IdleTimeout: proxy.DefaultIdleTimeout, BodyTimeout: proxy.DefaultBodyTimeout, MaxHeaderBytes: proxy.DefaultMaxHeaderBytes}
 	if got := Defaults(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Defaults() =\n %+v\nwant %+v", got, want)
 	}
@@ -153,6 +158,9 @@ func TestHelpQuotesTheLimits(t *testing.T) {
 		"app.failure_threshold":     "1 to " + strconv.Itoa(MaxThreshold),
 		"app.success_threshold":     "1 to " + strconv.Itoa(MaxThreshold),
 		"exec.kill_timeout":         "0s to " + dur(MaxKillTimeout),
+		"proxy.hold_time":           dur(proxy.MinHoldTime) + " to " + dur(proxy.MaxHoldTime),
+		"proxy.max_connections":     "1 to " + strconv.Itoa(proxy.MaxCap),
+		"proxy.max_header_bytes":    strconv.Itoa(proxy.MinHeaderBytes) + " to " + strconv.Itoa(proxy.MaxHeaderBytes),
 	} {
 		if k, _ := Lookup(key); !strings.Contains(k.Help, want) {
 			t.Errorf("%s: help %q does not say %q", key, k.Help, want)

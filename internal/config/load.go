@@ -67,6 +67,7 @@ func Load(args, environ []string) (*Loaded, error) {
 		k.Namespace = kube.DefaultNamespace(env.get, kube.DefaultNamespaceFile)
 	}
 	l.derive(func(key string) bool { return given(v, key) && !errs.has(key) }, l.Run)
+	l.deriveProxyAdvertise(env.get("POD_IP"))
 	l.Prepared = l.prepare(&errs)
 	if l.Run {
 		l.checkRun(l.Command, env.get("PATH"), &errs)

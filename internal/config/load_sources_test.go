@@ -66,6 +66,21 @@ func everyKey(t *testing.T) map[string]string {
 		"kubernetes.token_file":       token,
 		"kubernetes.ca_file":          cert,
 		"kubernetes.recheck_interval": "30s",
+		"proxy.listen":                "127.0.0.1:4041",
+		"proxy.mode":                  "tcp",
+		"proxy.app":                   "127.0.0.1:8080",
+		"proxy.peer_listen":           "127.0.0.1:4042",
+		"proxy.advertise":             "10.0.0.7:4042",
+		"proxy.hold_time":             "3s",
+		"proxy.drain_timeout":         "1s",
+		"proxy.max_held":              "100",
+		"proxy.max_connections":       "200",
+		"proxy.dial_timeout":          "500ms",
+		"proxy.header_timeout":        "5s",
+		"proxy.response_timeout":      "30s",
+		"proxy.idle_timeout":          "2m",
+		"proxy.body_timeout":          "20s",
+		"proxy.max_header_bytes":      "16384",
 	}
 }
 
@@ -108,6 +123,12 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 		APIServer: "https://10.96.0.1:443", TokenFile: every["kubernetes.token_file"], CAFile: every["kubernetes.ca_file"],
 		RecheckInterval: 30 * time.Second,
 	}
+	want.Proxy = Proxy{
+		Listen: "127.0.0.1:4041", Mode: "tcp", App: "127.0.0.1:8080", PeerListen: "127.0.0.1:4042", Advertise: "10.0.0.7:4042",
+		HoldTime: 3 * time.Second, DrainTimeout: time.Second, MaxHeld: 100, MaxConnections: 200,
+		DialTimeout: 500 * time.Millisecond, HeaderTimeout: 5 * time.Second, ResponseTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, BodyTimeout: 20 * time.Second, MaxHeaderBytes: 16384,
+	}
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("\n got %+v\nwant %+v", c.Config, want)
 	}
@@ -120,6 +141,9 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 	}
 	if c.Prepared.HTTPCert == nil {
 		t.Error("no HTTP certificate")
+	}
+	if p := c.Prepared.Proxy; p.Listen != "127.0.0.1:4041" || p.Mode != "tcp" || p.MaxHeaderBytes != 16384 || c.Prepared.Election.Proxy != "10.0.0.7:4042" {
+		t.Errorf("proxy config: %+v, published %q", p, c.Prepared.Election.Proxy)
 	}
 }
 

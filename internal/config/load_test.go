@@ -19,6 +19,7 @@ func cleanEnv(t testing.TB) {
 		}
 	}
 	t.Setenv("POD_NAME", "")
+	t.Setenv("POD_IP", "")
 }
 
 // loadArgs loads args in the test's environment, as main does.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/kube"
+	"github.com/electd/electd/internal/proxy"
 )
 
 // Prepared is what a checked Config gives the parts of electd.
@@ -19,6 +20,10 @@ type Prepared struct {
 	// Kube configures the leader label and Lease mirror; off unless
 	// Kube.Enabled().
 	Kube kube.Config
+	// Proxy configures the forwarding proxy; off when Proxy.Listen is
+	// empty. Election.Proxy is what it publishes for its peers; a port 0
+	// there stands for the port Proxy.Listen (tcp: PeerListen) gets.
+	Proxy proxy.Config
 }
 
 // prepare finishes a decoded Config: it reads the secret files into their
@@ -45,6 +50,8 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	errs.add(ec.fieldErrors(func(w *Config) error { return w.election().Validate() })...)
 	p.Kube = c.kube()
 	errs.add(c.fieldErrors(func(w *Config) error { return w.kube().Validate() })...)
+	p.Proxy = c.proxy()
+	c.validateProxy(errs)
 	if h := c.HTTP; h.TLSCertFile != "" && h.TLSKeyFile != "" {
 		p.HTTPCert, err = LoadKeyPair("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile)
 		errs.add(err)
@@ -58,7 +65,14 @@ func (c *Config) prepare(errs *errorList) Prepared {
 // value, valid by TestExample) and asks again, so that every wrong key is
 // named, not the first alone. It stops when a key is named twice.
 func (c *Config) fieldErrors(validate func(*Config) error) []error {
-	w, examples := *c, exampleConfig()
+	examples := exampleConfig()
+	return c.fieldErrorsWith(validate, func(k Key, w *Config) { k.field(w).Set(k.field(&examples)) })
+}
+
+// fieldErrorsWith is fieldErrors with fix, which sets the key an error
+// named to a value that passes.
+func (c *Config) fieldErrorsWith(validate func(*Config) error, fix func(k Key, w *Config)) []error {
+	w := *c
 	seen := map[string]bool{}
 	var errs []error
 	for {
@@ -76,7 +90,7 @@ func (c *Config) fieldErrors(validate func(*Config) error) []error {
 		if !ok {
 			return errs
 		}
-		k.field(&w).Set(k.field(&examples))
+		fix(k, &w)
 	}
 }
 
@@ -108,6 +122,7 @@ func (c *Config) election() election.Config {
 		Handoff:       election.HandoffPolicy(c.Election.Handoff),
 		ClaimDelay:    c.Election.ClaimDelay,
 		FencingOffset: c.Election.FencingOffset,
+		Proxy:         c.Proxy.Advertise,
 	}
 }
 
@@ -121,27 +136,31 @@ func (c *Config) kube() kube.Config {
 }
 
 // keyOf names the key behind a field error of the engine (an
-// *election.FieldError, through the engine tags) or of the Kubernetes mirror
-// (a *kube.FieldError, through the kube tags): the key whose tag is the
+// *election.FieldError, through the engine tags), of the Kubernetes mirror
+// (a *kube.FieldError, through the kube tags) or of the proxy (a
+// *proxy.FieldError, through the proxy tags): the key whose tag is the
 // field, or the file its secret was read from.
 func (c *Config) keyOf(err error) error {
 	var field string
 	var cause error
 	var ef *election.FieldError
 	var kf *kube.FieldError
+	var pf *proxy.FieldError
+	tagOf := func(k Key) string { return k.Engine }
 	switch {
 	case errors.As(err, &ef):
 		field, cause = ef.Field, ef.Err
 	case errors.As(err, &kf):
 		field, cause = kf.Field, kf.Err
+		tagOf = func(k Key) string { return k.Kube }
+	case errors.As(err, &pf):
+		field, cause = pf.Field, pf.Err
+		tagOf = func(k Key) string { return k.Proxy }
 	default:
 		return err // nil, or an error of no field: shown as it is
 	}
 	for _, k := range table {
-		tag := k.Engine
-		if kf != nil {
-			tag = k.Kube
-		}
+		tag := tagOf(k)
 		if tag == "" || tag != field {
 			continue
 		}

@@ -1,6 +1,7 @@
 package election
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -53,6 +54,8 @@ const (
 	// MaxClaimDelay: a new leader is silent this long after each change;
 	// past ten minutes it is a typo for seconds, not a design.
 	MaxClaimDelay = 10 * time.Minute
+	// TermEndTimeout bounds Config.TermEnd: the election loop waits on it.
+	TermEndTimeout = time.Minute
 )
 
 // FieldError is what Validate returns: Field names the field of
@@ -189,6 +192,15 @@ type Config struct {
 	// never leads, but keeps watching the leader (SetCandidate changes it).
 	// Default false: it stands.
 	Observer bool
+	// TermEnd, when set, wraps the release at the end of a selector's term,
+	// the one hand-over the Elector starts on its own: it is called on
+	// Run's goroutine with the release, which it calls once, after it has
+	// let what the application is doing finish (the forwarding proxy's
+	// drain, docs/DESIGN.md "Forwarding"). ctx bounds it (TermEndTimeout);
+	// a TermEnd that returns without calling release is released after.
+	// The other hand-overs (Release, Switchover, SetCandidate, Resign) are
+	// the caller's to wrap. Default nil: release at once.
+	TermEnd func(ctx context.Context, release func(context.Context) error) error
 	// Logger receives one line per state change. Default: the session's.
 	Logger *slog.Logger
 	// Clock is the time source for term and claim delay. Default: the session's.

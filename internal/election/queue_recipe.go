@@ -1,6 +1,7 @@
 package election
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -269,7 +270,24 @@ func (q *queueRecipe) endTerm() error {
 		return nil
 	}
 	e.log.Info("term ended; re-queueing", "node", l.node)
-	return e.release(LossTerm)
+	if e.cfg.TermEnd == nil {
+		return e.release(LossTerm)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), TermEndTimeout)
+	defer cancel()
+	node, released := l.node, false
+	release := func(context.Context) error {
+		if released || !e.holding(node) {
+			return nil // released already, or the leadership ended meanwhile
+		}
+		released = true
+		return e.release(LossTerm)
+	}
+	err = e.cfg.TermEnd(ctx, release)
+	if !released {
+		return release(ctx)
+	}
+	return err
 }
 
 // participants reads the queue, in order. On a path that also holds nodes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -316,6 +317,46 @@ func TestQueueSelectorTerm(t *testing.T) {
 	st := u.wantLeader(false)
 	if u.f.exists("/e/"+first) || st.Leader.ID != "web-2" {
 		t.Fatalf("term over with a successor: old node kept %v, leader %s", u.f.exists("/e/"+first), st.Leader.ID)
+	}
+}
+
+// Config.TermEnd wraps the term's release: it runs while this participant
+// still leads and its node exists, the node goes when it calls release,
+// and a TermEnd that never calls it is released after all.
+func TestQueueSelectorTermEnd(t *testing.T) {
+	for _, calls := range []bool{true, false} {
+		var steps []string
+		var u *unit
+		hook := func(ctx context.Context, release func(context.Context) error) error {
+			if _, ok := ctx.Deadline(); !ok {
+				t.Error("TermEnd's context has no deadline")
+			}
+			steps = append(steps, fmt.Sprintf("before: leads %v, node kept %v", u.e.Status().IsLeader, u.f.exists("/e/"+u.e.loop.node)))
+			if !calls {
+				return nil
+			}
+			err := release(ctx)
+			steps = append(steps, fmt.Sprintf("after: leads %v, err %v", u.e.Status().IsLeader, err))
+			return release(ctx) // a second call does nothing
+		}
+		u = newUnit(t, Config{Mode: ModeSelector, Term: time.Second, TermEnd: hook})
+		u.settle()
+		first := u.e.loop.node
+		u.other(0x2000, "web-2")
+		u.clk.Advance(time.Second)
+		for len(steps) == 0 {
+			u.event()
+			u.settle()
+		}
+		u.settle()
+		st := u.wantLeader(false)
+		want := []string{"before: leads true, node kept true"}
+		if calls {
+			want = append(want, "after: leads false, err <nil>")
+		}
+		if !slices.Equal(steps, want) || u.f.exists("/e/"+first) || st.Leader == nil || st.Leader.ID != "web-2" {
+			t.Fatalf("calls %v: steps %q, want %q; old node kept %v, leader %+v", calls, steps, want, u.f.exists("/e/"+first), st.Leader)
+		}
 	}
 }
 

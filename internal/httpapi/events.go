@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -21,7 +22,7 @@ type observer interface {
 // and a "state" event per change of own state, and a ": keepalive" comment
 // every keepAlive. It ends when the client goes, stops reading for
 // WriteTimeout, or Observe's channel closes. Streams are capped by streams.
-func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped, c Candidacy) http.HandlerFunc {
+func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped, c Candidacy, px func() api.ProxyStatus) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			sseHeaders(w.Header())
@@ -35,7 +36,7 @@ func events(el observer, now func() time.Time, keepAlive time.Duration, log *slo
 		defer done()
 		sseHeaders(w.Header())
 		ch := el.Observe(r.Context())
-		s := sse{w: w, rc: http.NewResponseController(w), now: now, c: c}
+		s := sse{w: w, rc: http.NewResponseController(w), now: now, c: c, px: px}
 		s.deadline()
 		w.WriteHeader(http.StatusOK)
 		if err := s.stream(r.Context(), ch, keepAlive); err != nil {
@@ -55,6 +56,7 @@ type sse struct {
 	rc  *http.ResponseController
 	now func() time.Time
 	c   Candidacy
+	px  func() api.ProxyStatus
 }
 
 // stream writes events from ch until it closes, ctx ends or a write fails.
@@ -105,6 +107,7 @@ func (s sse) changes(prev, st election.Status) error {
 func (s sse) event(name string, st election.Status) error {
 	b := newLeaderBody(st, s.now)
 	selfCandidacy(&b.Self, s.c)
+	withProxy(&b, s.px)
 	data, err := json.Marshal(b)
 	if err != nil {
 		return err

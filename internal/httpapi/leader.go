@@ -43,9 +43,18 @@ func newLeaderBody(st election.Status, now func() time.Time) api.Leader {
 			Node:         l.Node,
 			Session:      sessionHex(l.Session),
 			FencingToken: l.FencingToken,
+			Proxy:        l.Proxy,
 		}
 	}
 	return b
+}
+
+// withProxy adds the forwarding proxy's state, when there is a proxy.
+func withProxy(b *api.Leader, px func() api.ProxyStatus) {
+	if px != nil {
+		p := px()
+		b.Proxy = &p
+	}
 }
 
 // sessionHex formats a ZooKeeper session id as ZooKeeper does: unsigned hex.
@@ -55,7 +64,7 @@ func sessionHex(id int64) string {
 }
 
 // leader serves GET /leader: who leads, as JSON or as text for scripts.
-func leader(el statusReader, now func() time.Time, c Candidacy, kube func() api.KubeStatus) http.HandlerFunc {
+func leader(el statusReader, now func() time.Time, c Candidacy, kube func() api.KubeStatus, px func() api.ProxyStatus) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		text, err := wantsText(r)
 		if err != nil {
@@ -77,6 +86,7 @@ func leader(el statusReader, now func() time.Time, c Candidacy, kube func() api.
 			k := kube()
 			b.Kubernetes = &k
 		}
+		withProxy(&b, px)
 		writeJSON(w, code, b)
 	}
 }

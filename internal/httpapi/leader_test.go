@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 )
@@ -74,6 +75,26 @@ func TestLeader(t *testing.T) {
 			}
 			mustContain(t, body, tt.contains)
 		})
+	}
+}
+
+// With a forwarding proxy, /leader adds the leader's proxy address and this
+// participant's proxy state, and /events carries both; without one, neither
+// appears (the fields of /leader are otherwise unchanged).
+func TestLeaderProxy(t *testing.T) {
+	st := followerSt
+	l := *st.Leader
+	l.Proxy = "10.0.0.7:4041"
+	st.Leader = &l
+	px := func() api.ProxyStatus {
+		return api.ProxyStatus{Mode: "http", Advertise: "10.0.0.8:4041", Route: "leader", To: "10.0.0.7:4041", Held: 2, Connections: 5}
+	}
+	_, body := doGet(t, newTestRouter(newFake(st), Options{Proxy: px}), "/leader")
+	mustContain(t, body, `"fencing_token":4294967302,"proxy":"10.0.0.7:4041"}`)
+	mustContain(t, body, `"proxy":{"mode":"http","advertise":"10.0.0.8:4041","route":"leader","to":"10.0.0.7:4041","held":2,"connections":5,"in_flight":0}`)
+	_, body = doGet(t, newTestRouter(newFake(followerSt), Options{}), "/leader")
+	if strings.Contains(body, "proxy") {
+		t.Errorf("without a proxy, /leader says %s", body)
 	}
 }
 

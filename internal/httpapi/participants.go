@@ -39,6 +39,7 @@ func participants(el participantLister, log *slog.Logger, readers capped) http.H
 				Advertise: p.Advertise,
 				Session:   sessionHex(p.Session),
 				IsLeader:  p.IsLeader,
+				Proxy:     p.Proxy,
 			}
 			if p.Node != "" {
 				node, tok := p.Node, p.FencingToken

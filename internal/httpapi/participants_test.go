@@ -26,6 +26,8 @@ func TestParticipants(t *testing.T) {
 		{name: "race followers own no node", parts: []election.Participant{leader, {ID: "web-3", Advertise: "10.0.0.9:8080", Session: 5}}, code: 200,
 			body: `[{"id":"web-1","advertise":"10.0.0.7:8080","node":"_c_a-latch-0000000003","session":"0x1000a2b3c4d0001","fencing_token":4294967302,"is_leader":true},` +
 				`{"id":"web-3","advertise":"10.0.0.9:8080","node":null,"session":"0x5","fencing_token":null,"is_leader":false}]` + "\n"},
+		{name: "a proxy's address", parts: []election.Participant{{ID: "web-4", Node: "_c_d-latch-0000000006", Session: 6, FencingToken: 8, IsLeader: true, Proxy: "10.0.0.10:4041"}}, code: 200,
+			body: `[{"id":"web-4","advertise":"","node":"_c_d-latch-0000000006","session":"0x6","fencing_token":8,"is_leader":true,"proxy":"10.0.0.10:4041"}]` + "\n"},
 		{name: "empty is an empty array", parts: nil, code: 200, body: "[]\n"},
 		{name: "zookeeper error", err: errors.New("zk: connection closed"), code: 503,
 			body: `{"error":"cannot read the participants from ZooKeeper: zk: connection closed"}` + "\n"},

@@ -80,6 +80,9 @@ type Options struct {
 	// Kubernetes, when set, is the leader label and Lease mirror's state,
 	// shown under "kubernetes" on GET /leader.
 	Kubernetes func() api.KubeStatus
+	// Proxy, when set, is the forwarding proxy's state, shown under
+	// "proxy" on GET /leader and in every /events event.
+	Proxy func() api.ProxyStatus
 	// History serves GET /history, the recent transitions the status page
 	// (GET /) shows; nil answers 404.
 	History HistoryReader
@@ -142,7 +145,7 @@ func NewRouter(el Election, opts Options) http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
-		get(r, "/leader", leader(el, opts.Clock.Now, opts.Candidacy, opts.Kubernetes))
+		get(r, "/leader", leader(el, opts.Clock.Now, opts.Candidacy, opts.Kubernetes, opts.Proxy))
 		get(r, "/healthz", healthz(opts.Live))
 		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait, limit(opts.MaxWaiters, "waiters", "waiters on /healthz/leader")))
 		get(r, "/readyz", readyz(el))
@@ -157,7 +160,7 @@ func NewRouter(el Election, opts Options) http.Handler {
 		}
 	})
 	routeUI(r)
-	get(r, "/events", events(el, opts.Clock.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients"), opts.Candidacy))
+	get(r, "/events", events(el, opts.Clock.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients"), opts.Candidacy, opts.Proxy))
 	if opts.Metrics != nil {
 		get(r, "/metrics", opts.Metrics.ServeHTTP)
 	}

@@ -56,11 +56,12 @@ type Config struct {
 	// labelled with the election Path.
 	Registry     *prometheus.Registry
 	Path         string
-	DroppedLines func() uint64         // log lines lost (logging.AsyncWriter.Dropped)
-	Kubernetes   func() api.KubeStatus // the label mirror's state for /leader, or nil
-	Candidacy    httpapi.Candidacy     // GET/POST /candidacy
-	Switchover   httpapi.Switcher      // POST /leader/release?to=
-	History      httpapi.HistoryReader // GET /history
+	DroppedLines func() uint64          // log lines lost (logging.AsyncWriter.Dropped)
+	Kubernetes   func() api.KubeStatus  // the label mirror's state for /leader, or nil
+	Proxy        func() api.ProxyStatus // the forwarding proxy's state for /leader and /events, or nil
+	Candidacy    httpapi.Candidacy      // GET/POST /candidacy
+	Switchover   httpapi.Switcher       // POST /leader/release?to=
+	History      httpapi.HistoryReader  // GET /history
 	Logger       *slog.Logger
 	Clock        clock.Clock // of the request-log throttle; default clock.Real()
 }
@@ -97,6 +98,7 @@ func New(ctx context.Context, ln net.Listener, el httpapi.Election, c Config) *S
 		Candidacy:  c.Candidacy,
 		Switchover: c.Switchover,
 		Kubernetes: c.Kubernetes,
+		Proxy:      c.Proxy,
 		History:    c.History,
 	})
 	return newServer(ctx, limit, handler, c.GetCertificate, errLog)

@@ -12,7 +12,8 @@ import (
 // small, the proxy also keeps what it read, so that a request that
 // provably reached no application (net/http's transport wrote nothing of
 // it to a kept-alive connection that turned out closed; a peer bounced
-// it) can still be sent elsewhere whole.
+// it) can still be sent elsewhere whole. One whose body the next hop never
+// asked for (expectContinue) needs no copy: nothing of it was read.
 const (
 	// maxKeptBody: past this size a body is no longer kept.
 	maxKeptBody = 64 << 10

@@ -37,6 +37,9 @@ const (
 	DefaultBodyTimeout     = time.Minute
 	DefaultMaxHeaderBytes  = 32 << 10
 
+	// MinHoldTime: a hand-over takes milliseconds, and half of the hold
+	// time is left for the drain (DrainTimeout's default).
+	MinHoldTime = 10 * time.Millisecond
 	// MaxHoldTime: past five minutes a client has long given up.
 	MaxHoldTime = 5 * time.Minute
 	// MaxCap bounds MaxHeld and MaxConnections: each connection costs a
@@ -80,7 +83,7 @@ type Config struct {
 	App string
 	// HoldTime is how long a request or connection waits for a leader to
 	// send it to before it gets 503 with Retry-After (or is closed).
-	// Default 5s; at most MaxHoldTime.
+	// Default 5s; MinHoldTime to MaxHoldTime.
 	HoldTime time.Duration
 	// DrainTimeout is how long Yield waits for requests in flight to the
 	// application before it hands leadership over anyway. Default 2s, or
@@ -195,7 +198,7 @@ func (c Config) Validate() error {
 		v      time.Duration
 		lo, hi time.Duration
 	}{
-		{"HoldTime", c.HoldTime, time.Millisecond, MaxHoldTime},
+		{"HoldTime", c.HoldTime, MinHoldTime, MaxHoldTime},
 		{"DrainTimeout", c.DrainTimeout, time.Millisecond, time.Minute},
 		{"DialTimeout", c.DialTimeout, time.Millisecond, time.Minute},
 		{"HeaderTimeout", c.HeaderTimeout, time.Millisecond, 10 * time.Minute},

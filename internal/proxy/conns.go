@@ -15,7 +15,11 @@ import (
 // between requests, or still to send its headers), as the API server
 // does; when none is, and always in TCP mode, the newcomer is closed at
 // once. A flood of idle connections therefore cannot lock clients out,
-// and nothing waits in the kernel's backlog for a slot.
+// and nothing waits in the kernel's backlog for a slot. It is not the HTTP
+// API's limiter (internal/httpserver), whose policy differs on purpose:
+// that one may evict a connection whose handler runs, which here would cut
+// a request on its way to the leader; here TCP mode refuses rather than
+// evicts, and hijacked connections carry a guard.
 type connLimit struct {
 	max   int
 	evict bool // HTTP mode: idle connections may be evicted

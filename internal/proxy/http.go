@@ -34,10 +34,18 @@ const (
 )
 
 // appIdleTimeout closes a kept-alive connection to the application idle
-// this long: shorter than common application servers' own keep-alive
-// timeouts (Node's is 5 s), so that the proxy closes an idle connection
-// before the application does rather than racing its close with a request.
+// this long (or IdleTimeout, when shorter): shorter than common
+// application servers' own keep-alive timeouts (Node's is 5 s), so that the
+// proxy closes an idle connection before the application does rather than
+// racing its close with a request.
 const appIdleTimeout = 4 * time.Second
+
+// flushEvery bounds how long a part of an answer of known length waits in
+// the server's buffer. Not -1 (at once): that costs a flush of the headers
+// on a goroutine of its own and a write per part, which doubled what a
+// small answer cost on its way through; a whole small answer leaves in one
+// write when the handler returns.
+const flushEvery = 5 * time.Millisecond
 
 // maxIdlePerHost bounds the kept-alive connections to the application and
 // to each peer's proxy.
@@ -62,19 +70,21 @@ type httpProxy struct {
 
 func newHTTPProxy(p *Proxy) *httpProxy {
 	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: p.cfg.App}}
-	h.app = newTransport(p.cfg, p.cfg.ResponseTimeout, appIdleTimeout)
+	h.app = newTransport(p.cfg, p.cfg.ResponseTimeout, min(appIdleTimeout, p.cfg.IdleTimeout))
 	// The leader's proxy may hold a request up to the hold time before it
 	// hands it to its application.
 	h.peers = newTransport(p.cfg, p.cfg.HoldTime+p.cfg.DialTimeout+p.cfg.ResponseTimeout, p.cfg.IdleTimeout/2)
 	errLog := slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)
 	pool := &bufferPool{}
-	// FlushInterval -1: every write of an answer goes to the client at
-	// once, streamed or not; the server's buffer would otherwise keep the
-	// first 4 KiB of a slow answer, headers included, from the client.
+	// flushEvery: what an answer writes reaches the client within a few
+	// milliseconds, streamed or not (the server's buffer would otherwise
+	// keep the first 4 KiB of a slow answer, headers included, from the
+	// client); ReverseProxy flushes answers of unknown length and event
+	// streams at once by itself.
 	h.toApp = &httputil.ReverseProxy{Rewrite: h.rewriteApp, Transport: h.app, ErrorHandler: keepError,
-		ModifyResponse: h.modify, ErrorLog: errLog, BufferPool: pool, FlushInterval: -1}
+		ModifyResponse: h.modify, ErrorLog: errLog, BufferPool: pool, FlushInterval: flushEvery}
 	h.toPeer = &httputil.ReverseProxy{Rewrite: h.rewritePeer, Transport: h.peers, ErrorHandler: keepError,
-		ModifyResponse: h.modify, ErrorLog: errLog, BufferPool: pool, FlushInterval: -1}
+		ModifyResponse: h.modify, ErrorLog: errLog, BufferPool: pool, FlushInterval: flushEvery}
 	return h
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // blockingApp answers each request once release is closed, and says when
@@ -188,6 +191,53 @@ func TestHTTPReadBodyIsNotRetried(t *testing.T) {
 	}
 	if n := len(appB.requests()); n != 0 {
 		t.Fatalf("the request was sent again, to b (%d)", n)
+	}
+}
+
+// An application that stops as a request arrives (net/http's server drops
+// a request whose headers it reads once its shutdown has begun, closing
+// the connection unanswered) never asked for the body, which the proxy
+// holds back until the application's 100 Continue: the request provably
+// reached no handler and goes to the new leader whole, POST or not. The
+// application also saw the request marked Expect: 100-continue.
+func TestHTTPBodyNotAskedForGoesToTheNewLeader(t *testing.T) {
+	baseline(t)
+	appB := newApp(t, "b", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		io.WriteString(w, "b "+string(b))
+	})
+	expect := make(chan string, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // reads the headers, then stops as net/http's server does
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err == nil {
+			expect <- req.Header.Get("Expect")
+		}
+		ln.Close() // the next dial is refused: a step-down
+		c.Close()
+	}()
+	b := startProxy(t, newLead(leading("b", 2)), appB.addr(), Config{})
+	la := newLead(leading("a", 1))
+	la.onStepDown(func() { la.set(following("b", 2, b.peerAddr())) })
+	// The real clock: the proxy tries again after retryEvery.
+	a := startProxy(t, la, ln.Addr().String(), Config{Clock: clock.Real()})
+	code, body := post(t, newClient(t), a.addr)
+	if code != http.StatusOK || body != "b payload" {
+		t.Fatalf("%d %q, want 200 from b with the whole body", code, body)
+	}
+	if e := <-expect; e != "100-continue" {
+		t.Errorf("the application saw Expect %q, want 100-continue", e)
+	}
+	if la.stepDowns() != 1 {
+		t.Errorf("%d step-downs, want 1", la.stepDowns())
 	}
 }
 

@@ -235,11 +235,16 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context, r *http.Request, b *b
 	cause := context.Cause(ctx)
 	// Sent again, wherever the route says now: a request that provably
 	// reached no application (a dial refused, a leadership that ended
-	// before a connection was had, a bounce) if its body is unread or kept
-	// whole, and one that may be sent twice (RFC 9110, 9.2.2) and failed
-	// before any answer, for a reason other than slowness. Never another
-	// one whose body was read: it may have been processed.
-	unsent := (isDial(err) || !a.conn.Load() || errors.Is(err, errBounced)) && (b == nil || b.rewind())
+	// before a connection was had, a bounce, a connection the next hop
+	// closed before it asked for the body: see expectContinue) if its body
+	// is unread or kept whole, and one that may be sent twice (RFC 9110,
+	// 9.2.2) and failed before any answer, for a reason other than
+	// slowness. Never another one whose body was read: it may have been
+	// processed. A body not asked for proves nothing when the proxy ended
+	// the attempt itself or the answer was slow: a handler may be at work
+	// on the headers.
+	unasked := b != nil && !b.touched() && cause == nil && !isTimeout(err)
+	unsent := (isDial(err) || !a.conn.Load() || errors.Is(err, errBounced) || unasked) && (b == nil || b.rewind())
 	again := replayable(r) && !isUpgrade(r.Header) && !isTimeout(err)
 	switch {
 	case a.w.started.Load():
@@ -331,6 +336,7 @@ func (h *httpProxy) rewriteApp(pr *httputil.ProxyRequest) {
 	forwardedFor(pr)
 	pr.Out.Header.Set(HeaderFencingToken, strconv.FormatInt(a.route.Token, 10))
 	pr.Out.Header.Set(HeaderLeaderID, a.route.ID)
+	expectContinue(pr)
 }
 
 func (h *httpProxy) rewritePeer(pr *httputil.ProxyRequest) {
@@ -339,11 +345,22 @@ func (h *httpProxy) rewritePeer(pr *httputil.ProxyRequest) {
 	forwardedFor(pr)
 	pr.Out.Header.Set(HeaderHop, strconv.Itoa(a.hop))
 	pr.Out.Header.Set(HeaderHold, strconv.FormatInt(a.hold.Milliseconds(), 10))
+	expectContinue(pr)
+}
+
+// expectContinue makes a request with a body wait for the next hop's
+// 100 Continue before its body is sent (docs/DESIGN.md, "Forwarding":
+// what may be sent again). A peer sends it only when it passes the body
+// on, so a request it bounces has read none of it. An application's
+// server sends it when the handler first reads the body: net/http's
+// once the handler runs, after the check that drops a request read as
+// the server's shutdown begins. A connection that ends before the body
+// was asked for therefore carried a request no application processed
+// (one declared with a body cannot be processed without it), and the
+// request goes to the new leader whole, instead of a 502: this is what
+// makes an application that stops before its electd lose nothing.
+func expectContinue(pr *httputil.ProxyRequest) {
 	if pr.In.ContentLength != 0 {
-		// The body waits for the peer's 100 Continue, which it sends only
-		// when it reads the body to pass it on: a peer that bounces the
-		// request has then read none of it, and the body can still be
-		// sent elsewhere.
 		pr.Out.Header.Set("Expect", "100-continue")
 	}
 }

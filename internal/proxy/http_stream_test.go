@@ -86,6 +86,39 @@ func TestHTTPStreamsBothWays(t *testing.T) {
 	}
 }
 
+// An answer of known length that the application writes slowly reaches
+// the client as it is written (within flushEvery per proxy), headers and
+// first part before the rest exists, through a follower and the leader.
+func TestHTTPSlowAnswerOfKnownLengthIsNotHeldBack(t *testing.T) {
+	baseline(t)
+	rest := make(chan struct{})
+	appB := newApp(t, "b", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "10")
+		io.WriteString(w, "hello")
+		_ = http.NewResponseController(w).Flush()
+		<-rest
+		io.WriteString(w, "world")
+	})
+	b := startProxy(t, newLead(leading("b", 2)), appB.addr(), Config{})
+	a := startProxy(t, newLead(following("b", 2, b.peerAddr())), newApp(t, "a", nil).addr(), Config{})
+	res, err := newClient(t).Get("http://" + a.addr + "/slow")
+	if err != nil {
+		close(rest)
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	first := make([]byte, 5)
+	got := async(func() error { _, err := io.ReadFull(res.Body, first); return err })
+	if err := recv(t, got, "the first part before the rest is written"); err != nil || string(first) != "hello" {
+		close(rest)
+		t.Fatalf("read %q, %v", first, err)
+	}
+	close(rest)
+	if b, err := io.ReadAll(res.Body); err != nil || string(b) != "world" || res.ContentLength != 10 {
+		t.Fatalf("rest %q, %v, length %d", b, err, res.ContentLength)
+	}
+}
+
 // An upgraded connection (WebSocket's mechanism) works through a follower
 // and the leader, and is cut at once when the leader stops leading.
 func TestHTTPUpgradeAndCutOnLoss(t *testing.T) {

@@ -1,9 +1,8 @@
 package proxy_test
 
 // The in-process integration of the proxy with real electors on a real
-// ZooKeeper: the adapter from the election to proxy.Leadership (what the
-// daemon will wire), and participants that each run an elector, a proxy
-// and a fenced application.
+// ZooKeeper, joined by internal/forward as the daemon joins them:
+// participants that each run an elector, a proxy and a fenced application.
 
 import (
 	"context"
@@ -18,42 +17,11 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/proxy"
+	forwardtest "github.com/electd/electd/tests/forward"
 	"github.com/electd/electd/tests/zktest"
 )
-
-// electionRoute adapts an Elector to proxy.Leadership: Route from Status
-// at call time, Changed from Observe, StepDown through the proxy's Yield
-// (a withdrawal, as an unhealthy application's is).
-type electionRoute struct {
-	proxy.Broadcast
-	el   *election.Elector
-	step func(reason string)
-}
-
-func newElectionRoute(ctx context.Context, el *election.Elector) *electionRoute {
-	r := &electionRoute{el: el}
-	go func() {
-		for range el.Observe(ctx) {
-			r.Notify()
-		}
-		r.Notify()
-	}()
-	return r
-}
-
-func (r *electionRoute) Route() proxy.Route {
-	st := r.el.Status()
-	switch {
-	case st.IsLeader:
-		return proxy.Route{Leading: true, ID: st.ID, Token: st.FencingToken, Lease: st.LeaseRemaining}
-	case st.Leader == nil, st.Leader.Session == st.SessionID:
-		return proxy.Route{} // none known, or itself while it does not lead: nowhere to forward
-	}
-	return proxy.Route{ID: st.Leader.ID, Token: st.Leader.FencingToken, Addr: st.Leader.Proxy}
-}
-
-func (r *electionRoute) StepDown(reason string) { r.step(reason) }
 
 // fence is the storage every application writes to: it refuses a token
 // lower than one it has seen (docs/DESIGN.md, "Failure semantics").
@@ -123,16 +91,19 @@ func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	route := newElectionRoute(ctx, m.el)
+	route := forward.NewLeadership(m.el)
 	m.px, err = proxy.New(route, proxy.Config{Listen: m.addr, App: m.app.Listener.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	route.step = func(string) {
+	// A withdrawal, as the daemon's candidacy makes it (without the watch
+	// that stands again once the application takes connections).
+	route.OnStepDown(func(string) {
 		go m.px.Yield(ctx, func(ctx context.Context) error {
 			return m.el.SetCandidate(ctx, false, election.LossAppUnhealthy)
 		})
-	}
+	})
+	m.served.Go(func() { route.Watch(ctx) })
 	pctx, stopPx := context.WithCancel(ctx)
 	m.stopPx = stopPx
 	m.served.Go(func() {
@@ -179,7 +150,7 @@ func (m *member) handOver() error {
 // keep forwarding as an observer for a grace period while clients stop
 // sending to it (its endpoint leaves the pool), let the proxy drain,
 // forwarding what it still holds to the new leader, then resign.
-func (m *member) shutDown(t *testing.T, clients *pool) error {
+func (m *member) shutDown(t *testing.T, clients *forwardtest.Pool, others []*member) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := m.px.Yield(ctx, func(ctx context.Context) error {
@@ -189,7 +160,7 @@ func (m *member) shutDown(t *testing.T, clients *pool) error {
 		return err
 	}
 	waitUntil(t, "a new leader", func() bool {
-		for _, o := range clients.members() {
+		for _, o := range others {
 			if o != m && o.leads() {
 				return true
 			}
@@ -197,7 +168,7 @@ func (m *member) shutDown(t *testing.T, clients *pool) error {
 		return false
 	})
 	time.Sleep(100 * time.Millisecond) // shutdown_grace
-	clients.remove(m)
+	clients.Remove(m.name)
 	m.stopPx()
 	return m.el.Resign(ctx)
 }

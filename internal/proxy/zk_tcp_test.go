@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/proxy"
 	"github.com/electd/electd/tests/zktest"
 )
@@ -71,8 +72,7 @@ func startTCPMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fe
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	route := newElectionRoute(ctx, m.el)
-	route.step = func(string) {}
+	route := forward.NewLeadership(m.el)
 	m.px, err = proxy.New(route, proxy.Config{Mode: proxy.ModeTCP, Listen: m.addr, PeerListen: peer.Addr().String(),
 		App: m.appLn.Addr().String()})
 	if err != nil {
@@ -85,6 +85,7 @@ func startTCPMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fe
 		}
 	})
 	served.Go(func() { _ = m.el.Run(ctx) })
+	served.Go(func() { route.Watch(ctx) })
 	t.Cleanup(func() {
 		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer rcancel()

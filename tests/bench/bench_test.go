@@ -31,6 +31,7 @@ func TestBenchSmoke(t *testing.T) {
 		Elections:       3,
 		FootprintWindow: 500 * time.Millisecond,
 		LoadDuration:    200 * time.Millisecond, LoadConns: 2,
+		ForwardRequests: 50, ForwardRounds: 1,
 		ZKHeap:      "256m",
 		Progress:    testLog{t},
 		MemBudget:   2 << 30,
@@ -74,6 +75,13 @@ func TestBenchSmoke(t *testing.T) {
 	fp := rep.Footprint
 	want("footprint", fp != nil && fp.LeaderRSS > 0 && fp.FollowerRSS > 0 && fp.LeaderCPU > 0)
 	want("/healthz/leader load", fp != nil && fp.Load != nil && fp.Load.Requests > 0 && fp.Load.NotLeaders == 0)
+	fw := rep.Forward
+	want("forward", fw != nil && len(fw.Latency) == 7 && len(fw.Handovers) == 4 && fw.Rate > 0)
+	if fw != nil {
+		for _, l := range fw.Handovers {
+			want("forward: "+l.Kind, len(l.Requests) == 1 && l.Requests[0] > 0)
+		}
+	}
 	s := rep.Scale
 	want("scale", s != nil && s.Baseline != nil && len(s.Baseline.Handoff) == 3 && len(s.Sizes) == 1)
 	if s != nil && len(s.Sizes) == 1 {
@@ -82,7 +90,7 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	want("elections", s != nil && s.Elections != nil && s.Elections.Err == "" && len(s.Elections.Handoff) == 2 && s.Elections.Syncs > 0)
 	want("load averages", len(rep.Load) == len(Sections))
-	for _, heading := range []string{"ZooKeeper floor", "graceful handoff", "Curator 5.4", "crash failover", "idle ZooKeeper load", "idle electd", "scale,", "targets"} {
+	for _, heading := range []string{"ZooKeeper floor", "graceful handoff", "Curator 5.4", "crash failover", "idle ZooKeeper load", "idle electd", "forwarding proxy", "scale,", "targets"} {
 		want("report section "+heading, strings.Contains(out.String(), heading))
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // Sections of a run, in the order they run.
-var Sections = []string{"floor", "handoff", "crash", "idle", "footprint", "scale"}
+var Sections = []string{"floor", "handoff", "crash", "idle", "footprint", "forward", "scale"}
 
 // Config sizes a run. Zero values take the defaults of Defaults.
 type Config struct {
@@ -40,6 +40,9 @@ type Config struct {
 	FootprintWindow time.Duration
 	LoadDuration    time.Duration
 	LoadConns       int
+	// ForwardRequests are sent one at a time along each path to time what
+	// a forward adds; ForwardRounds of each hand-over run under load.
+	ForwardRequests, ForwardRounds int
 	// ZKHeap is the ensemble's -Xmx for the scale section (zktest's
 	// default otherwise).
 	ZKHeap string
@@ -70,10 +73,11 @@ func Defaults() Config {
 		FootprintWindow: 30 * time.Second,
 		LoadDuration:    5 * time.Second,
 		LoadConns:       4,
-		ZKHeap:          "1g",
-		MemBudget:       6 << 30,
-		ScaleWindow:     10 * time.Second,
-		SettleWindow:    2 * time.Second,
+		ForwardRequests: 2000, ForwardRounds: 5,
+		ZKHeap:       "1g",
+		MemBudget:    6 << 30,
+		ScaleWindow:  10 * time.Second,
+		SettleWindow: 2 * time.Second,
 	}
 }
 
@@ -85,7 +89,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("unknown section %q (want %s)", s, strings.Join(Sections, ", ")))
 		}
 	}
-	if c.Rounds < 1 || c.Warmup < 0 || c.CrashRounds < 1 || c.ScaleRounds < 1 {
+	if c.Rounds < 1 || c.Warmup < 0 || c.CrashRounds < 1 || c.ScaleRounds < 1 || c.ForwardRounds < 1 || c.ForwardRequests < 1 {
 		errs = append(errs, errors.New("rounds must be at least 1 (warm-up at least 0)"))
 	}
 	if c.IdleParticipants < 3 {

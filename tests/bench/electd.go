@@ -42,7 +42,8 @@ type electdOpts struct {
 
 // startDaemon starts one electd on a port of its own choosing and waits
 // until it serves /readyz (joined and knows the leader) or ctx ends.
-func startDaemon(ctx context.Context, o electdOpts, id string) (*daemon, error) {
+// extra flags follow the ones every daemon gets.
+func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) (*daemon, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -61,6 +62,7 @@ func startDaemon(ctx context.Context, o electdOpts, id string) (*daemon, error) 
 		// the handoff compared is the same one, and the bench knows the
 		// successor (docs/DESIGN.md, "Handoff").
 		"--election.handoff", "next")
+	d.cmd.Args = append(d.cmd.Args, extra...)
 	d.cmd.Env = cleanEnv()
 	d.cmd.Stdout, d.cmd.Stderr = f, f
 	if err := o.spawn.start(d.cmd); err != nil {

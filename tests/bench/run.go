@@ -29,7 +29,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep := &Report{Config: cfg, Machine: readMachine()}
-	if cfg.runs("floor") || cfg.runs("handoff") || cfg.runs("crash") || cfg.runs("idle") || cfg.runs("footprint") {
+	if cfg.runs("floor") || cfg.runs("handoff") || cfg.runs("crash") || cfg.runs("idle") || cfg.runs("footprint") || cfg.runs("forward") {
 		env.progress("starting a standalone ZooKeeper")
 		if env.single, err = zktest.StartEnsemble(zktest.Options{}); err != nil {
 			return nil, err
@@ -58,6 +58,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}},
 		{"footprint", func() (err error) {
 			rep.Footprint, err = runFootprint(ctx, env)
+			return err
+		}},
+		{"forward", func() (err error) {
+			rep.Forward, err = runForward(ctx, env)
 			return err
 		}},
 		{"scale", func() (err error) {

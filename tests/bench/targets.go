@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// target is one of issue 10's targets, judged on this run's figures.
+// target is one of issue 10's targets (and issue 22's, for the forwarding
+// proxy), judged on this run's figures.
 type target struct {
 	name   string
 	figure string
@@ -35,6 +36,9 @@ func (r *Report) targets() []target {
 	}
 	if s := r.Scale; s != nil {
 		out = append(out, r.scaleTargets(s)...)
+	}
+	if f := r.Forward; f != nil {
+		out = append(out, forwardTargets(f)...)
 	}
 	if c := r.Crash; c != nil && len(c.Took) > 0 {
 		add("crash failover <= timeout + 1.5 x tickTime + 100 ms", c.Took.Max() <= c.Bound(),
@@ -92,7 +96,7 @@ func (r *Report) scaleTargets(s *ScaleResult) []target {
 }
 
 func writeTargets(w io.Writer, ts []target) {
-	fmt.Fprintf(w, "\ntargets (issue 10), judged on this run:\n")
+	fmt.Fprintf(w, "\ntargets (issues 10 and 22), judged on this run:\n")
 	for _, t := range ts {
 		verdict := "MISSED"
 		if t.met {
@@ -100,4 +104,39 @@ func writeTargets(w io.Writer, ts []target) {
 		}
 		fmt.Fprintf(w, "  %-6s %-58s %s\n", verdict, t.name, t.figure)
 	}
+}
+
+// forwardTargets are issue 22's: a forward adds well under a millisecond
+// at p50 on loopback, graceful hand-overs lose no request, a crash loses
+// only what was in flight (at most one request per worker of the load).
+func forwardTargets(f *ForwardResult) []target {
+	var out []target
+	add := func(name string, met bool, format string, args ...any) {
+		out = append(out, target{name, fmt.Sprintf(format, args...), met})
+	}
+	direct := map[string]Dist{}
+	for _, p := range f.Latency {
+		if p.Path == "direct" {
+			direct[p.Method] = p.Took
+		}
+	}
+	for _, p := range f.Latency {
+		if d, ok := direct[p.Method]; ok && p.Path == "follower's proxy" {
+			added := p.Took.P50() - d.P50()
+			add(fmt.Sprintf("a forward adds < 0.5 ms at p50 (%s via a follower)", p.Method), added < 500*time.Microsecond, "%s", us(added))
+		}
+	}
+	for _, l := range f.Handovers {
+		lost := 0
+		for _, n := range l.Failed {
+			lost = max(lost, n)
+		}
+		if l.Graceful {
+			add("no request lost: "+l.Kind, lost == 0, "worst round %d", lost)
+		} else {
+			add(fmt.Sprintf("a crash loses what is in flight only (<= %d, the load's workers): %s", forwardWorkers, l.Kind), lost <= forwardWorkers, "worst round %d", lost)
+		}
+	}
+	add("no request answered by a participant that did not lead", f.Fenced == 0, "%d", f.Fenced)
+	return out
 }

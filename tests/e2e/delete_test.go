@@ -83,7 +83,13 @@ func checkOrder(t *testing.T, d *Deployment, i int, t0 time.Time, f Failover, ap
 			i, sideStop.At.Format("15:04:05.000000"), appExit.At.Format("15:04:05.000000"))
 	}
 	elected := t0.Add(f.Elected)
-	if elected.Before(appExit.At) {
+	switch {
+	case d.F.WatchesApp && elected.Before(appSig.At):
+		// The proxy's leader hands over once its app refuses connections,
+		// which it does only once it has its SIGTERM.
+		t.Errorf("delete %d: %s was elected at %s, before the deleted leader's app got SIGTERM at %s",
+			i, f.New, elected.Format("15:04:05.000000"), appSig.At.Format("15:04:05.000000"))
+	case !d.F.WatchesApp && elected.Before(appExit.At):
 		t.Errorf("delete %d: %s was elected at %s, before the deleted leader's app exited at %s",
 			i, f.New, elected.Format("15:04:05.000000"), appExit.At.Format("15:04:05.000000"))
 	}

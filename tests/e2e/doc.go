@@ -1,14 +1,16 @@
 // Package e2e runs electd's Kubernetes manifests on a real node
 // (tests/nodetest) and checks what the README promises of pods, probes,
 // Services, rollouts and drains, in every routing flavour (Flavours: one
-// kustomize overlay each over deploy/k8s or deploy/k8s-label, setting only
-// the images, the ZooKeeper server, the election path and the Secrets),
+// kustomize overlay each over deploy/k8s, deploy/k8s-label or
+// deploy/k8s-proxy, setting only the images, the ZooKeeper server, the
+// election path and the Secrets),
 // beside client-go's Lease elector as the usual alternative.
 //
 // The scenarios are tests behind the build tag e2e, so `go test ./...`
 // (make test) does not start a node: `make e2e` runs them, and there a
 // missing part fails. They assert correctness (at most one endpoint, the
-// leader's, no request answered by a pod that did not lead, rollouts
+// leader's, where the flavour routes to the leader alone, no request
+// answered by a pod that did not lead, rollouts
 // complete, the sidecar stops after the app); the times they measure are
 // printed and written to the report (-e2e.report), never asserted.
 //

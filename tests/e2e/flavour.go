@@ -43,6 +43,11 @@ type Flavour struct {
 	// refuse until a replacement is Ready, which a cordoned single node
 	// never makes (false).
 	DrainEvictsAll bool
+	// WatchesApp: the leader hands over as soon as its app refuses
+	// connections (the proxy flavour's step-down), before its sidecar is
+	// stopped: a new leader may be elected before the deleted leader's app
+	// has exited, and SIGKILL of the leader's app moves leadership.
+	WatchesApp bool
 	// Peer: a comparison, run for the delete-the-leader measurement only.
 	Peer bool
 	// Describe is one line for the report: what elects and its settings.
@@ -61,6 +66,12 @@ var Flavours = []Flavour{
 		OneEndpoint: true, AllReady: true, SidecarToken: true, StaleAfterCrash: true,
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
 		Describe: "electd, label flavour (deploy/k8s-label): Service selects electd.io/leader=true",
+	},
+	{
+		Name: "proxy", Namespace: "e2e-proxy", Elector: "electd", ElectionPath: "/e2e/proxy/app",
+		OneEndpoint: false, AllReady: true, WatchesApp: true,
+		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
+		Describe: "electd, proxy flavour (deploy/k8s-proxy): every pod Ready, the Service at electd's forwarding proxy, which sends to the leader's app",
 	},
 	{
 		Name: "peer", Namespace: "e2e-peer", Elector: "client-go", LeaseName: "app-leader",

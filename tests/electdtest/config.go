@@ -30,6 +30,13 @@ type Config struct {
 	LogLevel  string // log.level
 	LogFormat string // log.format: json, text
 
+	ProxyListen   string        // proxy.listen
+	ProxyApp      string        // proxy.app
+	ProxyMode     string        // proxy.mode: http, tcp
+	ProxyPeer     string        // proxy.peer_listen (tcp)
+	ProxyHoldTime time.Duration // proxy.hold_time
+	ProxyIdle     time.Duration // proxy.idle_timeout
+
 	ShutdownGrace   time.Duration
 	ShutdownTimeout time.Duration
 }
@@ -43,6 +50,7 @@ type (
 		Election        *yamlElection `yaml:"election,omitempty"`
 		HTTP            *yamlHTTP     `yaml:"http,omitempty"`
 		Log             *yamlLog      `yaml:"log,omitempty"`
+		Proxy           *yamlProxy    `yaml:"proxy,omitempty"`
 		ShutdownGrace   string        `yaml:"shutdown_grace,omitempty"`
 		ShutdownTimeout string        `yaml:"shutdown_timeout,omitempty"`
 	}
@@ -65,6 +73,14 @@ type (
 	yamlLog struct {
 		Level  string `yaml:"level,omitempty"`
 		Format string `yaml:"format,omitempty"`
+	}
+	yamlProxy struct {
+		Listen     string `yaml:"listen,omitempty"`
+		App        string `yaml:"app,omitempty"`
+		Mode       string `yaml:"mode,omitempty"`
+		PeerListen string `yaml:"peer_listen,omitempty"`
+		HoldTime   string `yaml:"hold_time,omitempty"`
+		Idle       string `yaml:"idle_timeout,omitempty"`
 	}
 )
 
@@ -91,6 +107,9 @@ func (c Config) YAML() []byte {
 	}
 	if l := (yamlLog{c.LogLevel, c.LogFormat}); l != (yamlLog{}) {
 		f.Log = &l
+	}
+	if p := (yamlProxy{c.ProxyListen, c.ProxyApp, c.ProxyMode, c.ProxyPeer, dur(c.ProxyHoldTime), dur(c.ProxyIdle)}); p != (yamlProxy{}) {
+		f.Proxy = &p
 	}
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)

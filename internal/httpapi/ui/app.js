@@ -6,8 +6,8 @@
 // text (textContent), never as HTML.
 //
 // Bounds: one EventSource per page (it counts against http.max_streams);
-// re-reads of /participants (which asks ZooKeeper) and /history are
-// throttled to one per REREAD_MS; a hidden page closes its stream and stops
+// re-reads of /participants (which asks ZooKeeper), /history and, with a
+// forwarding proxy, /leader (the proxy's counts) are throttled to one per REREAD_MS; a hidden page closes its stream and stops
 // polling until it is shown again. The page sends GET requests only.
 "use strict";
 
@@ -183,6 +183,7 @@
     setText("leader-token", l ? String(l.fencing_token) : "–");
     setText("leader-advertise", l ? orDash(l.advertise) : "–");
     setText("leader-node", l ? l.node : "–");
+    setText("leader-proxy", l ? orDash(l.proxy) : "–");
     $("leader-id").dataset.known = l ? "yes" : "no";
     document.title = "electd: " + (l ? l.id + " leads" : "no leader known");
   }
@@ -200,6 +201,32 @@
     if (s.app_healthy === false) cand += " (application unhealthy)";
     setText("self-candidate", cand);
     if (view.health) setText("self-reason", view.health.reason);
+    renderProxy();
+  }
+
+  // renderProxy shows where this participant's forwarding proxy sends the
+  // application's traffic, when it runs one (docs/DESIGN.md, "Forwarding").
+  function renderProxy() {
+    const p = view.event.proxy;
+    document.querySelectorAll(".proxy").forEach((el) => {
+      el.hidden = !p;
+    });
+    if (!p) return;
+    let where = "holding: no leader to send to yet";
+    if (p.route === "app") where = "to its application at " + p.to;
+    if (p.route === "leader") where = "to the leader's proxy at " + p.to;
+    setText("self-proxy", p.mode + " at " + p.advertise + ", " + where + "; " + p.held + " held, " +
+      p.in_flight + " with the application, " + p.connections + " connections");
+    $("self-proxy").dataset.route = p.route;
+  }
+
+  // readProxy refreshes the proxy's counts, which change without an event.
+  async function readProxy() {
+    if (!view.event || !view.event.proxy) return;
+    const r = await getJSON("/leader");
+    if (!r.body || !r.body.proxy || !view.event) return;
+    view.event.proxy = r.body.proxy;
+    renderProxy();
   }
 
   const readLease = throttle(async () => {
@@ -237,7 +264,7 @@
   // ---- queue and history ---------------------------------------------------
 
   const rereadLists = throttle(async () => {
-    await Promise.all([readQueue(), readHistory()]);
+    await Promise.all([readQueue(), readHistory(), readProxy()]);
   }, REREAD_MS);
 
   async function readQueue() {

@@ -28,6 +28,27 @@
 {{- if eq .Values.routing "label" -}}true{{- end -}}
 {{- end -}}
 
+{{/* routing: proxy: the Service targets electd's forwarding proxy. */}}
+{{- define "electd.proxyRouting" -}}
+{{- if eq .Values.routing "proxy" -}}true{{- end -}}
+{{- end -}}
+
+{{/* Every joined pod is Ready (label, proxy), not the leader alone. */}}
+{{- define "electd.allReady" -}}
+{{- if or (include "electd.labelRouting" .) (include "electd.proxyRouting" .) -}}true{{- end -}}
+{{- end -}}
+
+{{/* electd's shutdown_grace: electd.shutdownGrace, else 5s with routing: proxy, else 0s. */}}
+{{- define "electd.shutdownGrace" -}}
+{{- if .Values.electd.shutdownGrace -}}
+{{- .Values.electd.shutdownGrace -}}
+{{- else if include "electd.proxyRouting" . -}}
+5s
+{{- else -}}
+0s
+{{- end -}}
+{{- end -}}
+
 {{/*
 Labels. The selector labels are the name and the release; the others
 say who manages the object.

@@ -1,0 +1,209 @@
+package config
+
+import (
+	"net"
+
+	"github.com/electd/electd/internal/proxy"
+)
+
+// The proxy.* keys (docs/DESIGN.md, "Forwarding"): mapped onto
+// proxy.Config, which checks them (*proxy.FieldError, named through the
+// proxy tags); what is checked here is what only the daemon knows: the
+// proxy is off, its address for peers, the other ports.
+
+// proxy maps the keys onto the proxy's configuration; each field set here
+// is named by its key's proxy tag (TestProxyTags). Logger, Clock and
+// Recorder are the daemon's.
+func (c *Config) proxy() proxy.Config {
+	p := c.Proxy
+	return proxy.Config{
+		Mode: proxy.Mode(p.Mode), Listen: p.Listen, PeerListen: p.PeerListen, App: p.App,
+		HoldTime: p.HoldTime, DrainTimeout: p.DrainTimeout, MaxHeld: p.MaxHeld, MaxConnections: p.MaxConnections,
+		DialTimeout: p.DialTimeout, HeaderTimeout: p.HeaderTimeout, ResponseTimeout: p.ResponseTimeout,
+		IdleTimeout: p.IdleTimeout, BodyTimeout: p.BodyTimeout, MaxHeaderBytes: p.MaxHeaderBytes,
+	}
+}
+
+// Stand-ins for the addresses of a proxy that is off, so that its other
+// keys are checked all the same, and for an address found wrong, so that
+// the keys after it are checked too.
+const (
+	standInListen = "127.0.0.1:0"
+	standInApp    = "127.0.0.1:1"
+)
+
+// validateProxy checks the proxy.* keys, every one of them whether the
+// proxy is on or not: a value outside its bounds is a mistake either way.
+func (c *Config) validateProxy(errs *errorList) {
+	p := c.Proxy
+	on := p.Listen != ""
+	if !on {
+		for _, k := range []string{"proxy.app", "proxy.peer_listen", "proxy.advertise"} {
+			if c.str(k) != "" {
+				errs.add(errorf(k, "only meaningful with proxy.listen (the proxy is off)"))
+			}
+		}
+	}
+	// Zero would be the proxy's default: refuse it, as every other key's
+	// zero that means nothing is refused.
+	for _, k := range table {
+		if k.Proxy == "" || k.Type == "string" {
+			continue
+		}
+		if v := k.field(c).Int(); v <= 0 {
+			errs.add(errorf(k.Name, "%s is not positive; leave it unset for the default", format(k.field(c), k.Type)))
+		}
+	}
+	w := *c
+	if !on {
+		w.Proxy.Listen, w.Proxy.App, w.Proxy.PeerListen = standInListen, standInApp, ""
+		if p.Mode == string(proxy.ModeTCP) {
+			w.Proxy.PeerListen = standInListen
+		}
+	}
+	errs.add(w.fieldErrorsWith(func(w *Config) error { return w.proxy().Validate() }, fixProxy)...)
+	// A wrong address for peers is named once, not again as what follows.
+	if on && !errs.has("proxy.listen") && !errs.has("proxy.peer_listen") {
+		errs.add(c.validateProxyAdvertise(), c.validateProxyPorts())
+	}
+}
+
+// fixProxy sets a proxy key found wrong to a value that passes: the
+// stand-ins for addresses, a mode that agrees with proxy.peer_listen, zero
+// (the proxy's default) for the rest.
+func fixProxy(k Key, w *Config) {
+	f := k.field(w)
+	switch k.Name {
+	case "proxy.listen", "proxy.peer_listen":
+		f.SetString(standInListen)
+		if k.Name == "proxy.peer_listen" && w.Proxy.Mode != string(proxy.ModeTCP) {
+			f.SetString("")
+		}
+	case "proxy.app":
+		f.SetString(standInApp)
+	case "proxy.mode":
+		f.SetString(string(proxy.ModeHTTP))
+		if w.Proxy.PeerListen != "" {
+			f.SetString(string(proxy.ModeTCP))
+		}
+	default:
+		f.SetZero()
+	}
+}
+
+// peerAddr is the address the proxy takes its peers on: proxy.listen in
+// http mode, proxy.peer_listen in tcp mode.
+func (p *Proxy) peerAddr() string {
+	if p.Mode == string(proxy.ModeTCP) {
+		return p.PeerListen
+	}
+	return p.Listen
+}
+
+// deriveProxyAdvertise sets proxy.advertise, when the proxy is on and the
+// key was not set: the pod's IP ($POD_IP, the downward API's
+// status.podIP) with the port peers connect to, else that address itself
+// when it names a host others can dial. Nothing, when neither does: the
+// check then asks for the key.
+func (c *Config) deriveProxyAdvertise(podIP string) {
+	p := &c.Proxy
+	if p.Listen == "" || p.Advertise != "" {
+		return
+	}
+	host, port, err := net.SplitHostPort(p.peerAddr())
+	switch {
+	case err != nil:
+	case podIP != "":
+		p.Advertise = net.JoinHostPort(podIP, port)
+	case host != "" && !unspecified(host):
+		p.Advertise = p.peerAddr()
+	}
+}
+
+// unspecified reports a host that means "every address" (0.0.0.0, ::).
+func unspecified(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
+}
+
+// validateProxyAdvertise checks proxy.advertise as an address to dial
+// (the engine checks it as published text): a host, and a port; port 0
+// only when the proxy's own port is 0, whose bound port it stands for.
+func (c *Config) validateProxyAdvertise() error {
+	p := c.Proxy
+	if p.Advertise == "" {
+		return errorf("proxy.advertise", "required: %s names no address the other participants can dial; "+
+			"set proxy.advertise (e.g. $(POD_IP):4041) or the environment variable POD_IP", quote(p.peerAddr()))
+	}
+	host, port, err := net.SplitHostPort(p.Advertise)
+	switch {
+	case err != nil || host == "":
+		return errorf("proxy.advertise", "%s is not host:port", quote(p.Advertise))
+	case unspecified(host):
+		return errorf("proxy.advertise", "%s names every address, not one the other participants can dial", quote(p.Advertise))
+	case port == "0":
+		if _, own, err := net.SplitHostPort(p.peerAddr()); err == nil && own == "0" {
+			return nil
+		}
+	}
+	if err := checkPort(port); err != nil {
+		return errorf("proxy.advertise", "%v", err)
+	}
+	return nil
+}
+
+// validateProxyPorts refuses a proxy port that http.addr already takes:
+// electd would fail to start.
+func (c *Config) validateProxyPorts() error {
+	for _, k := range []string{"proxy.listen", "proxy.peer_listen"} {
+		if clash(c.str(k), c.HTTP.Addr) {
+			return errorf(k, "%s takes the port of http.addr (%s)", quote(c.str(k)), quote(c.HTTP.Addr))
+		}
+	}
+	return nil
+}
+
+// clash reports two listen addresses on one port and overlapping hosts.
+func clash(a, b string) bool {
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || pa != pb || pa == "0" {
+		return false
+	}
+	all := func(h string) bool { return h == "" || unspecified(h) }
+	return ha == hb || all(ha) || all(hb)
+}
+
+// deriveProxy sets the proxy defaults that follow other keys, where a key
+// was not given: proxy.drain_timeout and proxy.max_held follow
+// proxy.hold_time and proxy.max_connections as the proxy's own defaults
+// do, and those two make room for a drain or a cap that was given.
+func (c *Config) deriveProxy(given func(key string) bool) {
+	p := &c.Proxy
+	switch {
+	case !given("proxy.drain_timeout") && p.HoldTime > 0:
+		p.DrainTimeout = min(p.DrainTimeout, p.HoldTime/2)
+	case !given("proxy.hold_time") && given("proxy.drain_timeout") && p.DrainTimeout >= p.HoldTime:
+		p.HoldTime = min(2*p.DrainTimeout, proxy.MaxHoldTime)
+	}
+	switch {
+	case !given("proxy.max_held") && p.MaxConnections > 0:
+		p.MaxHeld = min(p.MaxHeld, p.MaxConnections)
+	case !given("proxy.max_connections") && given("proxy.max_held") && p.MaxHeld > p.MaxConnections:
+		p.MaxConnections = p.MaxHeld
+	}
+}
+
+// ProxyAdvertise is proxy.advertise with port 0 replaced by bound's: what
+// the daemon publishes once it listens.
+func ProxyAdvertise(advertise string, bound net.Addr) string {
+	host, port, err := net.SplitHostPort(advertise)
+	if err != nil || port != "0" || bound == nil {
+		return advertise
+	}
+	_, got, err := net.SplitHostPort(bound.String())
+	if err != nil {
+		return advertise
+	}
+	return net.JoinHostPort(host, got)
+}

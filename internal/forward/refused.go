@@ -1,0 +1,129 @@
+package forward
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/electd/electd/internal/clock"
+)
+
+// Refusals turns the proxy's step-downs into a withdrawal that lasts while
+// the application refuses connections (docs/DESIGN.md, "Forwarding": the
+// application stops first). StepDown records the refusal (the candidacy
+// withdraws this participant, through Yielding, and with election.handoff
+// newest a pod deletion hands over as a shutdown does); Run then dials the
+// application every RetryEvery and lifts the refusal at the first
+// connection it takes, so that an application that restarted stands
+// again. A pod that is being deleted gets its SIGTERM first.
+type Refusals struct {
+	cfg  RefusalsConfig
+	kick chan struct{}
+
+	mu      sync.Mutex
+	refused bool
+	gen     uint64 // counts StepDowns: a refusal recorded while Run dialled is not lifted by that dial
+}
+
+// RefusalsConfig configures Refusals.
+type RefusalsConfig struct {
+	// App is the application's host:port (proxy.app).
+	App string
+	// Set records the refusal (why) or lifts it (""): the candidacy's
+	// SetAppRefused. It must not block.
+	Set func(why string)
+	// DialTimeout bounds each dial (proxy.dial_timeout).
+	DialTimeout time.Duration
+	// RetryEvery paces the dials while the application refuses. Default 1s.
+	RetryEvery time.Duration
+	// Clock paces them. Default clock.Real().
+	Clock clock.Clock
+	// Logger gets a line when the application takes connections again.
+	Logger *slog.Logger
+}
+
+// DefaultRetryEvery is RefusalsConfig.RetryEvery's default.
+const DefaultRetryEvery = time.Second
+
+// NewRefusals returns Refusals for cfg; Run must run.
+func NewRefusals(cfg RefusalsConfig) *Refusals {
+	if cfg.RetryEvery <= 0 {
+		cfg.RetryEvery = DefaultRetryEvery
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Refusals{cfg: cfg, kick: make(chan struct{}, 1)}
+}
+
+// StepDown is the proxy's Leadership.StepDown (Leadership.OnStepDown): it
+// never blocks.
+func (r *Refusals) StepDown(reason string) {
+	r.mu.Lock()
+	r.refused = true
+	r.gen++
+	r.cfg.Set(reason) // under mu: in the order the refusals and lifts happen
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Refused reports whether the refusal stands.
+func (r *Refusals) Refused() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refused
+}
+
+// Run watches a refusal until the application takes a connection again,
+// every time one is recorded, until ctx ends.
+func (r *Refusals) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.kick:
+		}
+		r.mu.Lock()
+		gen := r.gen
+		r.mu.Unlock()
+		if !r.await(ctx) {
+			return
+		}
+		r.mu.Lock()
+		lift := r.gen == gen
+		if lift {
+			r.refused = false
+			r.cfg.Set("")
+		}
+		r.mu.Unlock()
+		if lift {
+			r.cfg.Logger.Info("the application takes connections again: standing for leadership", "app", r.cfg.App)
+		}
+	}
+}
+
+// await dials the application every RetryEvery until it takes a
+// connection (true) or ctx ends (false).
+func (r *Refusals) await(ctx context.Context) bool {
+	d := net.Dialer{Timeout: r.cfg.DialTimeout}
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.cfg.Clock.After(r.cfg.RetryEvery):
+		}
+		c, err := d.DialContext(ctx, "tcp", r.cfg.App)
+		if err == nil {
+			_ = c.Close()
+			return true
+		}
+	}
+}

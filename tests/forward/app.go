@@ -1,0 +1,171 @@
+package forward
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Headers electd's forwarding proxy sets on what it hands to its
+// application (docs/DESIGN.md, "Forwarding": fencing headers), spelled here
+// rather than imported: the tests say what an application reads.
+const (
+	HeaderFencingToken = "Electd-Fencing-Token"
+	HeaderLeaderID     = "Electd-Leader-Id"
+)
+
+// Fence is the storage every application of one election writes to, as
+// docs/DESIGN.md's "The gap, and the fencing token" asks: it refuses a
+// token lower than one it has seen. Here it only records: a request that
+// carries a token lower than the highest seen, a token already seen at
+// another application, or a leader id that is not the application's own,
+// is a request answered by a participant that did not lead at that moment.
+type Fence struct {
+	mu         sync.Mutex
+	max        int64
+	owner      map[int64]string // token -> the application that saw it
+	violations []string
+}
+
+// NewFence returns an empty Fence.
+func NewFence() *Fence { return &Fence{owner: map[int64]string{}} }
+
+// check records one request that app received with token and leader id.
+func (f *Fence) check(app, id, token string) {
+	tok, err := strconv.ParseInt(token, 10, 64)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case err != nil || tok <= 0:
+		f.violations = append(f.violations, fmt.Sprintf("%s got fencing token %q", app, token))
+		return
+	case id != app:
+		f.violations = append(f.violations, fmt.Sprintf("%s got leader id %q with token %d", app, id, tok))
+	case tok < f.max:
+		f.violations = append(f.violations, fmt.Sprintf("%s got token %d after token %d was seen: a stale leader served", app, tok, f.max))
+	case f.owner[tok] != "" && f.owner[tok] != app:
+		f.violations = append(f.violations, fmt.Sprintf("%s got token %d, which %s got before", app, tok, f.owner[tok]))
+	}
+	if f.owner[tok] == "" {
+		f.owner[tok] = app
+	}
+	f.max = max(f.max, tok)
+}
+
+// Violations lists what the applications saw that a fence would refuse.
+func (f *Fence) Violations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.violations...)
+}
+
+// Tokens counts the tokens seen: the leaderships that served.
+func (f *Fence) Tokens() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.owner)
+}
+
+// Max is the highest token seen.
+func (f *Fence) Max() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.max
+}
+
+// App is one participant's application: an HTTP server on a loopback port
+// of this process that checks every request against the Fence, reads its
+// body and answers "<name> <token>". It can stop as a Go application does
+// on SIGTERM (http.Server.Shutdown) and start again on the same port.
+type App struct {
+	Name  string
+	Addr  string // 127.0.0.1:port, the proxy's proxy.app
+	fence *Fence
+
+	mu     sync.Mutex
+	srv    *http.Server
+	served chan struct{}
+	count  int
+}
+
+// StartApp serves an application for name on a free loopback port.
+func StartApp(name string, fence *Fence) (*App, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Name: name, Addr: ln.Addr().String(), fence: fence}
+	a.serve(ln)
+	return a, nil
+}
+
+func (a *App) serve(ln net.Listener) {
+	srv := &http.Server{Handler: http.HandlerFunc(a.handle), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	a.mu.Lock()
+	a.srv, a.served = srv, served
+	a.mu.Unlock()
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
+}
+
+func (a *App) handle(w http.ResponseWriter, r *http.Request) {
+	// Checked as it arrives: what a fenced storage would see first.
+	tok := r.Header.Get(HeaderFencingToken)
+	a.fence.check(a.Name, r.Header.Get(HeaderLeaderID), tok)
+	if _, err := io.Copy(io.Discard, r.Body); err != nil {
+		return
+	}
+	a.mu.Lock()
+	a.count++
+	a.mu.Unlock()
+	fmt.Fprintf(w, "%s %s", a.Name, tok)
+}
+
+// Served counts the requests the application handled.
+func (a *App) Served() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.count
+}
+
+// Stop shuts the application down as a Go application does on SIGTERM:
+// the listener closes, idle connections close, what is being handled
+// finishes (within ctx).
+func (a *App) Stop(ctx context.Context) error {
+	a.mu.Lock()
+	srv, served := a.srv, a.served
+	a.mu.Unlock()
+	err := srv.Shutdown(ctx)
+	<-served
+	return err
+}
+
+// Restart serves again on the same port after Stop.
+func (a *App) Restart() error {
+	ln, err := net.Listen("tcp", a.Addr)
+	if err != nil {
+		return fmt.Errorf("app %s: listen again on %s: %w", a.Name, a.Addr, err)
+	}
+	a.serve(ln)
+	return nil
+}
+
+// Close stops the application at once.
+func (a *App) Close() {
+	a.mu.Lock()
+	srv, served := a.srv, a.served
+	a.mu.Unlock()
+	if err := srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return
+	}
+	<-served
+}

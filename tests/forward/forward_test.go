@@ -1,0 +1,232 @@
+package forward
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
+)
+
+// A scenario moves leadership away from the leader l while the load runs,
+// and returns when it is done (a new leader may not be settled yet).
+type scenario struct {
+	name string
+	do   func(c *cluster, l *member)
+	// graceful scenarios fail no request; the others may fail what was
+	// in flight to the dead leader (crash) or answer a clean 503 (cut off).
+	graceful bool
+	// after restores what the scenario stopped, once a new leader leads.
+	after func(c *cluster, l *member)
+	// judge checks a scenario that is not graceful.
+	judge func(t *testing.T, results []Result, at time.Time)
+}
+
+// TestForwardingThroughHandovers runs three electd processes with their
+// proxies and applications on real ZooKeeper, and sends about 300 requests
+// a second through every proxy while leadership moves in each way it can.
+// Throughout, no application sees a request that its participant did not
+// lead for at that moment (the fence), and every request gets an answer,
+// or a clean 503 with Retry-After, within the hold time; graceful
+// hand-overs fail none. After each, every participant is back at rest.
+func TestForwardingThroughHandovers(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	for _, sc := range []scenario{
+		{name: "SIGTERM", graceful: true, do: func(c *cluster, l *member) {
+			if err := l.proc.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			c.pool.Remove(l.name) // its endpoint goes while it forwards (shutdown_grace)
+		}, after: func(c *cluster, l *member) {
+			if err, ok := l.proc.Wait(patience); !ok || err != nil {
+				t.Fatalf("%s after SIGTERM: exit %v (exited %v)", l.name, err, ok)
+			}
+			c.start(l)
+		}},
+		{name: "release", graceful: true, do: func(c *cluster, l *member) {
+			c.post(l, "/leader/release")
+		}},
+		{name: "switchover", graceful: true, do: func(c *cluster, l *member) {
+			to := c.follower(l, 1) // not the next in line: the switchover moves it ahead
+			c.post(l, "/leader/release?to="+to.name)
+		}},
+		{name: "the application stops, then starts again", graceful: true, do: func(c *cluster, l *member) {
+			c.stopApp(l)
+		}, after: func(c *cluster, l *member) {
+			if err := l.app.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			waitStanding(t, l) // it stands again once its application takes connections
+		}},
+		{name: "pod deletion: the application stops, then electd gets SIGTERM", graceful: true, do: func(c *cluster, l *member) {
+			c.stopApp(l)
+			if err := l.proc.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			c.pool.Remove(l.name)
+		}, after: func(c *cluster, l *member) {
+			if err, ok := l.proc.Wait(patience); !ok || err != nil {
+				t.Fatalf("%s after SIGTERM: exit %v (exited %v)", l.name, err, ok)
+			}
+			if err := l.app.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			c.start(l)
+		}},
+		{name: "SIGKILL", do: func(c *cluster, l *member) {
+			c.pool.Drop(l.name) // its endpoint goes with it; what was in flight through it is lost
+			if err := l.proc.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}, after: func(c *cluster, l *member) {
+			l.proc.Wait(patience)
+			c.start(l)
+		}, judge: judgeCrash},
+		{name: "ZooKeeper cut off from the leader", do: func(c *cluster, l *member) {
+			l.cut = true
+			l.zk.Blackhole()
+		}, after: func(c *cluster, l *member) {
+			l.cut = false
+			l.zk.Heal()
+			waitStanding(t, l) // back, a follower in a new session
+		}, judge: judgeCutOff},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			c.t = t
+			l := c.settled(nil)
+			ld := c.load()
+			wait.For(t, patience, "requests before the fault", func() bool { return ld.Count() >= 60 })
+			at := time.Now()
+			sc.do(c, l)
+			nl := c.settled(l)
+			took := time.Since(at)
+			// The load goes on through the new leader for a while.
+			n := ld.Count()
+			wait.For(t, patience, "requests after the hand-over", func() bool { return ld.Count() >= n+60 })
+			results := ld.Stop()
+			if len(results) < 120 {
+				t.Fatalf("only %d requests were sent", len(results))
+			}
+			failed := Failed(results)
+			t.Logf("%s -> %s in %v; %d requests, %d failed, slowest %v", l.name, nl.name, took.Round(time.Millisecond),
+				len(results), len(failed), Slowest(results).Round(time.Millisecond))
+			for _, r := range results {
+				if r.Latency() > holdTime+slack {
+					t.Errorf("answered after %v, past the hold time: %v", r.Latency(), r)
+				}
+			}
+			switch {
+			case sc.graceful && len(failed) > 0:
+				t.Errorf("%d of %d requests failed in a graceful hand-over; first: %v", len(failed), len(results), failed[0])
+			case !sc.graceful:
+				sc.judge(t, results, at)
+			}
+			if v := c.fence.Violations(); len(v) > 0 {
+				t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
+			}
+			mark := time.Now()
+			if sc.after != nil {
+				sc.after(c, l)
+			}
+			restored := time.Since(mark)
+			c.idle()
+			t.Logf("restored in %v, at rest %v later", restored.Round(time.Millisecond), (time.Since(mark) - restored).Round(time.Millisecond))
+		})
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// follower is a running member other than l: the i-th in the members'
+// order.
+func (c *cluster) follower(l *member, i int) *member {
+	var fs []*member
+	for _, m := range c.members {
+		if m != l && m.proc.Alive() {
+			fs = append(fs, m)
+		}
+	}
+	return fs[i%len(fs)]
+}
+
+// stopApp stops l's application as a Go application stops on SIGTERM.
+func (c *cluster) stopApp(l *member) {
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := l.app.Stop(ctx); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// waitStanding waits until m is joined and stands again.
+func waitStanding(t *testing.T, m *member) {
+	t.Helper()
+	wait.For(t, patience, m.name+" to stand and join again", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		v, err := m.proc.View(ctx)
+		return err == nil && v.Self.Candidate && v.Self.State == "connected"
+	})
+}
+
+// judgeCrash lets only what was in flight to the dead leader fail: a
+// request sent before the crash and answered after it (through the dead
+// proxy itself, or forwarded to it). Everything sent after waits for the
+// new leader.
+func judgeCrash(t *testing.T, results []Result, at time.Time) {
+	t.Helper()
+	lost := 0
+	for _, r := range Failed(results) {
+		if r.Start.Before(at) && r.End.After(at) {
+			lost++
+			t.Logf("lost in flight: %v", r)
+			continue
+		}
+		t.Errorf("failed, not in flight at the crash: %v", r)
+	}
+	t.Logf("lost in flight at the crash: %d", lost)
+}
+
+// judgeCutOff lets requests fail only with a clean 503 (with Retry-After):
+// what the leader cut off from ZooKeeper held, and POSTs cut from it as the
+// others learnt of the new leader.
+func judgeCutOff(t *testing.T, results []Result, _ time.Time) {
+	t.Helper()
+	n := 0
+	for _, r := range Failed(results) {
+		if !Clean503(r) {
+			t.Errorf("failed, not with a clean 503: %v", r)
+			continue
+		}
+		n++
+	}
+	if n > 0 {
+		t.Logf("clean 503s while the leader was cut off: %d; e.g. %s", n, strings.TrimSpace(Failed(results)[0].Body))
+	}
+}
+
+// In selector mode leadership rotates at the end of every term, a
+// hand-over the election starts on its own: it goes through the proxy's
+// Yield too (election.Config.TermEnd), and fails no request.
+func TestForwardingThroughSelectorTerms(t *testing.T) {
+	const term = 300 * time.Millisecond
+	c := startCluster(t, 3, func(cfg *electdtest.Config) { cfg.Mode, cfg.Term = "selector", term })
+	first := c.settled(nil)
+	ld := c.load()
+	start := c.fence.Max()
+	wait.For(t, patience, "several terms", func() bool { return c.fence.Max() >= start+5 && ld.Count() >= 600 })
+	results := ld.Stop()
+	failed := Failed(results)
+	t.Logf("from %s: %d requests over %d leaderships, %d failed, slowest %v", first.name, len(results),
+		c.leaderships(), len(failed), Slowest(results).Round(time.Millisecond))
+	if len(failed) > 0 {
+		t.Errorf("%d of %d requests failed as terms ended; first: %v", len(failed), len(results), failed[0])
+	}
+	if v := c.fence.Violations(); len(v) > 0 {
+		t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
+	}
+}
