@@ -31,3 +31,12 @@ type realClock struct{}
 func (realClock) Now() time.Time                            { return time.Now() }
 func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 func (realClock) After(d time.Duration) <-chan time.Time    { return time.After(d) }
+
+// Deadline returns a channel closed d from now on c, and a function that
+// stops the timer (the channel then never closes): unlike After, a wait
+// that ends early leaves no timer behind.
+func Deadline(c Clock, d time.Duration) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	t := c.AfterFunc(d, func() { close(ch) })
+	return ch, func() { t.Stop() }
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/fielderr"
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/proxy"
 )
@@ -135,30 +136,24 @@ func (c *Config) kube() kube.Config {
 	}
 }
 
-// keyOf names the key behind a field error of the engine (an
-// *election.FieldError, through the engine tags), of the Kubernetes mirror
-// (a *kube.FieldError, through the kube tags) or of the proxy (a
-// *proxy.FieldError, through the proxy tags): the key whose tag is the
-// field, or the file its secret was read from.
+// keyOf names the key behind a field error (*fielderr.Error) of the
+// engine (through the engine tags), of the Kubernetes mirror (the kube
+// tags) or of the proxy (the proxy tags): the key whose tag is the field,
+// or the file its secret was read from.
 func (c *Config) keyOf(err error) error {
-	var field string
-	var cause error
-	var ef *election.FieldError
-	var kf *kube.FieldError
-	var pf *proxy.FieldError
-	tagOf := func(k Key) string { return k.Engine }
-	switch {
-	case errors.As(err, &ef):
-		field, cause = ef.Field, ef.Err
-	case errors.As(err, &kf):
-		field, cause = kf.Field, kf.Err
-		tagOf = func(k Key) string { return k.Kube }
-	case errors.As(err, &pf):
-		field, cause = pf.Field, pf.Err
-		tagOf = func(k Key) string { return k.Proxy }
-	default:
+	var fe *fielderr.Error
+	if !errors.As(err, &fe) {
 		return err // nil, or an error of no field: shown as it is
 	}
+	tagOf := map[string]func(Key) string{
+		"election": func(k Key) string { return k.Engine },
+		"kube":     func(k Key) string { return k.Kube },
+		"proxy":    func(k Key) string { return k.Proxy },
+	}[fe.Pkg]
+	if tagOf == nil {
+		return err // a package no key fills: a bug here, shown as it is
+	}
+	field, cause := fe.Field, fe.Err
 	for _, k := range table {
 		tag := tagOf(k)
 		if tag == "" || tag != field {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/fielderr"
 )
 
 // Limits that Validate enforces. A value outside them would pass ZooKeeper's
@@ -62,16 +63,10 @@ const (
 // SessionConfig or Config that is wrong, Err says how. Test with errors.As;
 // a caller that reads the fields from its own configuration keys maps Field
 // back to the key.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string { return "election: " + e.Field + ": " + e.Err.Error() }
-func (e *FieldError) Unwrap() error { return e.Err }
+type FieldError = fielderr.Error
 
 func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+	return fielderr.Errorf("election", field, format, args...)
 }
 
 // SessionConfig configures a Session.
@@ -126,14 +121,14 @@ func (c SessionConfig) Validate() error {
 	}
 	for _, s := range c.Servers {
 		if err := validateServer(s); err != nil {
-			return &FieldError{Field: "Servers", Err: err}
+			return &FieldError{Pkg: "election", Field: "Servers", Err: err}
 		}
 	}
 	if err := inRange(c.SessionTimeout, MinSessionTimeout, MaxSessionTimeout); c.SessionTimeout != 0 && err != nil {
-		return &FieldError{Field: "SessionTimeout", Err: fmt.Errorf("%w (ZooKeeper's minimum is 2 ticks; the client's maximum is ~596 h, the server's maxSessionTimeout usually 40 s)", err)}
+		return &FieldError{Pkg: "election", Field: "SessionTimeout", Err: fmt.Errorf("%w (ZooKeeper's minimum is 2 ticks; the client's maximum is ~596 h, the server's maxSessionTimeout usually 40 s)", err)}
 	}
 	if err := validateAuth(c.Auth); err != nil {
-		return &FieldError{Field: "Auth", Err: err}
+		return &FieldError{Pkg: "election", Field: "Auth", Err: err}
 	}
 	if c.RenewInterval < 0 {
 		return fieldErr("RenewInterval", "must not be negative")
@@ -212,7 +207,7 @@ type Config struct {
 // Validate checks every field and their relations. Errors are *FieldError.
 func (c Config) Validate() error {
 	if err := validateElectionPath(c.Path); err != nil {
-		return &FieldError{Field: "Path", Err: err}
+		return &FieldError{Pkg: "election", Field: "Path", Err: err}
 	}
 	switch c.Mode {
 	case "", ModeLatch, ModeSelector, ModeRace:
@@ -223,16 +218,16 @@ func (c Config) Validate() error {
 		return fieldErr("ID", "must not be empty")
 	}
 	if err := validateText(c.ID, MaxIDBytes); err != nil {
-		return &FieldError{Field: "ID", Err: err}
+		return &FieldError{Pkg: "election", Field: "ID", Err: err}
 	}
 	if err := validateText(c.Advertise, MaxAdvertiseBytes); err != nil {
-		return &FieldError{Field: "Advertise", Err: err}
+		return &FieldError{Pkg: "election", Field: "Advertise", Err: err}
 	}
 	if err := validateText(c.Proxy, MaxAdvertiseBytes); err != nil {
-		return &FieldError{Field: "Proxy", Err: err}
+		return &FieldError{Pkg: "election", Field: "Proxy", Err: err}
 	}
 	if err := c.validateTerm(); err != nil {
-		return &FieldError{Field: "Term", Err: err}
+		return &FieldError{Pkg: "election", Field: "Term", Err: err}
 	}
 	switch c.OnSuspend {
 	case "", Hold, StepDown:
@@ -245,7 +240,7 @@ func (c Config) Validate() error {
 		return fieldErr("Handoff", "%s is not newest or next", quote(string(c.Handoff)))
 	}
 	if err := inRange(c.ClaimDelay, 0, MaxClaimDelay); err != nil {
-		return &FieldError{Field: "ClaimDelay", Err: err}
+		return &FieldError{Pkg: "election", Field: "ClaimDelay", Err: err}
 	}
 	if c.FencingOffset < 0 || c.FencingOffset > MaxFencingOffset {
 		return fieldErr("FencingOffset", "%d is outside 0 to 2^62 (%d), which keeps czxid + offset below 2^63", c.FencingOffset, int64(MaxFencingOffset))

@@ -3,6 +3,8 @@ package election
 import (
 	"fmt"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // The lease (docs/DESIGN.md, "The lease"): how long this process is certain
@@ -89,7 +91,7 @@ func (s *Session) renewLoop() {
 		if err != nil && wait < 50*time.Millisecond {
 			wait = 50 * time.Millisecond
 		}
-		next, stop := after(s.clock, wait)
+		next, stop := clock.Deadline(s.clock, wait)
 		select {
 		case <-s.done:
 			stop()

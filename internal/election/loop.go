@@ -132,11 +132,11 @@ func (e *Elector) run(ctx context.Context) error {
 		if err != nil {
 			d := e.nextBackoff(err)
 			e.log.Debug("election step failed; retrying", "err", err, "in", d)
-			retry, stopRetry = after(e.clock, d)
+			retry, stopRetry = clock.Deadline(e.clock, d)
 		} else {
 			e.loop.backoff = 0
 			if d := e.loop.holdOff.Sub(e.clock.Now()); !e.loop.holdOff.IsZero() && d > 0 {
-				retry, stopRetry = after(e.clock, d)
+				retry, stopRetry = clock.Deadline(e.clock, d)
 			}
 		}
 		done, err := e.wait(ctx, sess, retry, err != nil)

@@ -5,6 +5,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -78,7 +79,7 @@ func (s *Session) reap(o orphans) {
 					return
 				}
 			}
-			retry, stop := after(s.clock, reapRetry)
+			retry, stop := clock.Deadline(s.clock, reapRetry)
 			select {
 			case <-s.done:
 				stop()

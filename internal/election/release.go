@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -77,7 +78,7 @@ func (e *Elector) leave(ctx context.Context) error {
 				return nil
 			}
 		}
-		retry, stop := after(e.clock, leaveRetry)
+		retry, stop := clock.Deadline(e.clock, leaveRetry)
 		select {
 		case <-sess:
 		case <-retry:

@@ -304,7 +304,7 @@ func (s *Session) authLoop() {
 			}
 			s.log.Warn("zookeeper add auth failed; retrying", "err", err)
 		}
-		retry, stop := after(s.clock, time.Second)
+		retry, stop := clock.Deadline(s.clock, time.Second)
 		select {
 		case <-s.done:
 			return

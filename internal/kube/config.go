@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/fielderr"
 )
 
 // In-cluster defaults: where the kubelet mounts a pod's service account.
@@ -182,16 +183,10 @@ func (c Config) Validate() error {
 // FieldError is a Validate error: Field names the field of Config that is
 // wrong, Err says how. A caller that sets the fields from its own
 // configuration keys maps Field back to the key, as for election.FieldError.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string { return "kube: " + e.Field + ": " + e.Err.Error() }
-func (e *FieldError) Unwrap() error { return e.Err }
+type FieldError = fielderr.Error
 
 func fieldErrorf(field, format string, args ...any) error {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+	return fielderr.Errorf("kube", field, format, args...)
 }
 
 // InClusterServer is the API server's URL from the variables the kubelet

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/fielderr"
 )
 
 // Mode is what the proxy forwards.
@@ -54,16 +55,10 @@ const (
 
 // FieldError is what Validate returns: Field names the Config field that
 // is wrong, Err says how. The daemon maps Field back to its key.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string { return "proxy: " + e.Field + ": " + e.Err.Error() }
-func (e *FieldError) Unwrap() error { return e.Err }
+type FieldError = fielderr.Error
 
 func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+	return fielderr.Errorf("proxy", field, format, args...)
 }
 
 // Config configures a Proxy (docs/DESIGN.md, "Forwarding").
@@ -185,13 +180,13 @@ func (c Config) Validate() error {
 		return fieldErr("Mode", "%q is not http or tcp", c.Mode)
 	}
 	if err := validateAddr(c.Listen, true); err != nil {
-		return &FieldError{Field: "Listen", Err: err}
+		return &FieldError{Pkg: "proxy", Field: "Listen", Err: err}
 	}
 	if err := c.validatePeerListen(); err != nil {
-		return &FieldError{Field: "PeerListen", Err: err}
+		return &FieldError{Pkg: "proxy", Field: "PeerListen", Err: err}
 	}
 	if err := validateAddr(c.App, false); err != nil {
-		return &FieldError{Field: "App", Err: err}
+		return &FieldError{Pkg: "proxy", Field: "App", Err: err}
 	}
 	for _, d := range []struct {
 		field  string

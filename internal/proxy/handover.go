@@ -1,6 +1,10 @@
 package proxy
 
-import "context"
+import (
+	"context"
+
+	"github.com/electd/electd/internal/clock"
+)
 
 // Hand-overs (docs/DESIGN.md, "Forwarding"): Yield around a graceful
 // one, the step-down when the application refuses connections, and the
@@ -29,7 +33,7 @@ func (p *Proxy) Yield(ctx context.Context, f func(context.Context) error) error 
 }
 
 func (p *Proxy) drain(ctx context.Context) {
-	timeout, stop := after(p.clock, p.cfg.DrainTimeout)
+	timeout, stop := clock.Deadline(p.clock, p.cfg.DrainTimeout)
 	defer stop()
 	for {
 		p.mu.Lock()

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // holder is one request's or connection's wait for somewhere to go
@@ -38,7 +40,7 @@ func (h *holder) enter() bool {
 	}
 	if h.expired == nil { // before it counts as held: whoever sees it held sees its budget running
 		h.start = p.clock.Now()
-		h.expired, h.stopT = after(p.clock, h.budget)
+		h.expired, h.stopT = clock.Deadline(p.clock, h.budget)
 	}
 	p.held++
 	h.in = true
@@ -79,7 +81,7 @@ func (h *holder) remaining() time.Duration {
 func (h *holder) wait(ctx context.Context, wake <-chan struct{}, retry time.Duration) error {
 	var again <-chan struct{}
 	if retry > 0 {
-		ch, stop := after(h.p.clock, retry)
+		ch, stop := clock.Deadline(h.p.clock, retry)
 		defer stop()
 		again = ch
 	}

@@ -178,7 +178,7 @@ func (p *Proxy) watch(stop <-chan struct{}) {
 		var lease <-chan struct{}
 		stopLease := func() {}
 		if r.Leading && r.Lease > 0 {
-			lease, stopLease = after(p.clock, r.Lease+time.Millisecond)
+			lease, stopLease = clock.Deadline(p.clock, r.Lease+time.Millisecond)
 		}
 		select {
 		case <-changed:

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // The preamble opens every connection a proxy forwards to a peer's
@@ -127,7 +129,7 @@ func (t *tcpProxy) accept(ln net.Listener, handle func(*trackedConn)) error {
 			}
 			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
 			p.log.Warn("accept failed; retrying", "err", err, "in", pause)
-			wait, stop := after(p.clock, pause)
+			wait, stop := clock.Deadline(p.clock, pause)
 			select {
 			case <-wait:
 			case <-p.closed:

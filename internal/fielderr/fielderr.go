@@ -1,0 +1,24 @@
+// Package fielderr is the one error type the product's packages return
+// from their Validate methods (election, kube, proxy): it names the struct
+// field that is wrong, so that internal/config, which filled the field
+// from a configuration key, can name the key instead.
+package fielderr
+
+import "fmt"
+
+// Error says that Field of Pkg's configuration is wrong, and how (Err).
+// Test for it with errors.As.
+type Error struct {
+	Pkg   string // the package whose Config holds the field: "election", "kube", "proxy"
+	Field string
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Pkg + ": " + e.Field + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error for Pkg's Field, its cause formatted as by
+// fmt.Errorf.
+func Errorf(pkg, field, format string, args ...any) error {
+	return &Error{Pkg: pkg, Field: field, Err: fmt.Errorf(format, args...)}
+}
