@@ -51,6 +51,7 @@ func testDelete(t *testing.T, d *Deployment, count int, rep *Report) {
 		for _, v := range d.Violations(t0, end) {
 			t.Errorf("delete %d: %s", i+1, v)
 		}
+		failedGraceful(t, d, fmt.Sprintf("delete %d of %s", i+1, leader), f, t0, end)
 		if newLeader == leader {
 			t.Errorf("delete %d: %s still leads after its pod was deleted", i+1, leader)
 		}
@@ -62,6 +63,24 @@ func testDelete(t *testing.T, d *Deployment, count int, rep *Report) {
 	rep.Deletes(d.F.Name, results)
 	rep.Add(d.F.Name, fmt.Sprintf("`kubectl delete pod <leader>`, %d times: the container stop order each time (times from the DELETE, by the container runtime's log timestamps):\n\n%s",
 		count, "```text\n"+strings.Join(orders, "\n")+"\n```"))
+}
+
+// failedGraceful fails the test if a flavour that promises to fail no
+// request through a graceful hand-over (Flavour.HoldTime) failed any
+// between t0 and end, and lists them.
+func failedGraceful(t *testing.T, d *Deployment, what string, f Failover, t0, end time.Time) {
+	t.Helper()
+	if d.F.HoldTime == 0 || f.Failed == 0 {
+		return
+	}
+	var errs []string
+	for _, a := range d.Probe.Between(t0, end) {
+		if a.Err != "" && len(errs) < 10 {
+			errs = append(errs, fmt.Sprintf("sent +%s, done +%s: %s", secs(a.Sent.Sub(t0)), secs(a.Done.Sub(t0)), a.Err))
+		}
+	}
+	t.Errorf("%s: %d of %d requests through the Service failed; the proxy holds each for at most %s through a graceful hand-over, so none may fail; the first:\n%s",
+		what, f.Failed, f.Failed+f.Answered, d.F.HoldTime, strings.Join(errs, "\n"))
 }
 
 // checkOrder checks, from the deleted leader's container logs, that the app

@@ -20,6 +20,10 @@ import (
 // issue's outside measurement: every 20 ms).
 const ProbeInterval = 20 * time.Millisecond
 
+// probeTimeout is how long the prober waits for an answer, beyond a
+// flavour's HoldTime: a request that takes longer counts as failed.
+const probeTimeout = 2 * time.Second
+
 // Deployment is one flavour running on the node, watched from the start:
 // who leads (ZooKeeper or the Lease), the Service's endpoints, and the
 // answers to requests through its ClusterIP.
@@ -71,7 +75,7 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 		return nil, err
 	}
 	d.URL = fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
-	d.Probe = Probe(wctx, n, d.URL, ProbeInterval)
+	d.Probe = Probe(wctx, n, d.URL, ProbeInterval, probeTimeout+f.HoldTime)
 	return d, nil
 }
 

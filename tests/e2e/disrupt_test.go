@@ -67,6 +67,11 @@ func testKill(t *testing.T, d *Deployment, container string, rep *Report) {
 			t.Error(v)
 		}
 	}
+	if container == "app" {
+		// The app's crash is a graceful hand-over for the proxy: its
+		// electd steps down and hands the held requests on.
+		failedGraceful(t, d, "SIGKILL of the leader's app", f, t0, end)
+	}
 	switch {
 	case container == "app" && !d.F.WatchesApp && newLeader != leader:
 		t.Errorf("SIGKILL of the app moved leadership from %s to %s; electd does not watch the app here", leader, newLeader)

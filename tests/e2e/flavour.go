@@ -3,6 +3,7 @@ package e2e
 import (
 	"path/filepath"
 	"runtime"
+	"time"
 )
 
 // Flavour is one way of routing a Service to the leader, deployed from a
@@ -48,6 +49,14 @@ type Flavour struct {
 	// stopped: a new leader may be elected before the deleted leader's app
 	// has exited, and SIGKILL of the leader's app moves leadership.
 	WatchesApp bool
+	// HoldTime, when set, is the flavour's promise that a graceful
+	// hand-over (a pod deletion, a rollout, the app's SIGKILL, which its
+	// leader's proxy takes as a reason to step down) fails no request:
+	// the proxy holds each for at most HoldTime (proxy.hold_time) while
+	// leadership moves. The Service's prober then waits HoldTime plus its
+	// usual 2 s for an answer, and every request of those disruptions must
+	// be answered by the pod that led at the time.
+	HoldTime time.Duration
 	// Peer: a comparison, run for the delete-the-leader measurement only.
 	Peer bool
 	// Describe is one line for the report: what elects and its settings.
@@ -71,6 +80,7 @@ var Flavours = []Flavour{
 		Name: "proxy", Namespace: "e2e-proxy", Elector: "electd", ElectionPath: "/e2e/proxy/app",
 		OneEndpoint: false, AllReady: true, WatchesApp: true,
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
+		HoldTime: 5 * time.Second, // deploy/k8s-proxy leaves proxy.hold_time at its default
 		Describe: "electd, proxy flavour (deploy/k8s-proxy): every pod Ready, the Service at electd's forwarding proxy, which sends to the leader's app",
 	},
 	{

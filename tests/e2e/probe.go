@@ -29,9 +29,9 @@ type Prober struct {
 
 // Probe starts a prober of url that runs until ctx ends. At most 64
 // requests are outstanding; a slower Service skips ticks.
-func Probe(ctx context.Context, n *nodetest.Node, url string, interval time.Duration) *Prober {
+func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout time.Duration) *Prober {
 	p := &Prober{}
-	client := n.HTTPClient(2 * time.Second)
+	client := n.HTTPClient(timeout)
 	slots := make(chan struct{}, 64)
 	go func() {
 		t := time.NewTicker(interval)

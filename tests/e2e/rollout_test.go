@@ -66,6 +66,7 @@ func testRollout(t *testing.T, d *Deployment, rep *Report) {
 	for _, v := range d.Violations(t0, end) {
 		t.Error(v)
 	}
+	failedGraceful(t, d, "rollout restart", f, t0, end)
 	if old[newLeader] {
 		t.Errorf("after the rollout the leader %s is a pod of the old ReplicaSet", newLeader)
 	}
