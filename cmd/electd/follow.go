@@ -35,9 +35,10 @@ type following struct {
 }
 
 // startsObserver says whether the engine starts without standing: the
-// operator said so, or the application has not passed a check yet.
+// operator said so, or the application has not passed a check yet, or,
+// with the forwarding proxy, not taken a connection yet (forwarding.watch).
 func startsObserver(c *config.Loaded) bool {
-	return !c.Election.Candidate || c.App.HealthURL != ""
+	return !c.Election.Candidate || c.App.HealthURL != "" || c.Proxy.Listen != ""
 }
 
 // newFollowing builds the parts on el; their metrics go to reg. environ is

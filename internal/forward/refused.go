@@ -17,7 +17,9 @@ import (
 // newest a pod deletion hands over as a shutdown does); Run then dials the
 // application every RetryEvery and lifts the refusal at the first
 // connection it takes, so that an application that restarted stands
-// again. A pod that is being deleted gets its SIGTERM first.
+// again. A pod that is being deleted gets its SIGTERM first. Begin makes
+// a participant that starts wait the same way for its application's first
+// connection, so it never leads before its application listens.
 type Refusals struct {
 	cfg  RefusalsConfig
 	kick chan struct{}
@@ -25,6 +27,7 @@ type Refusals struct {
 	mu      sync.Mutex
 	refused bool
 	gen     uint64 // counts StepDowns: a refusal recorded while Run dialled is not lifted by that dial
+	first   bool   // Begin's refusal: Run dials at once, and says "takes connections", not "again"
 }
 
 // RefusalsConfig configures Refusals.
@@ -75,6 +78,25 @@ func (r *Refusals) StepDown(reason string) {
 	}
 }
 
+// Begin records, before Run starts, that the application has not taken a
+// connection yet (why): a participant whose sidecar starts before its
+// application (a native sidecar does) stands only once the application
+// listens. Otherwise a leader handing over to the newest participant
+// (election.handoff) would pick a pod that has just started and whose
+// application cannot serve yet, and that pod would step down in turn.
+// Run dials at once, then every RetryEvery.
+func (r *Refusals) Begin(why string) {
+	r.mu.Lock()
+	r.refused, r.first = true, true
+	r.gen++
+	r.cfg.Set(why)
+	r.mu.Unlock()
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
 // Refused reports whether the refusal stands.
 func (r *Refusals) Refused() bool {
 	r.mu.Lock()
@@ -92,34 +114,41 @@ func (r *Refusals) Run(ctx context.Context) {
 		case <-r.kick:
 		}
 		r.mu.Lock()
-		gen := r.gen
+		gen, first := r.gen, r.first
 		r.mu.Unlock()
-		if !r.await(ctx) {
+		if !r.await(ctx, first) {
 			return
 		}
 		r.mu.Lock()
 		lift := r.gen == gen
 		if lift {
-			r.refused = false
+			r.refused, r.first = false, false
 			r.cfg.Set("")
 		}
 		r.mu.Unlock()
-		if lift {
+		switch {
+		case lift && first:
+			r.cfg.Logger.Info("the application takes connections: standing for leadership", "app", r.cfg.App)
+		case lift:
 			r.cfg.Logger.Info("the application takes connections again: standing for leadership", "app", r.cfg.App)
 		}
 	}
 }
 
-// await dials the application every RetryEvery until it takes a
-// connection (true) or ctx ends (false).
-func (r *Refusals) await(ctx context.Context) bool {
+// await dials the application every RetryEvery, the first time at once
+// if now, until it takes a connection (true) or ctx ends (false). After a
+// step-down it waits first: the application has just refused one.
+func (r *Refusals) await(ctx context.Context, now bool) bool {
 	d := net.Dialer{Timeout: r.cfg.DialTimeout}
 	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-r.cfg.Clock.After(r.cfg.RetryEvery):
+		if !now {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-r.cfg.Clock.After(r.cfg.RetryEvery):
+			}
 		}
+		now = false
 		c, err := d.DialContext(ctx, "tcp", r.cfg.App)
 		if err == nil {
 			_ = c.Close()
