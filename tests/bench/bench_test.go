@@ -76,7 +76,7 @@ func TestBenchSmoke(t *testing.T) {
 	want("footprint", fp != nil && fp.LeaderRSS > 0 && fp.FollowerRSS > 0 && fp.LeaderCPU > 0)
 	want("/healthz/leader load", fp != nil && fp.Load != nil && fp.Load.Requests > 0 && fp.Load.NotLeaders == 0)
 	fw := rep.Forward
-	want("forward", fw != nil && len(fw.Latency) == 7 && len(fw.Handovers) == 4 && fw.Rate > 0)
+	want("forward", fw != nil && len(fw.Latency) == 9 && len(fw.Handovers) == 4 && fw.Rate > 0)
 	if fw != nil {
 		for _, l := range fw.Handovers {
 			want("forward: "+l.Kind, len(l.Requests) == 1 && l.Requests[0] > 0)

@@ -42,6 +42,18 @@ func (e *env) electdOpts(path string, timeout time.Duration) electdOpts {
 	}
 }
 
+// buildFloorProxy builds tests/bench/floorproxy into dir: the forward
+// section's floor, a bare reverse proxy in a process of its own.
+func buildFloorProxy(dir string) (string, error) {
+	bin := filepath.Join(dir, "floorproxy")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/electd/electd/tests/bench/floorproxy")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build floorproxy: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
 // buildElectd builds cmd/electd into dir with the go command, as a release
 // would be built (no race detector).
 func buildElectd(dir string) (string, error) {

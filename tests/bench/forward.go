@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +50,10 @@ type ForwardLoss struct {
 	Failed   []int
 	Slowest  time.Duration
 }
+
+// floorPath names the floor's path in the report: what any proxy process
+// adds on this machine.
+const floorPath = "bare ReverseProxy process"
 
 // forwardWorkers send one request every 20 ms each: about 300 a second
 // through the three proxies in turn, as issue 22 asks.
@@ -101,7 +108,12 @@ func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
 		return nil, err
 	}
 	defer direct.Close()
-	if res.Latency, err = r.latency(ctx, leader, direct.Addr, cfg.ForwardRequests); err != nil {
+	floor, stopFloor, err := startFloorProxy(env, direct.Addr)
+	if err != nil {
+		return nil, err
+	}
+	defer stopFloor()
+	if res.Latency, err = r.latency(ctx, leader, direct.Addr, floor, cfg.ForwardRequests); err != nil {
 		return nil, err
 	}
 	for _, k := range forwardKinds {
@@ -187,10 +199,38 @@ func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMem
 	return nil
 }
 
+// startFloorProxy runs tests/bench/floorproxy in front of target and
+// returns its address, and a function that stops it.
+func startFloorProxy(env *env, target string) (string, func(), error) {
+	bin, err := buildFloorProxy(env.dir)
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(bin, target)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := env.spawn.start(cmd); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("floorproxy printed no address: %w", err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
+
 // latency sends n requests one at a time along each path: direct to an
-// application (at direct), through the leader's proxy, through a
-// follower's.
-func (r *forwardRig) latency(ctx context.Context, leader *forwardMember, direct string, n int) ([]ForwardPath, error) {
+// application (at direct), through a bare reverse proxy's process (floor),
+// through the leader's proxy, through a follower's.
+func (r *forwardRig) latency(ctx context.Context, leader *forwardMember, direct, floor string, n int) ([]ForwardPath, error) {
 	var follower *forwardMember
 	for _, m := range r.ms {
 		if m != leader {
@@ -199,7 +239,7 @@ func (r *forwardRig) latency(ctx context.Context, leader *forwardMember, direct 
 		}
 	}
 	paths := []struct{ name, addr string }{
-		{"direct", direct}, {"leader's proxy", leader.proxy}, {"follower's proxy", follower.proxy},
+		{"direct", direct}, {floorPath, floor}, {"leader's proxy", leader.proxy}, {"follower's proxy", follower.proxy},
 	}
 	var out []ForwardPath
 	for _, method := range []string{http.MethodGet, http.MethodPost} {

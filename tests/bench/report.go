@@ -177,7 +177,7 @@ func writeForward(w io.Writer, f *ForwardResult) {
 		if d, ok := direct[p.Method]; ok && !strings.HasPrefix(p.Path, "direct") {
 			added = fmt.Sprintf("  adds p50 %s, p99 %s", us(p.Took.P50()-d.P50()), us(p.Took.P99()-d.P99()))
 		}
-		fmt.Fprintf(w, "  %-4s %-30s p50 %s  p99 %s%s\n", p.Method, p.Path, us(p.Took.P50()), us(p.Took.P99()), added)
+		fmt.Fprintf(w, "  %-4s %-34s p50 %s  p99 %s%s\n", p.Method, p.Path, us(p.Took.P50()), us(p.Took.P99()), added)
 	}
 	fmt.Fprintf(w, "  requests lost per hand-over, %.0f requests/s (GETs and POSTs) through every proxy, session timeout %v, hold time %v:\n",
 		f.Rate, f.Session, f.HoldTime)

@@ -1,0 +1,33 @@
+// Command floorproxy is the forward section's floor (BENCHMARKS.md): a bare
+// net/http/httputil.ReverseProxy in a process of its own, in front of the
+// address given, listening on a free loopback port that it prints on its
+// first line. A hop through it costs what any proxy process costs on the
+// machine (two wake-ups of a process and two loopback round trips), so
+// electd's forward is judged against it, not against an in-process call.
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: floorproxy host:port")
+		os.Exit(2)
+	}
+	target := &url.URL{Scheme: "http", Host: os.Args[1]}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(ln.Addr())
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
+	fmt.Fprintln(os.Stderr, http.Serve(ln, rp))
+	os.Exit(1)
+}
