@@ -35,10 +35,9 @@ type following struct {
 }
 
 // startsObserver says whether the engine starts without standing: the
-// operator said so, or the application has not passed a check yet, or,
-// with the forwarding proxy, not taken a connection yet (forwarding.watch).
+// operator said so, or the application has not passed a check yet.
 func startsObserver(c *config.Loaded) bool {
-	return !c.Election.Candidate || c.App.HealthURL != "" || c.Proxy.Listen != ""
+	return !c.Election.Candidate || c.App.HealthURL != ""
 }
 
 // newFollowing builds the parts on el; their metrics go to reg. environ is

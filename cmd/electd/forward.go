@@ -93,10 +93,8 @@ func (g proxyGauges) Held() int { return g.f.px.Held() }
 func (g proxyGauges) Open() int { return g.f.px.Open() }
 
 // watch follows the election and the application's refusals until ctx
-// ends. This participant stands only once its application has taken a
-// connection (forward.Refusals.Begin).
+// ends.
 func (f *forwarding) watch(ctx context.Context) {
-	f.refusals.Begin("the application at proxy.app has not taken a connection yet")
 	go f.lead.Watch(ctx)
 	go f.refusals.Run(ctx)
 }

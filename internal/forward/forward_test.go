@@ -184,39 +184,3 @@ func TestRefusals(t *testing.T) {
 		t.Fatal("not lifted once the application takes connections")
 	}
 }
-
-// A participant that starts stands only once its application takes a
-// connection: Begin records the refusal at once and Run dials at once
-// (RetryEvery here is far longer than the test waits).
-func TestRefusalsBeginDialsAtOnce(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	set := make(chan string, 8)
-	r := NewRefusals(RefusalsConfig{App: ln.Addr().String(), Set: func(why string) { set <- why },
-		DialTimeout: time.Second, RetryEvery: time.Hour})
-	r.Begin("not yet")
-	if why := <-set; why != "not yet" || !r.Refused() {
-		t.Fatalf("Begin: Set(%q), refused %v", why, r.Refused())
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.Run(ctx)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	select {
-	case why := <-set:
-		if why != "" || r.Refused() {
-			t.Fatalf("Set(%q), refused %v, want the refusal lifted", why, r.Refused())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("not lifted although the application listens: Run waited for RetryEvery before its first dial")
-	}
-}

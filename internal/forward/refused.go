@@ -17,9 +17,7 @@ import (
 // newest a pod deletion hands over as a shutdown does); Run then dials the
 // application every RetryEvery and lifts the refusal at the first
 // connection it takes, so that an application that restarted stands
-// again. A pod that is being deleted gets its SIGTERM first. Begin makes
-// a participant that starts wait the same way for its application's first
-// connection, so it never leads before its application listens.
+// again. A pod that is being deleted gets its SIGTERM first.
 type Refusals struct {
 	cfg  RefusalsConfig
 	kick chan struct{}
@@ -27,7 +25,6 @@ type Refusals struct {
 	mu      sync.Mutex
 	refused bool
 	gen     uint64 // counts StepDowns: a refusal recorded while Run dialled is not lifted by that dial
-	first   bool   // Begin's refusal: Run dials at once, and says "takes connections", not "again"
 }
 
 // RefusalsConfig configures Refusals.
@@ -78,25 +75,6 @@ func (r *Refusals) StepDown(reason string) {
 	}
 }
 
-// Begin records, before Run starts, that the application has not taken a
-// connection yet (why): a participant whose sidecar starts before its
-// application (a native sidecar does) stands only once the application
-// listens. Otherwise a leader handing over to the newest participant
-// (election.handoff) would pick a pod that has just started and whose
-// application cannot serve yet, and that pod would step down in turn.
-// Run dials at once, then every RetryEvery.
-func (r *Refusals) Begin(why string) {
-	r.mu.Lock()
-	r.refused, r.first = true, true
-	r.gen++
-	r.cfg.Set(why)
-	r.mu.Unlock()
-	select {
-	case r.kick <- struct{}{}:
-	default:
-	}
-}
-
 // Refused reports whether the refusal stands.
 func (r *Refusals) Refused() bool {
 	r.mu.Lock()
@@ -114,41 +92,34 @@ func (r *Refusals) Run(ctx context.Context) {
 		case <-r.kick:
 		}
 		r.mu.Lock()
-		gen, first := r.gen, r.first
+		gen := r.gen
 		r.mu.Unlock()
-		if !r.await(ctx, first) {
+		if !r.await(ctx) {
 			return
 		}
 		r.mu.Lock()
 		lift := r.gen == gen
 		if lift {
-			r.refused, r.first = false, false
+			r.refused = false
 			r.cfg.Set("")
 		}
 		r.mu.Unlock()
-		switch {
-		case lift && first:
-			r.cfg.Logger.Info("the application takes connections: standing for leadership", "app", r.cfg.App)
-		case lift:
+		if lift {
 			r.cfg.Logger.Info("the application takes connections again: standing for leadership", "app", r.cfg.App)
 		}
 	}
 }
 
-// await dials the application every RetryEvery, the first time at once
-// if now, until it takes a connection (true) or ctx ends (false). After a
-// step-down it waits first: the application has just refused one.
-func (r *Refusals) await(ctx context.Context, now bool) bool {
+// await dials the application every RetryEvery until it takes a
+// connection (true) or ctx ends (false).
+func (r *Refusals) await(ctx context.Context) bool {
 	d := net.Dialer{Timeout: r.cfg.DialTimeout}
 	for {
-		if !now {
-			select {
-			case <-ctx.Done():
-				return false
-			case <-r.cfg.Clock.After(r.cfg.RetryEvery):
-			}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.cfg.Clock.After(r.cfg.RetryEvery):
 		}
-		now = false
 		c, err := d.DialContext(ctx, "tcp", r.cfg.App)
 		if err == nil {
 			_ = c.Close()
