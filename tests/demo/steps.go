@@ -89,9 +89,19 @@ func (d *demo) showLeader(ctx context.Context) error {
 	}
 	d.token1 = h.FencingToken
 	d.out.cmd("curl -s http://%s/metrics | grep -E '^electd_(is_leader|fencing_token|participants)'", l.proc.Addr)
-	mfs, err := ask(ctx, l.proc.Metrics)
-	if err != nil {
-		return err
+	// The leader counts the queue 100 ms after it changes (a burst of
+	// joins costs one read): wait for the count of every sidecar.
+	var mfs map[string]*dto.MetricFamily
+	deadline := time.Now().Add(leaderWithin)
+	for {
+		var err error
+		if mfs, err = ask(ctx, l.proc.Metrics); err != nil {
+			return err
+		}
+		if n := participantsOf(mfs); n == sidecarCount || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	for _, name := range []string{"electd_fencing_token", "electd_is_leader", "electd_participants"} {
 		for _, line := range sampleLines(mfs[name]) {
@@ -198,6 +208,15 @@ func ask3(ctx context.Context, f func(context.Context, string) (int, []byte, err
 }
 
 // sampleLines renders a gauge family's series as the exposition format writes them.
+// participantsOf is electd_participants in mfs, or -1.
+func participantsOf(mfs map[string]*dto.MetricFamily) int {
+	mf := mfs["electd_participants"]
+	if mf == nil || len(mf.GetMetric()) != 1 {
+		return -1
+	}
+	return int(mf.GetMetric()[0].GetGauge().GetValue())
+}
+
 func sampleLines(mf *dto.MetricFamily) []string {
 	var out []string
 	for _, m := range mf.GetMetric() {
