@@ -37,7 +37,7 @@ type daemon struct {
 	cancelRequests context.CancelFunc // ends long polls and /events streams
 	follow         *following         // app health, candidacy, exec mode (follow.go)
 	history        *history.Log       // GET /history and the status page, fed by serve
-	fwd            *forwarding        // the forwarding proxy (forward.go); nil without proxy.listen
+	fwd            *forward.Sidecar   // the forwarding proxy; nil without proxy.listen
 }
 
 // newDaemon listens, starts the ZooKeeper session and builds the election
@@ -59,7 +59,9 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 	// What follows frees the listeners when it fails.
 	fail := func(err error) (*daemon, error) {
 		ln.Close()
-		fwd.close()
+		if fwd != nil {
+			fwd.Close()
+		}
 		if d.sess != nil {
 			d.sess.Close()
 		}
@@ -85,7 +87,7 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 	ec.Logger, ec.Recorder = log, m
 	ec.Observer = startsObserver(cfg)
 	if fwd != nil {
-		ec.Proxy, ec.TermEnd = fwd.advertise, fwd.termEnd
+		ec.Proxy, ec.TermEnd = fwd.Advertise, fwd.TermEnd
 	}
 	if d.el, err = election.New(d.sess, ec); err != nil {
 		return fail(err)
@@ -99,10 +101,10 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 		// The candidacy exists once newFollowing returns, before anything
 		// serves: only then can the proxy ask it to withdraw.
 		refused := func(why string) { d.follow.cand.SetAppRefused(why) }
-		if err := fwd.build(d.el, reg, path, refused, d.log); err != nil {
+		if err := fwd.Build(d.el, metrics.NewProxy(reg, path, fwd), refused, d.log); err != nil {
 			return fail(err)
 		}
-		yielder = fwd.px
+		yielder = fwd.Proxy()
 	}
 	d.follow = newFollowing(cfg, environ, boundAddr(cfg.HTTP.Addr, ln.Addr()), d.el, yielder, reg, d.log)
 	apiEl, switcher := d.follow.api()
@@ -122,10 +124,26 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 		hc.Kubernetes = d.kube.Status
 	}
 	if fwd != nil {
-		hc.Proxy = fwd.state
+		hc.Proxy = fwd.State
 	}
 	d.http = httpserver.New(reqCtx, ln, apiEl, hc)
 	return d, nil
+}
+
+// listenProxy binds the forwarding proxy's ports, before anything touches
+// ZooKeeper, and derives the address to publish (a port 0 in
+// proxy.advertise stands for the port bound); nil without proxy.listen.
+func listenProxy(cfg *config.Loaded) (*forward.Sidecar, error) {
+	pc := cfg.Prepared.Proxy
+	if pc.Listen == "" {
+		return nil, nil
+	}
+	s, err := forward.Listen(pc)
+	if err != nil {
+		return nil, err
+	}
+	s.Advertise = config.ProxyAdvertise(cfg.Prepared.Election.Proxy, s.Bound())
+	return s, nil
 }
 
 // boundAddr is http.addr with the port the listener got: the same as
@@ -164,8 +182,8 @@ func serve(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, log 
 	if d.fwd != nil {
 		// The proxy follows the election until the end of shutdown: a
 		// participant that handed over forwards as an observer meanwhile.
-		d.fwd.watch(runCtx)
-		g.Go(d.fwd.serve)
+		d.fwd.Watch(runCtx)
+		g.Go(d.fwd.Serve)
 	}
 	g.Go(func() error {
 		d.follow.run(runCtx, quit)

@@ -53,7 +53,7 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	}
 	if d.fwd != nil {
 		// Serve drains what it holds to the new leader, then closes.
-		d.fwd.stopServing(ctx)
+		d.fwd.StopServing(ctx)
 	}
 	var failed error
 	d.releaseKube(ctx)
@@ -87,7 +87,7 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 // requests go to the successor. It stays an observer, forwarding, until
 // shutdown ends.
 func (d *daemon) handOver(ctx context.Context) {
-	err := d.fwd.px.Yield(ctx, func(ctx context.Context) error {
+	err := d.fwd.Proxy().Yield(ctx, func(ctx context.Context) error {
 		d.el.Drain()
 		d.follow.stop(ctx)
 		return d.el.SetCandidate(ctx, false, election.LossShutdown)
