@@ -42,26 +42,16 @@ func (e *env) electdOpts(path string, timeout time.Duration) electdOpts {
 	}
 }
 
-// buildFloorProxy builds tests/bench/floorproxy into dir: the forward
-// section's floor, a bare reverse proxy in a process of its own.
-func buildFloorProxy(dir string) (string, error) {
-	bin := filepath.Join(dir, "floorproxy")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/electd/electd/tests/bench/floorproxy")
+// buildGo builds the package pkg (an import path of this module) into
+// dir/name with the go command, as a release would be built (static, no
+// race detector): electd itself, and the forward section's floor
+// (tests/bench/floorproxy).
+func buildGo(dir, name, pkg string) (string, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build floorproxy: %v\n%s", err, out)
-	}
-	return bin, nil
-}
-
-// buildElectd builds cmd/electd into dir with the go command, as a release
-// would be built (no race detector).
-func buildElectd(dir string) (string, error) {
-	bin := filepath.Join(dir, "electd")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/electd/electd/cmd/electd")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build electd: %v\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil
 }

@@ -202,7 +202,7 @@ func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMem
 // startFloorProxy runs tests/bench/floorproxy in front of target and
 // returns its address, and a function that stops it.
 func startFloorProxy(env *env, target string) (string, func(), error) {
-	bin, err := buildFloorProxy(env.dir)
+	bin, err := buildGo(env.dir, "floorproxy", "github.com/electd/electd/tests/bench/floorproxy")
 	if err != nil {
 		return "", nil, err
 	}

@@ -24,7 +24,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	env := &env{cfg: cfg, dir: dir, electd: cfg.Electd, spawn: &spawner{}, out: cfg.Progress}
 	if env.electd == "" {
 		env.progress("building electd")
-		if env.electd, err = buildElectd(dir); err != nil {
+		if env.electd, err = buildGo(dir, "electd", "github.com/electd/electd/cmd/electd"); err != nil {
 			return nil, err
 		}
 	}
