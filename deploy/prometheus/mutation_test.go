@@ -158,7 +158,7 @@ func runMutants(t *testing.T, src, tests []byte, ms []mutant) map[string]bool {
 		mutantOf[f] = m
 	}
 	if len(ruleFiles) > 0 {
-		if out, status := runIn(t, dir, append([]string{"check", "rules"}, ruleFiles...)...); status != 0 {
+		if out, status := runPromtool(t, dir, append([]string{"check", "rules"}, ruleFiles...)...); status != 0 {
 			t.Fatalf("a mutant does not load (a fault of the generator, mutants_test.go):\n%s", out)
 		}
 	}
@@ -360,22 +360,6 @@ func promtoolTestBatch(dir string, files []string) (map[string]bool, error) {
 		return nil, fmt.Errorf("promtool test rules: %d files without SUCCESS, %d FAILED on stderr, exit %v", failed, n, runErr)
 	}
 	return res, nil
-}
-
-// runIn runs promtool with args in dir and returns its output and status.
-func runIn(t *testing.T, dir string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(promtool(t), args...)
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return out.String(), ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("promtool %v: %v", args, err)
-	}
-	return out.String(), 0
 }
 
 func tail(s string, n int) string {

@@ -72,12 +72,20 @@ type panelValue struct {
 // showed.
 func (s *suite) expect(t *testing.T, d *dashboard, phase string, vs ...panelValue) {
 	t.Helper()
+	s.expectSince(t, d, phase, time.Time{}, vs...)
+}
+
+// expectSince is expect for what a panel showed at any time since from (zero:
+// now): each series' highest value since then must be what ok accepts.
+// Events that a rate shows for a few seconds (a reconnection) are checked so.
+func (s *suite) expectSince(t *testing.T, d *dashboard, phase string, from time.Time, vs ...panelValue) {
+	t.Helper()
 	for _, v := range vs {
 		exprs := d.exprs(t, v.panel, v.refs)
 		until(t, patience, fmt.Sprintf("%s: panel %q %s shows %s", phase, v.panel, v.refs, v.want), func(ctx context.Context) (bool, string) {
 			var all model.Vector
 			for _, e := range exprs {
-				vec, err := s.query(ctx, e)
+				vec, err := s.highest(ctx, e, from)
 				if err != nil {
 					return false, err.Error()
 				}
@@ -88,32 +96,26 @@ func (s *suite) expect(t *testing.T, d *dashboard, phase string, vs ...panelValu
 	}
 }
 
-// expectSince is expect for what a panel showed at any time since from: each
-// series' highest value since then must be what ok accepts. Events that a
-// rate shows for a few seconds (a reconnection) are checked so.
-func (s *suite) expectSince(t *testing.T, d *dashboard, phase string, from time.Time, vs ...panelValue) {
-	t.Helper()
-	for _, v := range vs {
-		exprs := d.exprs(t, v.panel, v.refs)
-		until(t, patience, fmt.Sprintf("%s: panel %q %s showed %s", phase, v.panel, v.refs, v.want), func(ctx context.Context) (bool, string) {
-			var highest model.Vector
-			for _, e := range exprs {
-				r, _, _, err := s.prom.API.QueryRange(ctx, e, v1.Range{Start: from, End: time.Now(), Step: scrape})
-				if err != nil {
-					return false, err.Error()
-				}
-				m, _ := r.(model.Matrix)
-				for _, series := range m {
-					top := math.Inf(-1)
-					for _, p := range series.Values {
-						top = math.Max(top, float64(p.Value))
-					}
-					highest = append(highest, &model.Sample{Metric: series.Metric, Value: model.SampleValue(top)})
-				}
-			}
-			return v.ok(highest), "highest since " + from.Format(time.TimeOnly) + ": " + oneLine(highest)
-		})
+// highest returns each series of expr with its value now (from zero), or
+// its highest since from.
+func (s *suite) highest(ctx context.Context, expr string, from time.Time) (model.Vector, error) {
+	if from.IsZero() {
+		return s.query(ctx, expr)
 	}
+	r, _, _, err := s.prom.API.QueryRange(ctx, expr, v1.Range{Start: from, End: time.Now(), Step: scrape})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", expr, err)
+	}
+	m, _ := r.(model.Matrix)
+	var out model.Vector
+	for _, series := range m {
+		top := math.Inf(-1)
+		for _, p := range series.Values {
+			top = math.Max(top, float64(p.Value))
+		}
+		out = append(out, &model.Sample{Metric: series.Metric, Value: model.SampleValue(top)})
+	}
+	return out, nil
 }
 
 // oneLine writes a vector's samples on one line.
