@@ -1,166 +1,47 @@
 package prometheus
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/electd/electd/tests/promtest"
 )
 
 const dashboardFile = repoRoot + "/deploy/grafana/electd.json"
 
-// The part of Grafana's dashboard model the checks read. Grafana's model
-// has many more fields, so unknown ones are allowed here.
-type (
-	dashboard struct {
-		UID           string `json:"uid"`
-		Title         string `json:"title"`
-		SchemaVersion int    `json:"schemaVersion"`
-		Templating    struct {
-			List []variable `json:"list"`
-		} `json:"templating"`
-		Panels []panel `json:"panels"`
-	}
-	variable struct {
-		Name       string          `json:"name"`
-		Type       string          `json:"type"`
-		Query      json.RawMessage `json:"query"`
-		Definition string          `json:"definition"`
-		AllValue   string          `json:"allValue"`
-		Datasource *datasource     `json:"datasource"`
-	}
-	panel struct {
-		ID         int         `json:"id"`
-		Type       string      `json:"type"`
-		Title      string      `json:"title"`
-		Datasource *datasource `json:"datasource"`
-		GridPos    struct {
-			X, Y, W, H int
-		} `json:"gridPos"`
-		Targets []struct {
-			RefID      string      `json:"refId"`
-			Expr       string      `json:"expr"`
-			Datasource *datasource `json:"datasource"`
-		} `json:"targets"`
-		Panels []panel `json:"panels"` // a collapsed row's panels
-	}
-	datasource struct {
-		Type string `json:"type"`
-		UID  string `json:"uid"`
-	}
-)
-
-// query is one PromQL query of the dashboard, with where it comes from.
-type query struct {
-	where string
-	expr  string // as written, with Grafana's variables
-	// A query variable's name, and the label whose values it lists
-	// (label_values(<expr>, <label>)); empty for a panel's query.
-	variable, label string
-}
-
-// labelValuesRE matches a query variable's label_values(<selector>, <label>).
-var labelValuesRE = regexp.MustCompile(`^label_values\((.+),\s*([a-zA-Z_][a-zA-Z0-9_]*)\)$`)
-
-// loadDashboard decodes electd.json and returns it with every query in it:
-// each panel target's expression, and each query variable's selector.
-func loadDashboard(t *testing.T) (*dashboard, []query, map[string]string) {
-	t.Helper()
-	b, err := os.ReadFile(dashboardFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d dashboard
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&d); err != nil {
-		t.Fatalf("%s: %v", dashboardFile, err)
-	}
-	if dec.More() {
-		t.Fatalf("%s: more than one JSON value", dashboardFile)
-	}
-	vars := map[string]string{}
-	var qs []query
-	for _, v := range d.Templating.List {
-		switch v.Type {
-		case "datasource":
-			vars[v.Name] = "prometheus"
-		case "query":
-			// A multi-value variable is interpolated as a regular
-			// expression; "All" as its allValue.
-			vars[v.Name] = v.AllValue
-			var q struct {
-				Query string `json:"query"`
-			}
-			if err := json.Unmarshal(v.Query, &q); err != nil {
-				t.Fatalf("variable %s: query: %v", v.Name, err)
-			}
-			m := labelValuesRE.FindStringSubmatch(q.Query)
-			if m == nil {
-				t.Fatalf("variable %s: query %q is not label_values(<selector>, <label>)", v.Name, q.Query)
-			}
-			if v.Definition != q.Query {
-				t.Errorf("variable %s: definition %q differs from its query %q", v.Name, v.Definition, q.Query)
-			}
-			qs = append(qs, query{where: "variable " + v.Name, expr: m[1], variable: v.Name, label: m[2]})
-		default:
-			t.Fatalf("variable %s: type %q is not one this test knows", v.Name, v.Type)
-		}
-	}
-	var walk func([]panel)
-	walk = func(ps []panel) {
-		for _, p := range ps {
-			for _, tg := range p.Targets {
-				qs = append(qs, query{where: "panel " + p.Title + " " + tg.RefID, expr: tg.Expr})
-			}
-			walk(p.Panels)
-		}
-	}
-	walk(d.Panels)
-	return &d, qs, vars
-}
-
-// grafanaVarRE matches $name, ${name} and ${name:format}.
-var grafanaVarRE = regexp.MustCompile(`\$\{([a-zA-Z_]\w*)(?::\w+)?\}|\$([a-zA-Z_]\w*)`)
-
 // builtins are Grafana's interval variables, as a 15 s scrape would get them.
 var builtins = map[string]string{"__rate_interval": "1m", "__interval": "15s", "__range": "6h"}
 
-// expand interpolates the dashboard's variables as Grafana does before it
-// sends a query. Names that are no variable stay as they are, as in Grafana
-// (label_replace's "$1" is one).
-func expand(expr string, vars map[string]string) string {
-	return grafanaVarRE.ReplaceAllStringFunc(expr, func(m string) string {
-		sub := grafanaVarRE.FindStringSubmatch(m)
-		name := sub[1] + sub[2]
-		if v, ok := builtins[name]; ok {
-			return v
-		}
-		if v, ok := vars[name]; ok {
-			return v
-		}
-		return m
-	})
+// loadDashboard is promtest.LoadDashboard of electd.json; an error fails t.
+func loadDashboard(t *testing.T) (*promtest.Dashboard, []promtest.Query, map[string]string) {
+	t.Helper()
+	d, qs, vars, err := promtest.LoadDashboard(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, qs, vars
 }
+
+// expand is promtest.Expand with a 15 s scrape's builtins.
+func expand(expr string, vars map[string]string) string { return promtest.Expand(expr, vars, builtins) }
 
 // parseDashboard parses every query of the dashboard with Prometheus' PromQL
 // parser, failing on any error, and returns their selectors.
-func parseDashboard(t *testing.T) (*dashboard, map[query][]selector) {
+func parseDashboard(t *testing.T) (*promtest.Dashboard, map[promtest.Query][]selector) {
 	t.Helper()
 	d, qs, vars := loadDashboard(t)
 	var exprs []string
 	for _, q := range qs {
-		exprs = append(exprs, expand(q.expr, vars))
+		exprs = append(exprs, expand(q.Expr, vars))
 	}
-	out := map[query][]selector{}
+	out := map[promtest.Query][]selector{}
 	for i, r := range parseExprs(t, exprs) {
 		if r.Error != "" {
-			t.Errorf("%s: %s\n  %s", qs[i].where, r.Error, r.Expr)
+			t.Errorf("%s: %s\n  %s", qs[i].Where, r.Error, r.Expr)
 		}
 		if len(r.Selectors) == 0 && r.Error == "" {
-			t.Errorf("%s: selects no metric: %s", qs[i].where, r.Expr)
+			t.Errorf("%s: selects no metric: %s", qs[i].Where, r.Expr)
 		}
 		out[qs[i]] = r.Selectors
 	}
@@ -170,17 +51,29 @@ func parseDashboard(t *testing.T) (*dashboard, map[query][]selector) {
 	return d, out
 }
 
-// topics are what the dashboard must show (issue: who leads per pod, leader
-// changes, lease remaining, session state, participants, renewal latency),
-// each as the metric that shows it.
+// topics are what the dashboard must show (who leads per pod, leader
+// changes, lease remaining, session state, participants, renewal latency;
+// since issue 31 the election's work and the forwarding proxy), each as the
+// metric that shows it.
 var topics = map[string]string{
-	"who leads":       "electd_is_leader",
-	"leader changes":  "electd_leadership_acquired_total",
-	"lease remaining": "electd_lease_remaining_seconds",
-	"session state":   "electd_zk_state",
-	"participants":    "electd_participants",
-	"renewal latency": "electd_lease_renewal_seconds_bucket",
+	"who leads":          "electd_is_leader",
+	"leader changes":     "electd_leadership_acquired_total",
+	"lease remaining":    "electd_lease_remaining_seconds",
+	"session state":      "electd_zk_state",
+	"participants":       "electd_participants",
+	"renewal latency":    "electd_lease_renewal_seconds_bucket",
+	"queue re-checks":    "electd_election_rechecks_total",
+	"ZooKeeper requests": "electd_zk_requests_total",
+	"goroutines":         "go_goroutines",
+	"proxy requests":     "electd_proxy_requests_total",
+	"held requests":      "electd_proxy_held",
+	"forward latency":    "electd_proxy_upstream_seconds_bucket",
 }
+
+// joined are the metrics of the Go collector a panel may show: they carry
+// no election label, so the panel must join them to an electd metric of the
+// election (by the target's labels).
+var joined = map[string]bool{"go_goroutines": true}
 
 func TestDashboardQueriesParse(t *testing.T) {
 	d, sels := parseDashboard(t)
@@ -189,16 +82,24 @@ func TestDashboardQueriesParse(t *testing.T) {
 	}
 	queried := map[string]bool{}
 	for q, ss := range sels {
+		// Every panel follows the election picker; the picker's own query
+		// lists every election.
+		follows := func(s selector) bool {
+			return strings.HasPrefix(s.Metric, "electd_") &&
+				slices.ContainsFunc(s.Matchers, func(m matcher) bool { return m.Name == "election" && m.Type == "=~" })
+		}
+		isPanel := strings.HasPrefix(q.Where, "panel ")
 		for _, s := range ss {
 			queried[s.Metric] = true
-			if !strings.HasPrefix(s.Metric, "electd_") {
-				t.Errorf("%s selects %s, which is not electd's", q.where, s.Metric)
-			}
-			// Every panel follows the election picker; the picker's own
-			// query lists every election.
-			filtered := slices.ContainsFunc(s.Matchers, func(m matcher) bool { return m.Name == "election" && m.Type == "=~" })
-			if !filtered && strings.HasPrefix(q.where, "panel ") {
-				t.Errorf("%s: %s does not follow the election variable (election=~\"$election\")", q.where, s.Metric)
+			switch {
+			case joined[s.Metric] && isPanel:
+				if !slices.ContainsFunc(ss, follows) {
+					t.Errorf("%s: %s is not joined to an electd metric of the election", q.Where, s.Metric)
+				}
+			case !strings.HasPrefix(s.Metric, "electd_"):
+				t.Errorf("%s selects %s, which is not electd's", q.Where, s.Metric)
+			case isPanel && !follows(s):
+				t.Errorf("%s: %s does not follow the election variable (election=~\"$election\")", q.Where, s.Metric)
 			}
 		}
 	}
@@ -217,7 +118,7 @@ func TestDashboardLayout(t *testing.T) {
 	ids := map[int]bool{}
 	type cell struct{ x, y int }
 	taken := map[cell]string{}
-	var all []panel
+	var all []promtest.Panel
 	for _, p := range d.Panels {
 		all = append(append(all, p), p.Panels...)
 	}
@@ -257,23 +158,6 @@ func TestDashboardLayout(t *testing.T) {
 				}
 				taken[cell{x, y}] = p.Title
 			}
-		}
-	}
-}
-
-// TestExpandInterpolatesLikeGrafana checks the interpolation the parse
-// check depends on.
-func TestExpandInterpolatesLikeGrafana(t *testing.T) {
-	vars := map[string]string{"election": ".*", "datasource": "prometheus"}
-	for in, want := range map[string]string{
-		`rate(x{election=~"$election"}[$__rate_interval])`: `rate(x{election=~".*"}[1m])`,
-		`x{election=~"${election}"}`:                       `x{election=~".*"}`,
-		`x{election=~"${election:regex}"}`:                 `x{election=~".*"}`,
-		`label_replace(x, "m", "$1", "pod", "(.+)")`:       `label_replace(x, "m", "$1", "pod", "(.+)")`,
-		`x{a="$unknown"}`:                                  `x{a="$unknown"}`,
-	} {
-		if got := expand(in, vars); got != want {
-			t.Errorf("expand(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -108,7 +108,7 @@ func TestQueriedMetricsExist(t *testing.T) {
 	_, dash := parseDashboard(t)
 	for q, ss := range dash {
 		for _, s := range ss {
-			uses = append(uses, use{"electd.json " + q.where, s})
+			uses = append(uses, use{"electd.json " + q.Where, s})
 		}
 	}
 	slices.SortFunc(uses, func(a, b use) int { return strings.Compare(a.where+a.sel.String(), b.where+b.sel.String()) })

@@ -33,11 +33,12 @@ func promtool(t *testing.T) string {
 	return bin
 }
 
-// runPromtool runs promtool with args in this directory and returns its
-// output and exit status.
-func runPromtool(t *testing.T, args ...string) (string, int) {
+// runPromtool runs promtool with args in dir ("": this directory) and
+// returns its output and exit status.
+func runPromtool(t *testing.T, dir string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(promtool(t), args...)
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -53,9 +54,9 @@ func runPromtool(t *testing.T, args ...string) (string, int) {
 // that must fire it, after its `for`, and stays quiet through handoffs,
 // scrape gaps, restarts and counter resets.
 func TestRuleUnitTests(t *testing.T) {
-	version, _ := runPromtool(t, "--version")
+	version, _ := runPromtool(t, "", "--version")
 	t.Logf("%s", strings.SplitN(version, "\n", 2)[0])
-	out, status := runPromtool(t, "test", "rules", ruleTestsFile)
+	out, status := runPromtool(t, "", "test", "rules", ruleTestsFile)
 	if status != 0 {
 		t.Fatalf("promtool test rules %s: exit status %d\n%s", ruleTestsFile, status, out)
 	}
@@ -83,7 +84,7 @@ tests:
         exp_alerts:
           - exp_labels: {election: /e, severity: critical}
 `)
-	out, status := runPromtool(t, "test", "rules", wrong)
+	out, status := runPromtool(t, "", "test", "rules", wrong)
 	if status == 0 || !strings.Contains(out, "FAILED") {
 		t.Errorf("promtool passed a wrong expectation (status %d):\n%s", status, out)
 	}

@@ -259,7 +259,7 @@ electd_lease_renewal_seconds_count{election="/services/web"} 2
 }
 
 // ElectdLeaseRenewalSlow (deploy/prometheus/rules.yaml) fires when the p99
-// renewal exceeds a tenth of the session timeout. histogram_quantile never
+// renewal reaches a tenth of the session timeout. histogram_quantile never
 // answers more than the top finite bucket's bound, so that bound must reach
 // a tenth of the longest session timeout electd accepts, or the alert could
 // never fire for it.

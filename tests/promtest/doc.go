@@ -13,9 +13,16 @@
 // Start writes a configuration that scrapes Targets at /metrics as job
 // "electd" and evaluates RuleFiles, both every Options.Interval (1 s by
 // default), runs the server on a free loopback port with its data in a
-// temporary directory, and waits until it answers /-/ready. API is
-// client_golang's client of the HTTP API (/api/v1/alerts, query,
-// query_range, ...). The server is stopped when the test ends (SIGTERM,
-// then SIGKILL), on Linux also if the test binary dies (PR_SET_PDEATHSIG),
-// and its log is printed when the test failed.
+// temporary directory, and waits until it answers /-/ready. SetTargets adds
+// and removes targets of that job while it runs (file-based discovery), so
+// that tests can share one server. API is client_golang's client of the
+// HTTP API (/api/v1/alerts, query, query_range, ...). The server is stopped
+// when the test ends (SIGTERM, then SIGKILL), on Linux also if the test
+// binary dies (PR_SET_PDEATHSIG), and its log is printed when the test
+// failed.
+//
+// SpeedUp writes a copy of a rules file with every range window and `for`
+// divided, for a server evaluating it every second; LoadDashboard and
+// Expand read a Grafana dashboard's queries and interpolate them as Grafana
+// sends them.
 package promtest

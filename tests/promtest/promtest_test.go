@@ -2,6 +2,10 @@ package promtest
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/electd/electd/tests/wait"
 )
 
 // TestServerEvaluatesRulesAndStops starts a server with one rule that always
@@ -46,4 +52,35 @@ func TestServerEvaluatesRulesAndStops(t *testing.T) {
 	if s.Alive() {
 		t.Error("prometheus runs after Stop")
 	}
+}
+
+// TestSetTargetsScrapesAndForgets adds a target while the server runs, sees
+// it scraped, and removes it.
+func TestSetTargetsScrapesAndForgets(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "# TYPE promtest_answer gauge\npromtest_answer 42\n")
+	}))
+	defer target.Close()
+	addr := strings.TrimPrefix(target.URL, "http://")
+	s := Start(t, Options{})
+	if err := s.SetTargets("one", []string{addr}); err != nil {
+		t.Fatal(err)
+	}
+	query := fmt.Sprintf(`promtest_answer{job=%q, instance=%q}`, Job, addr)
+	wait.For(t, time.Minute, "the added target scraped", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		v, _, _, err := s.API.Query(ctx, query, time.Now())
+		vec, ok := v.(model.Vector)
+		return err == nil && ok && len(vec) == 1 && vec[0].Value == 42
+	})
+	if err := s.SetTargets("one", nil); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, time.Minute, "the removed target dropped", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		res, err := s.API.Targets(ctx)
+		return err == nil && len(res.Active) == 0
+	})
 }

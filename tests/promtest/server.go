@@ -2,6 +2,7 @@ package promtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,7 +35,8 @@ const (
 
 // Options says what the server scrapes and evaluates.
 type Options struct {
-	// Targets are host:port addresses whose /metrics are scraped (job Job).
+	// Targets are host:port addresses whose /metrics are scraped (job Job);
+	// Server.SetTargets adds more while the server runs.
 	Targets []string
 	// RuleFiles are the rule files evaluated, as absolute paths.
 	RuleFiles []string
@@ -52,6 +55,8 @@ type Server struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	err    error // cmd.Wait's result, set before exited is closed
+
+	targetsMu sync.Mutex // SetTargets' writes
 }
 
 // Binary returns the prometheus in PATH. In -short mode it skips t; otherwise
@@ -79,7 +84,10 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "prometheus.yml")
-	cfg, err := config(o)
+	if err := os.Mkdir(filepath.Join(dir, "targets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config(o, filepath.Join(dir, "targets"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +123,19 @@ func Start(t testing.TB, o Options) *Server {
 	}
 }
 
-// config renders the server's configuration file.
-func config(o Options) ([]byte, error) {
+// config renders the server's configuration file; targetsDir holds the
+// files of SetTargets.
+func config(o Options, targetsDir string) ([]byte, error) {
 	type staticConfig struct {
 		Targets []string `yaml:"targets"`
 	}
+	type fileSDConfig struct {
+		Files []string `yaml:"files"`
+	}
 	type scrapeConfig struct {
 		JobName       string         `yaml:"job_name"`
-		StaticConfigs []staticConfig `yaml:"static_configs"`
+		StaticConfigs []staticConfig `yaml:"static_configs,omitempty"`
+		FileSDConfigs []fileSDConfig `yaml:"file_sd_configs"`
 	}
 	iv := model.Duration(o.Interval).String()
 	var c struct {
@@ -136,9 +149,11 @@ func config(o Options) ([]byte, error) {
 	}
 	c.Global.ScrapeInterval, c.Global.ScrapeTimeout, c.Global.EvaluationInterval = iv, iv, iv
 	c.RuleFiles = o.RuleFiles
+	job := scrapeConfig{JobName: Job, FileSDConfigs: []fileSDConfig{{Files: []string{filepath.Join(targetsDir, "*.json")}}}}
 	if len(o.Targets) > 0 {
-		c.ScrapeConfigs = []scrapeConfig{{JobName: Job, StaticConfigs: []staticConfig{{Targets: o.Targets}}}}
+		job.StaticConfigs = []staticConfig{{Targets: o.Targets}}
 	}
+	c.ScrapeConfigs = []scrapeConfig{job}
 	b, err := yaml.Marshal(&c)
 	if err != nil {
 		return nil, fmt.Errorf("promtest: configuration: %w", err)
@@ -251,6 +266,35 @@ func (s *Server) Stop() error {
 		<-s.exited
 		return fmt.Errorf("prometheus did not exit within %v of SIGTERM; killed", stopTimeout)
 	}
+}
+
+// SetTargets makes the server scrape addrs (host:port, job Job) under name,
+// in place of what an earlier call with that name gave; no addrs stops
+// scraping them. Prometheus sees the change within seconds (file-based
+// discovery: it watches the file, and passes changes on every 5 s).
+func (s *Server) SetTargets(name string, addrs []string) error {
+	s.targetsMu.Lock()
+	defer s.targetsMu.Unlock()
+	type group struct {
+		Targets []string `json:"targets"`
+	}
+	groups := []group{}
+	if len(addrs) > 0 {
+		groups = append(groups, group{Targets: addrs})
+	}
+	b, err := json.Marshal(groups)
+	if err != nil {
+		return fmt.Errorf("promtest: %w", err)
+	}
+	// Written aside and renamed, so that Prometheus never reads half a file.
+	path := filepath.Join(s.Dir, "targets", name+".json")
+	if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
+		return fmt.Errorf("promtest: %w", err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		return fmt.Errorf("promtest: %w", err)
+	}
+	return nil
 }
 
 // LogTail returns the last n lines of the server's log.

@@ -14,7 +14,8 @@ import (
 // instead of the target. All methods are safe for concurrent use.
 //
 // Modes: forwarding (the default, and after Heal), blackholed (Blackhole) and refusing
-// (Refuse). Reset and DropAfterCreate act on connections without changing the mode.
+// (Refuse). Reset and DropAfterCreate act on connections without changing the mode, and
+// Delay slows every connection down in any mode.
 type Proxy struct {
 	target string
 	ln     net.Listener
@@ -31,7 +32,8 @@ type Proxy struct {
 	healed    chan struct{} // closed when the proxy leaves blackhole mode
 	conns     map[*proxyConn]struct{}
 	closed    bool
-	dropNext  bool // DropAfterCreate armed
+	dropNext  bool          // DropAfterCreate armed
+	delay     time.Duration // Delay: how long the server's bytes are held
 	creates   int
 	requests  int
 
@@ -174,6 +176,23 @@ func (p *Proxy) DropAfterCreate() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dropNext = true
+}
+
+// Delay holds every byte the target sends for d before the client gets it, on current
+// connections and new ones, in order, as a slow server or link would: each request's
+// round-trip grows by d (a ZooKeeper client's pings too, so a d near 2/3 of its session
+// timeout makes it give up its connection). Delay(0) ends it; bytes already held keep
+// their time.
+func (p *Proxy) Delay(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delay = max(d, 0)
+}
+
+func (p *Proxy) delayNow() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delay
 }
 
 // Conns returns the number of connections currently open through the proxy (accepted and

@@ -125,6 +125,41 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
+	t.Run("delay holds what the server sends", func(t *testing.T) {
+		t.Parallel()
+		p := newProxy(t, server)
+		const d = 300 * time.Millisecond
+		p.Delay(d)
+		sent := time.Now()
+		if got := <-ruokThrough(t, p); got != "imok" {
+			t.Fatalf("answer through a delay = %q, want imok", got)
+		}
+		if took := time.Since(sent); took < d {
+			t.Fatalf("answered in %v through a delay of %v", took, d)
+		}
+		// A client's requests and replies keep their order, and its
+		// round-trips take the delay.
+		c := connect(t, []string{p.Addr()}, 4*time.Second)
+		for i, v := range []string{"a", "b", "c"} {
+			start := time.Now()
+			if i == 0 {
+				create(t, c, "/delayed", v)
+			} else if _, err := c.Set("/delayed", []byte(v), -1); err != nil {
+				t.Fatalf("set %s: %v", v, err)
+			}
+			if got := get(t, c, "/delayed"); got != v {
+				t.Fatalf("get after writing %q = %q", v, got)
+			}
+			if took := time.Since(start); took < 2*d {
+				t.Fatalf("two round-trips in %v through a delay of %v", took, d)
+			}
+		}
+		p.Delay(0)
+		if got := <-ruokThrough(t, p); got != "imok" {
+			t.Fatalf("answer after Delay(0) = %q, want imok", got)
+		}
+	})
+
 	t.Run("refuse keeps the client out until heal", func(t *testing.T) {
 		t.Parallel()
 		p := newProxy(t, server)

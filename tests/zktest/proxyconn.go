@@ -152,41 +152,83 @@ func (c *proxyConn) pumpClientToServer(s net.Conn) {
 	}
 }
 
+// held is what the server sent, read at one time: bytes, or the error that
+// ended the reading (io.EOF: the server's FIN).
+type held struct {
+	due time.Time // when the client may have it (Proxy.Delay)
+	b   []byte
+	err error
+}
+
+// pumpServerToClient reads what the server sends and hands it to deliver,
+// which passes it on once Proxy.Delay allows: reading goes on meanwhile, so
+// each byte is held for the delay and no longer.
 func (c *proxyConn) pumpServerToClient(s net.Conn) {
+	queue := make(chan held, 64)
+	delivered := make(chan struct{})
+	go func() {
+		defer close(delivered)
+		c.deliver(queue)
+	}()
+	defer func() {
+		close(queue)
+		<-delivered
+	}()
+	push := func(h held) bool {
+		select {
+		case queue <- h:
+			return true
+		case <-c.ctx.Done():
+			return false
+		}
+	}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := s.Read(buf)
-		c.mu.Lock()
-		cut := c.cut
-		c.mu.Unlock()
-		if cut {
+		if c.isCut() {
 			if err != nil {
 				return // the server closed after our FIN: done (run aborts what is left)
 			}
 			continue // discard the reply to the dropped create and anything after it
 		}
-		if n > 0 {
-			if !c.p.waitForward(c.ctx) {
-				c.abort()
-				return
-			}
-			if _, werr := c.client.Write(buf[:n]); werr != nil {
-				if c.isCut() {
-					continue
-				}
-				c.abort()
+		due := time.Now().Add(c.p.delayNow())
+		if n > 0 && !push(held{due: due, b: append([]byte(nil), buf[:n]...)}) {
+			return
+		}
+		if err != nil {
+			push(held{due: due, err: err})
+			return
+		}
+	}
+}
+
+// deliver writes what the server sent to the client, each piece at its due
+// time and once the proxy forwards, and passes the server's FIN on after
+// the rest.
+func (c *proxyConn) deliver(queue <-chan held) {
+	for h := range queue {
+		if wait := time.Until(h.due); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-c.ctx.Done():
+				t.Stop()
 				return
 			}
 		}
-		if err != nil {
-			if !c.p.waitForward(c.ctx) {
-				c.abort()
-				return
-			}
-			if errors.Is(err, io.EOF) {
-				closeWrite(c.client)
-				return
-			}
+		if !c.p.waitForward(c.ctx) {
+			c.abort()
+			return
+		}
+		switch {
+		case errors.Is(h.err, io.EOF):
+			closeWrite(c.client)
+			return
+		case h.err != nil:
+			c.abort()
+			return
+		}
+		if _, werr := c.client.Write(h.b); werr != nil && !c.isCut() {
 			c.abort()
 			return
 		}
