@@ -25,7 +25,7 @@ func TestHandOff(t *testing.T) {
 			func(u *unit) error { return u.e.setCandidate(context.Background(), false, LossAppUnhealthy) },
 			"new-1", []string{"old-2"}},
 		{"release keeps the queue's order", "", []string{"old-2", "new-1"},
-			func(u *unit) error { return u.e.release(LossReleased) }, "old-2", nil},
+			func(u *unit) error { return u.e.r.release(LossReleased) }, "old-2", nil},
 		{"next", HandoffNext, []string{"old-2", "old-3", "new-1"},
 			func(u *unit) error { return u.e.leave(context.Background()) }, "old-2", nil},
 		{"a Curator peer is never moved", "", []string{"old-2", "curator-1", "new-1"},
@@ -59,9 +59,9 @@ func TestHandOff(t *testing.T) {
 func handoffUnit(t *testing.T, h HandoffPolicy, peers ...string) (*unit, map[string]string) {
 	t.Helper()
 	u, nodes := switchoverUnit(t, peers...)
-	u.e.cfg.Handoff = h
+	u.core().cfg.Handoff = h
 	if h == "" {
-		u.e.cfg.Handoff = HandoffNewest // New's default
+		u.core().cfg.Handoff = HandoffNewest // New's default
 	}
 	u.wantLeader(true)
 	return u, nodes

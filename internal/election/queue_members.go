@@ -13,30 +13,13 @@ import (
 // delay, not one per join.
 const membersDelay = 100 * time.Millisecond
 
-// members is the queue leader's view of the queue. Followers watch only
-// their predecessor, so the leader alone watches the path's children: to
-// notice a node of another recipe sorting before ours (Curator sorts by its
-// own tag; such a path must make us step down as misconfigured), to keep the
-// participant count exact, and to read each newcomer's id once and count
-// duplicate ids. One watch on one participant: no herd.
-type members struct {
-	armed bool              // a delayed read is scheduled
-	due   bool              // the delay is over: read the children now
-	ids   map[string]string // node name -> id, for participant nodes read
-	dups  map[string]bool   // ids reported as duplicated, while they are
-}
-
-func newMembers() members {
-	return members{ids: map[string]string{}, dups: map[string]bool{}}
-}
-
 // membersChanged schedules a read of the children after membersDelay.
 func (q *queueRecipe) membersChanged() {
-	if q.members.armed {
+	if q.roster.armed {
 		return
 	}
-	q.members.armed = true
-	q.e.after(membersDelay, event{kind: evMembersDue, gen: q.e.loop.gen})
+	q.roster.armed = true
+	q.h.after(membersDelay, event{kind: evMembersDue, gen: q.gen})
 }
 
 // watchMembers reads the children with a watch and acts on them: step down
@@ -44,24 +27,23 @@ func (q *queueRecipe) membersChanged() {
 // the participants and their duplicate ids. A failure only delays noticing
 // a newcomer: the next re-check sets the watch again.
 func (q *queueRecipe) watchMembers() error {
-	e, l := q.e, &q.e.loop
-	q.members.due, q.members.armed = false, false
-	kids, err := e.childrenW(e.cfg.Path, evMembers, l.node)
+	q.roster.due, q.roster.armed = false, false
+	kids, err := q.childrenW(q.cfg.Path, evMembers, q.node)
 	if err != nil {
-		l.dirty = true
+		q.dirty = true
 		return fmt.Errorf("watch members: %w", err)
 	}
 	if q.stepDownForeign(kids) {
 		return nil
 	}
-	e.reapOld(kids)
+	q.reapOld(kids)
 	q.forgetGone(kids)
 	sorted := q.queueOf(kids)
-	if indexOf(sorted, l.node) != 0 {
-		l.dirty = true // gone, or not first any more: the re-check decides
+	if indexOf(sorted, q.node) != 0 {
+		q.dirty = true // gone, or not first any more: the re-check decides
 		return nil
 	}
-	e.updateView(func(v *view) { v.participants = len(sorted) })
+	q.h.publish(func(v *view) { v.participants = len(sorted) })
 	q.countDuplicates(sorted)
 	return nil
 }
@@ -69,13 +51,12 @@ func (q *queueRecipe) watchMembers() error {
 // stepDownForeign steps down and refuses the path when it holds another
 // recipe's nodes; it reports whether it did.
 func (q *queueRecipe) stepDownForeign(kids []string) bool {
-	e := q.e
-	if len(foreignNodes(e.cfg.Mode, kids)) == 0 {
+	if len(foreignNodes(q.cfg.Mode, kids)) == 0 {
 		return false
 	}
-	e.deleteNode(e.loop.node)
-	e.forgetNode(LossSuspended)
-	e.refuseForeign(kids)
+	q.deleteNode(q.node)
+	q.forget(LossSuspended)
+	q.refuseForeign(kids)
 	return true
 }
 
@@ -91,7 +72,7 @@ const idReadsPerPass = 8
 // node is gone), but worth an operator's look. Each node is read once while
 // it exists.
 func (q *queueRecipe) countDuplicates(sorted []string) {
-	e, m := q.e, &q.members
+	m := &q.roster
 	present := make(map[string]bool, len(sorted))
 	budget := idReadsPerPass
 	for _, name := range sorted {
@@ -100,8 +81,7 @@ func (q *queueRecipe) countDuplicates(sorted []string) {
 			continue
 		}
 		budget--
-		e.nReads.Add(1)
-		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		data, stat, err := q.h.get(nodePath(q.cfg.Path, name))
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			continue
@@ -128,8 +108,8 @@ func (q *queueRecipe) countDuplicates(sorted []string) {
 	for id, n := range seen {
 		if n > 1 && !m.dups[id] {
 			m.dups[id] = true
-			e.log.Warn("duplicate participant id", "dup_id", id, "nodes", n)
-			e.rec.DuplicateID(id)
+			q.log.Warn("duplicate participant id", "dup_id", id, "nodes", n)
+			q.rec.DuplicateID(id)
 		}
 	}
 }

@@ -26,8 +26,7 @@ import (
 // would not re-queue: the switchover is refused if one is ahead of T, as
 // when T is unknown or has no node (an observer is no candidate).
 func (q *queueRecipe) switchover(ctx context.Context, to string) error {
-	e, l := q.e, &q.e.loop
-	if !e.Status().IsLeader {
+	if !q.h.leads() {
 		return ErrNotLeader
 	}
 	queue, err := q.readQueue()
@@ -44,7 +43,7 @@ func (q *queueRecipe) switchover(ctx context.Context, to string) error {
 				ErrSwitchover, to, p.ID, p.Node)
 		}
 	}
-	e.log.Info("switchover: moving the participants ahead of the target behind it", "to", to,
+	q.log.Info("switchover: moving the participants ahead of the target behind it", "to", to,
 		"target_node", target.Node, "ahead", len(ahead))
 	if err := q.moveBehind(ctx, ahead, to); err != nil {
 		return err
@@ -54,27 +53,25 @@ func (q *queueRecipe) switchover(ctx context.Context, to string) error {
 	if err != nil {
 		return err
 	}
-	if len(queue) < 2 || queue[0] != l.node || queue[1] != target.Node {
+	if len(queue) < 2 || queue[0] != q.node || queue[1] != target.Node {
 		return fmt.Errorf("%w: %s (node %s) is not next in line any more (it left, or its session ended); still the leader",
 			ErrSwitchover, to, target.Node)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
 	}
-	return e.release(LossReleased)
+	return q.release(LossReleased)
 }
 
 // moveBehind deletes the nodes of ahead, electd participants queued before
 // the one with id to, in queue order: each re-queues at the back, behind it.
 func (q *queueRecipe) moveBehind(ctx context.Context, ahead []Participant, to string) error {
-	e := q.e
 	for _, p := range ahead {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
 		}
-		e.nWrites.Add(1)
-		if err := e.zk.Delete(join(e.cfg.Path, p.Node), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: could not move %q behind %s: %v (still the leader)", ErrSwitchover, p.ID, to, err)
+		if err := q.h.delete(nodePath(q.cfg.Path, p.Node)); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: could not move %q behind %s: %w (still the leader)", ErrSwitchover, p.ID, to, err)
 		}
 	}
 	return nil
@@ -96,31 +93,28 @@ const maxHandoffReads = 16
 // deletes the node whatever happened, and then the next in line leads, as
 // with HandoffNext.
 func (q *queueRecipe) handOff(ctx context.Context) {
-	e, l := q.e, &q.e.loop
-	if e.cfg.Handoff != HandoffNewest || l.node == "" {
+	if q.cfg.Handoff != HandoffNewest || q.node == "" {
 		return
 	}
 	queue, err := q.readQueue()
-	if err != nil || len(queue) < 3 || queue[0] != l.node || len(queue)-1 > maxHandoffReads {
+	if err != nil || len(queue) < 3 || queue[0] != q.node || len(queue)-1 > maxHandoffReads {
 		return // nobody to skip, not first, or too many to read
 	}
 	var movable []Participant
 	newest, joined := -1, int64(0)
 	for _, name := range queue[1:] {
-		e.nReads.Add(1)
-		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		data, stat, err := q.h.get(nodePath(q.cfg.Path, name))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
 		if err != nil {
 			return
 		}
-		p := e.participant(name, data, stat)
+		p := q.participant(name, data, stat)
 		if stat.EphemeralOwner == 0 {
 			break
 		}
-		e.nReads.Add(1)
-		ok, meta, err := e.zk.Exists(join(e.metaPath(), sessionHex(p.Session)))
+		ok, meta, err := q.h.exists(metaNode(q.cfg.Path, p.Session))
 		if err != nil || !ok {
 			break // a Curator peer: it cannot be moved
 		}
@@ -133,18 +127,16 @@ func (q *queueRecipe) handOff(ctx context.Context) {
 		return // the next in line is the newest that can lead next
 	}
 	target, ahead := movable[newest], movable[:newest]
-	e.log.Info("handing leadership to the newest participant", "to", target.ID, "target_node", target.Node,
+	q.log.Info("handing leadership to the newest participant", "to", target.ID, "target_node", target.Node,
 		"moved_behind", len(ahead))
 	if err := q.moveBehind(ctx, ahead, target.ID); err != nil {
-		e.log.Warn("could not hand leadership to the newest participant; the next in line takes over", "err", err)
+		q.log.Warn("could not hand leadership to the newest participant; the next in line takes over", "err", err)
 	}
 }
 
 // readQueue reads the queue as re-check does: participant nodes, in order.
 func (q *queueRecipe) readQueue() ([]string, error) {
-	e := q.e
-	e.nReads.Add(1)
-	kids, _, err := e.zk.Children(e.cfg.Path)
+	kids, err := q.h.children(q.cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("election: switchover: read the queue: %w", err)
 	}
@@ -154,17 +146,15 @@ func (q *queueRecipe) readQueue() ([]string, error) {
 // findTarget reads the queue's nodes in order until the first whose id is
 // to; it returns it and the participants between the leader and it.
 func (q *queueRecipe) findTarget(queue []string, to string) (Participant, []Participant, error) {
-	e, l := q.e, &q.e.loop
 	var ahead []Participant
 	for i, name := range queue {
 		if i == 0 {
-			if name != l.node {
+			if name != q.node {
 				return Participant{}, nil, fmt.Errorf("%w: the queue changed under the leader; try again", ErrSwitchover)
 			}
 			continue
 		}
-		e.nReads.Add(1)
-		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		data, stat, err := q.h.get(nodePath(q.cfg.Path, name))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -174,13 +164,13 @@ func (q *queueRecipe) findTarget(queue []string, to string) (Participant, []Part
 		if q.notEphemeral(name, stat) {
 			continue
 		}
-		p := e.participant(name, data, stat)
+		p := q.participant(name, data, stat)
 		if p.ID == to {
 			return p, ahead, nil
 		}
 		ahead = append(ahead, p)
 	}
-	if to == e.cfg.ID {
+	if to == q.cfg.ID {
 		return Participant{}, nil, fmt.Errorf("%w: %s already leads", ErrSwitchover, to)
 	}
 	ids := make([]string, len(ahead))
@@ -194,8 +184,6 @@ func (q *queueRecipe) findTarget(queue []string, to string) (Participant, []Part
 // isElectd reports whether p's session published an electd meta node: only
 // electd participants re-queue when their node is deleted.
 func (q *queueRecipe) isElectd(p Participant) bool {
-	e := q.e
-	e.nReads.Add(1)
-	ok, _, err := e.zk.Exists(join(e.metaPath(), sessionHex(p.Session)))
+	ok, _, err := q.h.exists(metaNode(q.cfg.Path, p.Session))
 	return err == nil && ok
 }
