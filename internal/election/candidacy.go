@@ -59,7 +59,10 @@ func (e *Elector) setCandidate(ctx context.Context, candidate bool, why LossReas
 	if led {
 		e.r.handOff(ctx) // a leader leaving for good picks its successor (Config.Handoff)
 	}
-	if !e.leaveOnce(why) {
+	if left, err := e.leaveOnce(why); !left {
+		if err != nil {
+			return fmt.Errorf("%w: %w", errWithdrawPending, err)
+		}
 		return errWithdrawPending
 	}
 	return nil

@@ -80,10 +80,10 @@ type recipe interface {
 	owns() bool
 	// release deletes the own node, re-queueing (Release, a selector's
 	// term); leaveOnce deletes the own node and settles a pending create
-	// once, and reports whether nothing is left; leftover and orphans say
-	// what is left.
+	// once, and reports whether nothing is left or the error that kept
+	// something; leftover and orphans say what is left.
 	release(reason LossReason) error
-	leaveOnce(reason LossReason) bool
+	leaveOnce(reason LossReason) (left bool, err error)
 	leftover() string
 	orphans() orphans
 	// participants reads who takes part, in order, leader first, with

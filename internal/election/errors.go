@@ -12,4 +12,8 @@ var (
 	// ErrSwitchover: the switchover's target cannot take over (the error
 	// wrapping it says why); this participant still leads.
 	ErrSwitchover = errors.New("election: switchover refused")
+	// ErrLeaveRefused: ZooKeeper refuses for good to delete the own node
+	// (no DELETE permission on the election path): a leave ends at once,
+	// and the node goes when the Session is closed.
+	ErrLeaveRefused = errors.New("election: zookeeper refuses to delete the own node")
 )

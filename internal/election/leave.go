@@ -2,6 +2,7 @@ package election
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,8 +33,16 @@ func (e *Elector) leave(ctx context.Context) error {
 		case st == StateConnected && sid != l.sid:
 			return nil // our nodes belonged to an expired session
 		case st == StateConnected:
-			if e.leaveOnce(LossShutdown) {
+			left, err := e.leaveOnce(LossShutdown)
+			if left {
 				return nil
+			}
+			if refusedForGood(err) {
+				// No retry can change it: the node goes when the session
+				// is closed, which the caller does next (docs/DESIGN.md,
+				// "Failure semantics").
+				return fmt.Errorf("%w: %s of session %s: %w; it goes when the session is closed",
+					ErrLeaveRefused, e.r.leftover(), sessionHex(l.sid), err)
 			}
 		}
 		retry, stop := clock.Deadline(e.clock, leaveRetry)
@@ -49,17 +58,30 @@ func (e *Elector) leave(ctx context.Context) error {
 }
 
 // leaveOnce tries to delete the own node, a pending create and the meta node
-// once, and reports whether nothing is left. reason is logged.
-func (e *Elector) leaveOnce(reason LossReason) bool {
+// once, and reports whether nothing is left, or the error that kept
+// something. reason is logged.
+func (e *Elector) leaveOnce(reason LossReason) (left bool, err error) {
 	l := &e.loop
-	if !e.r.leaveOnce(reason) {
-		return false
+	if left, err := e.r.leaveOnce(reason); !left {
+		return false, err
 	}
 	if l.metaSID == l.sid && l.metaSID != 0 {
 		_ = e.delete(metaNode(e.cfg.Path, l.sid))
 		l.metaSID = 0
 	}
-	return true
+	return true, nil
+}
+
+// leftOver handles what a leave could not delete: a refusal for good is
+// the caller's to report (Resign's error; closing the session deletes the
+// node), anything else is reaped once the connection is back, under the
+// same session (CURATOR-202).
+func (e *Elector) leftOver(err error, when string) {
+	if err == nil || errors.Is(err, ErrLeaveRefused) {
+		return
+	}
+	e.log.Warn("could not delete own node before "+when+"; deleting it once reconnected", "err", err)
+	e.s.reap(e.orphansLeft())
 }
 
 // leaveRetry paces leave while the connection is down or deletes fail.

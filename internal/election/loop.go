@@ -90,18 +90,15 @@ func (e *Elector) wait(ctx context.Context, sess <-chan struct{}, retry <-chan s
 			lctx, lcancel := context.WithTimeout(context.Background(), e.s.expiryBound())
 			err := e.leave(lctx)
 			lcancel()
-			if err != nil {
-				e.log.Warn("could not delete own node before stopping; deleting it once reconnected", "err", err)
-				e.s.reap(e.orphansLeft())
+			if errors.Is(err, ErrLeaveRefused) {
+				e.log.Warn("stopping with the own node in place", "err", err)
 			}
+			e.leftOver(err, "stopping")
 			return true, nil
 		case c := <-e.cmds:
 			if c.kind == cmdResign {
 				err := e.leave(c.ctx)
-				if err != nil {
-					e.log.Warn("could not delete own node before resigning; deleting it once reconnected", "err", err)
-					e.s.reap(e.orphansLeft())
-				}
+				e.leftOver(err, "resigning")
 				c.reply <- err
 				return true, nil
 			}
@@ -191,7 +188,7 @@ func (e *Elector) step() (again bool, err error) {
 	if !l.standing && (e.r.owns() || l.metaSID == l.sid && l.sid != 0) {
 		// Withdrawn with something still in the election (the delete
 		// failed): delete it now.
-		if !e.leaveOnce(e.withdrawnWhy()) {
+		if left, _ := e.leaveOnce(e.withdrawnWhy()); !left {
 			return false, errWithdrawPending
 		}
 	}

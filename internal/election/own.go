@@ -149,22 +149,29 @@ func (c *core) release(reason LossReason) error {
 }
 
 // leaveOnce tries once to delete the own node and settle a pending create,
-// and reports whether nothing is left; reason is logged.
-func (c *core) leaveOnce(reason LossReason) bool {
+// and reports whether nothing is left, or the error that kept something;
+// reason is logged.
+func (c *core) leaveOnce(reason LossReason) (left bool, err error) {
 	if c.pending != nil {
 		if err := c.hooks.resolve(); err != nil {
-			return false
+			return false, err
 		}
 	}
 	if c.node != "" {
 		c.log.Debug("deleting own node", "node", c.node, "reason", string(LossShutdown))
 		err := c.h.delete(nodePath(c.cfg.Path, c.node))
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return false
+			return false, err
 		}
 		c.log.Info("released", "node", c.node, "reason", string(reason), "session", sessionHex(c.sid),
 			"fencing_token", c.h.viewed().ownToken)
 		c.forget(reason)
 	}
-	return c.pending == nil && c.node == ""
+	return c.pending == nil && c.node == "", nil
+}
+
+// refusedForGood reports an error no retry can change: ZooKeeper denies
+// the request by the path's ACL.
+func refusedForGood(err error) bool {
+	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrInvalidACL)
 }

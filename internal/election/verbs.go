@@ -124,8 +124,11 @@ func (e *Elector) Drain() {
 }
 
 // Resign stops campaigning and deletes the own node, waiting for a create in
-// flight and retrying through disconnects until done or ctx ends. Run
-// returns afterwards.
+// flight and retrying through disconnects until done or ctx ends. When
+// ZooKeeper refuses the delete for good (the path's ACL does not let these
+// credentials delete), it returns at once an error wrapping
+// ErrLeaveRefused: closing the Session then deletes the node. Run returns
+// afterwards.
 func (e *Elector) Resign(ctx context.Context) error {
 	e.Drain()
 	err := e.send(ctx, command{kind: cmdResign})
