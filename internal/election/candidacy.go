@@ -57,7 +57,7 @@ func (e *Elector) setCandidate(ctx context.Context, candidate bool, why LossReas
 		return fmt.Errorf("%w (zookeeper %s)", errWithdrawPending, st)
 	}
 	if led {
-		e.r.handOff(ctx) // a leader leaving for good picks its successor (Config.Handoff)
+		e.handOff(ctx)
 	}
 	if left, err := e.leaveOnce(why); !left {
 		if err != nil {

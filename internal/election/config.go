@@ -43,6 +43,12 @@ type Config struct {
 	// FencingOffset, 0 to MaxFencingOffset, is added to every fencing token.
 	// Default 0.
 	FencingOffset int64
+	// AppChecked publishes whether this participant's application is up
+	// in its meta node (SetAppUp), down until it is first said up: a
+	// leader leaving for good hands over to the newest participant whose
+	// application is up (docs/DESIGN.md, "Handoff"). Default false: not
+	// published, and the others count it as up.
+	AppChecked bool
 	// Observer starts the participant without standing: it owns no node and
 	// never leads, but keeps watching the leader (SetCandidate changes it).
 	// Default false: it stands.

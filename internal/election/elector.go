@@ -43,6 +43,8 @@ type Elector struct {
 	started atomic.Bool
 
 	draining                 atomic.Bool
+	appUp                    atomic.Bool   // SetAppUp's last word
+	appKick                  chan struct{} // SetAppUp wakes Run
 	nReads, nWrites, nChecks atomic.Uint64
 
 	mu     sync.Mutex
@@ -105,6 +107,7 @@ type loopState struct {
 	state     State // session state at the last step
 	parentsOK bool  // the path is ready in session sid (preparePath)
 	metaSID   int64 // session whose meta node exists
+	metaUp    bool  // the application's state the meta node says (Config.AppChecked)
 	backoff   time.Duration
 	leasing   bool // this elector counts in the Session's lease demand
 	standing  bool // a candidate: joins and may lead (SetCandidate)
@@ -149,6 +152,7 @@ func New(s *Session, cfg Config) (*Elector, error) {
 		events:  make(chan event, 64),
 		changed: make(chan struct{}, 1),
 		done:    make(chan struct{}),
+		appKick: make(chan struct{}, 1),
 		subs:    map[chan Status]struct{}{},
 	}
 	if e.rec == nil {

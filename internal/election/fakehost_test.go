@@ -216,6 +216,19 @@ func (u *seamUnit) event() event {
 	return event{}
 }
 
+// leaderReads lets the leader read the queue as it does after a join.
+func (u *seamUnit) leaderReads() {
+	u.t.Helper()
+	if ev := u.event(); ev.kind != evMembers {
+		u.t.Fatalf("event %v, want evMembers", ev.kind)
+	}
+	u.h.clk.Advance(membersDelay)
+	if ev := u.event(); ev.kind != evMembersDue {
+		u.t.Fatalf("event %v, want evMembersDue", ev.kind)
+	}
+	u.settle()
+}
+
 // other queues a participant of session sid (with a meta node, as an
 // electd peer has) and returns its node's name.
 func (u *seamUnit) other(sid int64, id string, mode Mode) string {

@@ -158,6 +158,20 @@ func newLeaderWithFollower(t *testing.T) (*unit, string) {
 	return u, node
 }
 
+// leaderReads lets the leader read the queue as it does after a join: its
+// children watch fires, the burst delay passes, the read follows.
+func (u *unit) leaderReads() {
+	u.t.Helper()
+	if ev := u.event(); ev.kind != evMembers {
+		u.t.Fatalf("event %v, want evMembers", ev.kind)
+	}
+	u.clk.Advance(membersDelay)
+	if ev := u.event(); ev.kind != evMembersDue {
+		u.t.Fatalf("event %v, want evMembersDue", ev.kind)
+	}
+	u.settle()
+}
+
 // core is the recipe's shared state, for assertions on the own node.
 func (u *unit) core() *core {
 	switch r := u.e.r.(type) {

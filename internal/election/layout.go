@@ -163,7 +163,14 @@ type metaData struct {
 	ID        string `json:"id"`
 	Advertise string `json:"advertise"`
 	Proxy     string `json:"proxy,omitempty"`
+	// AppUp is whether the participant's application is up
+	// (Config.AppChecked, Elector.SetAppUp); left out when the participant
+	// does not know, and then counted as up (docs/DESIGN.md, "Handoff").
+	AppUp *bool `json:"app_up,omitempty"`
 }
+
+// appUp reports whether m's application is up: unknown counts as up.
+func (m metaData) appUp() bool { return m.AppUp == nil || *m.AppUp }
 
 // parseMeta reads a metaPath node; a bare string is taken as advertise data.
 func parseMeta(b []byte) metaData {

@@ -19,7 +19,7 @@ func (e *Elector) leave(ctx context.Context) error {
 	sess, cancel := e.s.subscribe()
 	defer cancel()
 	if st, sid, _ := e.s.snapshot(); st == StateConnected && sid == l.sid && e.r.holding() {
-		e.r.handOff(ctx) // a leader leaving for good picks its successor (Config.Handoff)
+		e.handOff(ctx)
 	}
 	for {
 		st, sid, _ := e.s.snapshot()
@@ -55,6 +55,21 @@ func (e *Elector) leave(ctx context.Context) error {
 		}
 		stop()
 	}
+}
+
+// handOff lets a leader leaving for good pick its successor
+// (Config.Handoff), once the recipe has heard what its watches said
+// already: a join that the leader's children watch reported is then known.
+func (e *Elector) handOff(ctx context.Context) {
+	for drained := false; !drained; {
+		select {
+		case ev := <-e.events:
+			e.r.handle(ev)
+		default:
+			drained = true
+		}
+	}
+	e.r.handOff(ctx)
 }
 
 // leaveOnce tries to delete the own node, a pending create and the meta node

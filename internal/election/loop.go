@@ -107,6 +107,8 @@ func (e *Elector) wait(ctx context.Context, sess <-chan struct{}, retry <-chan s
 		case ev := <-e.events:
 			e.r.handle(ev)
 			return false, nil
+		case <-e.appKick:
+			return false, nil
 		case <-sess:
 			if nst, nsid, _ := e.s.snapshot(); failed && nst == st && nsid == sid {
 				continue
@@ -184,6 +186,9 @@ func (e *Elector) step() (again bool, err error) {
 		e.r.newSession(sid)
 		l.sid, l.parentsOK = sid, false
 		e.ws.reset()
+	}
+	if err := e.syncMeta(); err != nil {
+		return false, err
 	}
 	if !l.standing && (e.r.owns() || l.metaSID == l.sid && l.sid != 0) {
 		// Withdrawn with something still in the election (the delete

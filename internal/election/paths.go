@@ -65,7 +65,7 @@ func (e *Elector) publishMeta() error {
 	if err := e.ensureParents(mp); err != nil {
 		return err
 	}
-	own := metaData{ID: e.cfg.ID, Advertise: e.cfg.Advertise, Proxy: e.cfg.Proxy}
+	own, up := e.ownMeta()
 	data, _ := json.Marshal(own)
 	_, err := e.create(metaNode(e.cfg.Path, l.sid), data, zk.FlagEphemeral)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -74,10 +74,48 @@ func (e *Elector) publishMeta() error {
 		}
 		return fmt.Errorf("publish advertise: %w", err)
 	}
-	l.metaSID = l.sid
+	l.metaSID, l.metaUp = l.sid, up
 	// Our own advertise data is known: claiming leadership then reads
 	// nothing more than the queue.
 	e.adv.put(l.sid, own)
+	return nil
+}
+
+// ownMeta is this participant's meta data, and whether its application
+// is up (SetAppUp).
+func (e *Elector) ownMeta() (metaData, bool) {
+	m := metaData{ID: e.cfg.ID, Advertise: e.cfg.Advertise, Proxy: e.cfg.Proxy}
+	up := e.appUp.Load()
+	if e.cfg.AppChecked {
+		m.AppUp = &up
+	}
+	return m, up
+}
+
+// syncMeta rewrites this session's meta node when the application's state
+// changed since it was written (Config.AppChecked, SetAppUp): one write
+// per change, none at rest.
+func (e *Elector) syncMeta() error {
+	l := &e.loop
+	if !e.cfg.AppChecked || l.metaSID != l.sid || l.sid == 0 {
+		return nil
+	}
+	own, up := e.ownMeta()
+	if up == l.metaUp {
+		return nil
+	}
+	data, _ := json.Marshal(own)
+	e.nWrites.Add(1)
+	if _, err := e.zk.Set(metaNode(e.cfg.Path, l.sid), data, -1); err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			l.metaSID = 0 // gone: the next join publishes it again
+			return nil
+		}
+		return fmt.Errorf("publish the application's state: %w", err)
+	}
+	l.metaUp = up
+	e.adv.put(l.sid, own)
+	e.log.Debug("published the application's state", "app_up", up)
 	return nil
 }
 

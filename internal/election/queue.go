@@ -90,6 +90,7 @@ func (q *queueRecipe) forgot() {
 		q.old[q.uuid] = true
 	}
 	q.uuid, q.queue, q.termDue = "", nil, false
+	q.roster.queue = nil // leading no more
 }
 
 // participants reads the queue, in order, with conn from the caller's
@@ -133,15 +134,51 @@ func (q *queueRecipe) participants(conn zkReader) ([]Participant, error) {
 // their predecessor, so the leader alone watches the path's children: to
 // notice a node of another recipe sorting before ours (Curator sorts by its
 // own tag; such a path must make us step down as misconfigured), to keep the
-// participant count exact, and to read each newcomer's id once and count
-// duplicate ids. One watch on one participant: no herd.
+// participant count exact, to read each newcomer's id once and count
+// duplicate ids, and to know, when it leaves, who joined last and may take
+// over (handOff). One watch on one participant: no herd.
 type roster struct {
-	armed bool              // a delayed read is scheduled
-	due   bool              // the delay is over: read the children now
-	ids   map[string]string // node name -> id, for participant nodes read
-	dups  map[string]bool   // ids reported as duplicated, while they are
+	armed    bool              // a delayed read is scheduled
+	due      bool              // the delay is over: read the children now
+	queue    []string          // the queue at the last read, this leader first
+	ids      map[string]string // node name -> id, for participant nodes read
+	sessions map[string]int64  // node name -> its session, for those nodes
+	joined   map[int64]int64   // session -> its meta node's czxid; 0: none (a Curator peer)
+	dups     map[string]bool   // ids reported as duplicated, while they are
 }
 
 func newRoster() roster {
-	return roster{ids: map[string]string{}, dups: map[string]bool{}}
+	return roster{ids: map[string]string{}, sessions: map[string]int64{}, joined: map[int64]int64{},
+		dups: map[string]bool{}}
+}
+
+// prune forgets the nodes that are not in sorted any more, and the
+// sessions none of the others belongs to.
+func (m *roster) prune(sorted []string) {
+	present := make(map[string]bool, len(sorted))
+	for _, name := range sorted {
+		present[name] = true
+	}
+	live := map[int64]bool{}
+	for name := range m.ids {
+		if !present[name] {
+			delete(m.ids, name)
+			delete(m.sessions, name)
+			continue
+		}
+		live[m.sessions[name]] = true
+	}
+	for sid := range m.joined {
+		if !live[sid] {
+			delete(m.joined, sid)
+		}
+	}
+}
+
+// candidate is a participant as the leader's roster knows it: a leaving
+// leader may hand over to it (handOff).
+type candidate struct {
+	node, id string
+	session  int64
+	joined   int64 // its session's meta node's czxid; 0 without one
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
@@ -77,61 +78,99 @@ func (q *queueRecipe) moveBehind(ctx context.Context, ahead []Participant, to st
 	return nil
 }
 
-// maxHandoffReads bounds the queue a leaving leader reads to find the
+// maxHandoffReads bounds the queue a leaving leader considers to find the
 // newest participant: a larger queue hands over to the next in line, as
 // a leave must not cost a read per participant of a large election.
 const maxHandoffReads = 16
 
 // handOff, with HandoffNewest, moves every participant queued before the
-// newest one behind it, so that it is next when this leader's node goes
-// (docs/DESIGN.md, "Handoff"). The newest is the one whose session joined
-// last (its meta node's czxid): a participant that re-queued after a
-// release or a selector's term sits at the back but is no newer. Only
-// electd participants re-queue when their node is deleted, so those
-// considered are the ones queued before the first Curator peer. It never
-// lets go itself and gives up at the first error: the leave that follows
-// deletes the node whatever happened, and then the next in line leads, as
-// with HandoffNext.
+// newest one whose application is up behind it, so that it is next when
+// this leader's node goes (docs/DESIGN.md, "Handoff"). The newest is the
+// one whose session joined last (its meta node's czxid): a participant
+// that re-queued after a release or a selector's term sits at the back but
+// is no newer. Only electd participants re-queue when their node is
+// deleted, so those considered are the ones queued before the first
+// Curator peer. The leader's roster already knows the queue (unless it
+// changed since its last read) and when each session joined: with two
+// participants, or when the next in line is the newest, it reads nothing;
+// otherwise it reads the application's state of
+// the newest ones (their meta nodes) until one is up, looking no further
+// back than the next in line, which takes over otherwise. It never lets go
+// itself and gives up at the first error: the leave that follows deletes
+// the node whatever happened, and then the next in line leads, as with
+// HandoffNext.
 func (q *queueRecipe) handOff(ctx context.Context) {
 	if q.cfg.Handoff != HandoffNewest || q.node == "" {
 		return
 	}
-	queue, err := q.readQueue()
-	if err != nil || len(queue) < 3 || queue[0] != q.node || len(queue)-1 > maxHandoffReads {
-		return // nobody to skip, not first, or too many to read
-	}
-	var movable []Participant
-	newest, joined := -1, int64(0)
-	for _, name := range queue[1:] {
-		data, stat, err := q.h.get(nodePath(q.cfg.Path, name))
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
+	queue := q.roster.queue
+	if q.roster.armed || q.roster.due {
+		// The queue changed since the roster read it (a join in the last
+		// 100 ms, as in a rollout): read it now.
+		var err error
+		if queue, err = q.readQueue(); err != nil {
 			return
 		}
-		p := q.participant(name, data, stat)
-		if stat.EphemeralOwner == 0 {
+	}
+	if len(queue) < 3 || queue[0] != q.node || len(queue)-1 > maxHandoffReads {
+		return // nobody to skip (as the leader knows the queue), not first, or too many
+	}
+	movable := q.movable(queue[1:])
+	for _, i := range newestFirst(movable) {
+		if i == 0 {
+			return // the next in line: it takes over anyway
+		}
+		if !q.appUp(movable[i]) {
+			continue
+		}
+		target, ahead := movable[i], make([]Participant, i)
+		for j, c := range movable[:i] {
+			ahead[j] = Participant{ID: c.id, Node: c.node, Session: c.session}
+		}
+		q.log.Info("handing leadership to the newest participant whose application is up", "to", target.id,
+			"target_node", target.node, "moved_behind", len(ahead))
+		if err := q.moveBehind(ctx, ahead, target.id); err != nil {
+			q.log.Warn("could not hand leadership to the newest participant; the next in line takes over", "err", err)
+		}
+		return
+	}
+}
+
+// movable is the participants of names, in queue order, up to the first
+// that cannot be moved (a Curator peer: no meta node) or cannot be read.
+func (q *queueRecipe) movable(names []string) []candidate {
+	var out []candidate
+	for _, name := range names {
+		c, ok, err := q.learn(name)
+		if err != nil {
 			break
 		}
-		ok, meta, err := q.h.exists(metaNode(q.cfg.Path, p.Session))
-		if err != nil || !ok {
-			break // a Curator peer: it cannot be moved
+		if !ok {
+			continue // gone, or not a participant
 		}
-		if meta.Czxid > joined {
-			newest, joined = len(movable), meta.Czxid
+		if c.joined == 0 {
+			break // a Curator peer: it cannot be moved, nor anyone behind it
 		}
-		movable = append(movable, p)
+		out = append(out, c)
 	}
-	if newest < 1 {
-		return // the next in line is the newest that can lead next
+	return out
+}
+
+// newestFirst is the indices of cs, the session that joined last first.
+func newestFirst(cs []candidate) []int {
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
 	}
-	target, ahead := movable[newest], movable[:newest]
-	q.log.Info("handing leadership to the newest participant", "to", target.ID, "target_node", target.Node,
-		"moved_behind", len(ahead))
-	if err := q.moveBehind(ctx, ahead, target.ID); err != nil {
-		q.log.Warn("could not hand leadership to the newest participant; the next in line takes over", "err", err)
-	}
+	sort.SliceStable(idx, func(a, b int) bool { return cs[idx[a]].joined > cs[idx[b]].joined })
+	return idx
+}
+
+// appUp reads whether c's application is up, from its meta node: the one
+// read the roster cannot answer, as it changes (Config.AppChecked).
+func (q *queueRecipe) appUp(c candidate) bool {
+	data, _, err := q.h.get(metaNode(q.cfg.Path, c.session))
+	return err == nil && parseMeta(data).appUp()
 }
 
 // readQueue reads the queue as re-check does: participant nodes, in order.

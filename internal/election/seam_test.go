@@ -71,6 +71,7 @@ func TestSeamQueueHandOffToNewest(t *testing.T) {
 			u.settle()
 			old := u.other(0x2000, "old", ModeLatch)
 			newest := u.other(0x3000, "new", ModeLatch)
+			u.leaderReads()
 			u.h.f.resetOps()
 			u.r.handOff(context.Background())
 			if h == HandoffNext {

@@ -138,6 +138,21 @@ func (e *Elector) Resign(ctx context.Context) error {
 	return err
 }
 
+// SetAppUp says whether this participant's application is up. With
+// Config.AppChecked it is published in the session's meta node, which Run
+// rewrites at its next step, so that a leader leaving for good can hand
+// over to a participant whose application is up (docs/DESIGN.md,
+// "Handoff"). It never blocks.
+func (e *Elector) SetAppUp(up bool) {
+	if e.appUp.Swap(up) == up {
+		return
+	}
+	select {
+	case e.appKick <- struct{}{}:
+	default:
+	}
+}
+
 // Done is closed when Run has returned.
 func (e *Elector) Done() <-chan struct{} { return e.done }
 
