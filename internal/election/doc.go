@@ -16,9 +16,10 @@
 // sharing core.go and own.go.
 //
 // The verbs: Run campaigns until its context ends; Release and Switchover
-// hand leadership on; SetCandidate withdraws and stands again; Drain and
-// Resign stop leading for shutdown; Observe and Await report changes; Done
-// is closed when Run has returned. Every ZooKeeper request goes through
+// hand leadership on; SetCandidate withdraws and stands again; SetAppUp
+// publishes whether the application is up; Drain and Resign stop leading
+// for shutdown; Observe and Await report changes; Done is closed when Run
+// has returned. Every ZooKeeper request goes through
 // the zkConn seam, which the unit tests script with a fake, as they fake
 // recipeHost to test a recipe alone; the tests with real ZooKeeper and
 // Curator (tests/election) are the proof.
