@@ -1,6 +1,7 @@
 // Package handoff_test runs real electd processes on a real ZooKeeper and
-// checks whom a leader leaving for good hands leadership to
-// (docs/DESIGN.md, "Handoff").
+// checks how a leader leaving for good hands leadership on: to whom
+// (docs/DESIGN.md, "Handoff"), and how soon when ZooKeeper will not delete
+// its node ("Failure semantics").
 package handoff_test
 
 import (

@@ -1,6 +1,4 @@
-// Package shutdown_test stops real electd processes on a real ZooKeeper
-// in the ways an operator's configuration can make hard.
-package shutdown_test
+package handoff_test
 
 import (
 	"context"
@@ -10,7 +8,6 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
 	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
@@ -67,7 +64,7 @@ func TestShutdownWhenZooKeeperRefusesTheDelete(t *testing.T) {
 		v, err := next.View(ctx)
 		return err == nil && v.Leader != nil && v.Leader.ID == "leader"
 	})
-	rest := restOf(t, ctx, next)
+	rests := restOf(t, ctx, []*electdtest.Proc{next})
 
 	sent := time.Now()
 	if err := leader.Signal(syscall.SIGTERM); err != nil {
@@ -107,17 +104,7 @@ func TestShutdownWhenZooKeeperRefusesTheDelete(t *testing.T) {
 	if leader.LogHas("ran out") {
 		t.Error("the leader waited out shutdown_timeout")
 	}
-	if err := electdtest.WaitIdle(ctx, []*electdtest.Proc{next}, []invariant.Rest{rest}, 2*time.Second); err != nil {
+	if err := electdtest.WaitIdle(ctx, []*electdtest.Proc{next}, rests, 2*time.Second); err != nil {
 		t.Errorf("the successor is not idle again: %v", err)
 	}
-}
-
-// restOf is p's footprint at rest: a window of 2 s while nothing changes.
-func restOf(t *testing.T, ctx context.Context, p *electdtest.Proc) invariant.Rest {
-	t.Helper()
-	ws, err := electdtest.FootprintWindow(ctx, []*electdtest.Proc{p}, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return invariant.RestOf(ws[0])
 }
