@@ -30,6 +30,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(bench.Sections, ","))
 	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "graceful handoff rounds (electd, Curator, floor)")
 	fs.IntVar(&cfg.Warmup, "warmup", cfg.Warmup, "rounds run first and not counted")
+	fs.IntVar(&cfg.PolicyRounds, "policy-rounds", cfg.PolicyRounds, "graceful handoff rounds between two electd, election.handoff alternating newest and next")
 	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "requested session timeout")
 	fs.IntVar(&cfg.CrashRounds, "crash-rounds", cfg.CrashRounds, "SIGKILL failover rounds")
 	fs.DurationVar(&cfg.CrashTimeout, "crash-timeout", cfg.CrashTimeout, "requested session timeout in the crash rounds")

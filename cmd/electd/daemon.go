@@ -87,7 +87,9 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 	ec.Logger, ec.Recorder = log, m
 	ec.Observer = startsObserver(cfg)
 	if fwd != nil {
-		ec.Proxy, ec.TermEnd = fwd.Advertise, fwd.TermEnd
+		// The proxy's view of the application is published (Probe,
+		// refusals): docs/DESIGN.md, "Handoff".
+		ec.Proxy, ec.TermEnd, ec.AppChecked = fwd.Advertise, fwd.TermEnd, true
 	}
 	if d.el, err = election.New(d.sess, ec); err != nil {
 		return fail(err)
@@ -100,7 +102,7 @@ func newDaemon(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, 
 	if fwd != nil {
 		// The candidacy exists once newFollowing returns, before anything
 		// serves: only then can the proxy ask it to withdraw.
-		refused := func(why string) { d.follow.cand.SetAppRefused(why) }
+		refused := func(why string) { d.follow.cand.SetAppRefused(why); d.el.SetAppUp(why == "") }
 		if err := fwd.Build(d.el, metrics.NewProxy(reg, path, fwd), refused, d.log); err != nil {
 			return fail(err)
 		}

@@ -58,8 +58,9 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	var failed error
 	d.releaseKube(ctx)
 	if err := d.el.Resign(ctx); err != nil {
+		// Said once, as the exit's reason; the session's close below
+		// deletes the node (a refusal for good ends Resign at once).
 		failed = fmt.Errorf("could not delete the own node: %w", err)
-		d.log.Warn("could not delete the own node; it goes when the session closes", "err", err)
 	}
 	d.cancelRequests()
 	d.http.Stop(ctx)

@@ -1,7 +1,9 @@
 // Package clock is electd's one source of time. Every deadline, timer and
-// rate limit in the product reads a Clock passed in, never package time
+// rate limit in the election reads a Clock passed in, never package time
 // directly, so that lease arithmetic, back-offs and health schedules are
-// tested by moving a fake clock (clocktest.Fake) instead of sleeping.
+// tested by moving a fake clock (clocktest.Fake) instead of sleeping. A
+// socket deadline is the exception: the kernel checks it against its own
+// clock, so it is read from package time.
 package clock
 
 import "time"

@@ -41,14 +41,14 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	zkTLS, err := c.zooKeeperTLS()
 	errs.add(err)
 	p.Session, p.Election = c.session(zkTLS), c.election()
-	errs.add(c.fieldErrors(func(w *Config) error { return w.session(zkTLS).Validate() })...)
+	errs.add(c.keyErrors(p.Session.Validate())...)
 	ec := c // election.path is checked with the chroot, unless that is wrong itself
 	if errs.has("zookeeper.chroot") {
 		cc := *c
 		cc.ZooKeeper.Chroot = ""
 		ec = &cc
 	}
-	errs.add(ec.fieldErrors(func(w *Config) error { return w.election().Validate() })...)
+	errs.add(ec.keyErrors(ec.election().Validate())...)
 	p.Kube = c.kube()
 	errs.add(c.fieldErrors(func(w *Config) error { return w.kube().Validate() })...)
 	p.Proxy = c.proxy()
@@ -58,6 +58,20 @@ func (c *Config) prepare(errs *errorList) Prepared {
 		errs.add(err)
 	}
 	return p
+}
+
+// keyErrors names the key behind each error joined in err (errors.Join):
+// the engine's Validate returns every wrong field at once.
+func (c *Config) keyErrors(err error) []error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{c.keyOf(err)}
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		out = append(out, c.keyOf(e))
+	}
+	return out
 }
 
 // fieldErrors runs validate, which checks a configuration built from c and

@@ -22,10 +22,12 @@ var errOpenACL = errors.New("election: the election path's ACL lets others creat
 // else. When one does, electd refuses to stand and says why, or, with
 // FixACL, replaces that ACL with its own (which needs ADMIN there).
 func (e *Elector) checkACL() error {
-	if e.s.cfg.Auth == "" {
+	guard, fix := e.s.aclPolicy()
+	if !guard {
 		return nil
 	}
-	for _, p := range []string{e.cfg.Path, e.metaPath()} {
+	ours := e.s.nodeACL()
+	for _, p := range []string{e.cfg.Path, metaPath(e.cfg.Path)} {
 		e.nReads.Add(1)
 		acl, _, err := e.zk.GetACL(p)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -34,18 +36,18 @@ func (e *Elector) checkACL() error {
 		if err != nil {
 			return fmt.Errorf("read the ACL of %s: %w", p, err)
 		}
-		others := openTo(acl, e.s.acl)
+		others := openTo(acl, ours)
 		if len(others) == 0 {
 			continue
 		}
 		msg := fmt.Sprintf("the ACL of %s lets %s create or delete nodes there, so anyone with that access could change the election",
 			p, strings.Join(others, ", "))
-		if !e.s.cfg.FixACL {
+		if !fix {
 			e.refuse(msg + ": restrict it to electd's credentials (setAcl), or set zookeeper.fix_acl to let electd do it")
 			return errOpenACL
 		}
 		e.nWrites.Add(1)
-		if _, err := e.zk.SetACL(p, e.s.acl, -1); err != nil {
+		if _, err := e.zk.SetACL(p, ours, -1); err != nil {
 			e.refuse(fmt.Sprintf("%s; zookeeper.fix_acl is set but replacing it failed: %v", msg, err))
 			return errOpenACL
 		}

@@ -1,9 +1,6 @@
 package election
 
-import (
-	"errors"
-	"time"
-)
+import "time"
 
 // Mode selects the election recipe (docs/DESIGN.md, "Election modes").
 type Mode string
@@ -41,44 +38,6 @@ const (
 	HandoffNewest HandoffPolicy = "newest"
 	// HandoffNext lets the next in the queue take over, as Curator does.
 	HandoffNext HandoffPolicy = "next"
-)
-
-// State is the connection state of a Session.
-type State string
-
-const (
-	StateConnecting State = "connecting"
-	StateConnected  State = "connected"
-	StateSuspended  State = "suspended" // disconnected, the session may live
-	StateExpired    State = "expired"   // the session is gone; a new one is being made
-	StateClosed     State = "closed"
-)
-
-// LossReason labels why leadership ended.
-type LossReason string
-
-const (
-	LossReleased  LossReason = "released"
-	LossTerm      LossReason = "term"
-	LossSuspended LossReason = "suspended"
-	LossExpired   LossReason = "expired"
-	LossShutdown  LossReason = "shutdown"
-	// LossWithdrawn: candidacy withdrawn (SetCandidate), e.g. by an operator.
-	LossWithdrawn LossReason = "withdrawn"
-	// LossAppUnhealthy: withdrawn because the application failed its checks.
-	LossAppUnhealthy LossReason = "app_unhealthy"
-)
-
-// Sentinel errors; test with errors.Is.
-var (
-	ErrNotLeader     = errors.New("election: not leader")
-	ErrClosed        = errors.New("election: closed")
-	ErrSessionClosed = errors.New("election: session closed")
-	// ErrNoQueue: a switchover needs a queue, and race mode has none.
-	ErrNoQueue = errors.New("election: race mode has no queue to switch over in")
-	// ErrSwitchover: the switchover's target cannot take over (the error
-	// wrapping it says why); this participant still leads.
-	ErrSwitchover = errors.New("election: switchover refused")
 )
 
 // Participant is one node in the election queue.
@@ -138,23 +97,6 @@ type Status struct {
 	Misconfigured string
 }
 
-// Recorder receives counts of what an Elector saw. Methods must not block;
-// the metrics package implements it. A nil Recorder records nothing.
-type Recorder interface {
-	LeadershipAcquired()
-	LeadershipLost(reason LossReason)
-	LeaderChanged()
-	DuplicateID(id string)
-}
-
-// SessionRecorder receives counts of what a Session saw. Methods must not block.
-type SessionRecorder interface {
-	SessionExpired()
-	Reconnected()
-	// LeaseRenewed reports the round-trip of a sync that renewed the lease.
-	LeaseRenewed(rtt time.Duration)
-}
-
 // Counters are cumulative counts of an Elector's ZooKeeper work, for tests
 // and debugging: they prove the election is herd-free.
 type Counters struct {
@@ -166,3 +108,23 @@ type Counters struct {
 	// Reads counts getData/exists requests (watches on predecessor and leader).
 	Reads uint64
 }
+
+// Reason is why a participant leads or does not, as a code: the publisher
+// and callers branch on it; Status.Reason is its text.
+type Reason int
+
+const (
+	ReasonLeader            Reason = iota // leads: lowest node, lease valid
+	ReasonFollowing                       // another participant leads
+	ReasonNoLeader                        // joined, no leader known yet
+	ReasonNotJoined                       // no node (yet)
+	ReasonMisconfigured                   // the path holds another mode's nodes
+	ReasonRefused                         // ZooKeeper refused a write (permissions)
+	ReasonShuttingDown                    // Drain was called
+	ReasonWithdrawn                       // not a candidate (SetCandidate)
+	ReasonSessionChanged                  // the node belongs to an older session
+	ReasonSuspendedStepDown               // disconnected, on_suspend: step-down
+	ReasonNoSession                       // connecting, expired or closed
+	ReasonLeaseExpired                    // the lease ran out
+	ReasonClaimDelay                      // leads, but claim_delay has not passed
+)

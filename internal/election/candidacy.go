@@ -18,18 +18,18 @@ func (e *Elector) command(c command) error {
 	case cmdSwitchover:
 		return e.r.switchover(c.ctx, c.to)
 	}
-	return e.release(LossReleased)
+	return e.r.release(LossReleased)
 }
 
 // setCandidate withdraws or restores candidacy (SetCandidate).
 func (e *Elector) setCandidate(ctx context.Context, candidate bool, why LossReason) error {
 	l := &e.loop
-	led := e.holding(l.node)
+	led := e.r.holding()
 	if candidate {
 		if !l.standing {
-			l.standing, l.dirty = true, true
-			l.gen++ // the observer's watches stop mattering
-			e.updateView(func(v *view) { v.standing, v.withdrawn = true, "" })
+			l.standing = true
+			e.r.stand(true) // the observer's watches stop mattering
+			e.publish(func(v *view) { v.standing, v.withdrawn = true, "" })
 			e.log.Info("standing in the election again: joining at the back")
 		}
 		return nil
@@ -38,10 +38,10 @@ func (e *Elector) setCandidate(ctx context.Context, candidate bool, why LossReas
 		why = LossWithdrawn
 	}
 	if l.standing || e.withdrawnWhy() != why {
-		l.standing, l.dirty = false, true
-		l.gen++
+		l.standing = false
+		e.r.stand(false)
 		// The application must stop acting before anyone else can start.
-		e.updateView(func(v *view) {
+		e.publish(func(v *view) {
 			v.standing, v.withdrawn = false, why
 			if v.holds {
 				v.holds, v.lossHint = false, why
@@ -51,15 +51,18 @@ func (e *Elector) setCandidate(ctx context.Context, candidate bool, why LossReas
 	}
 	st, sid, _ := e.s.snapshot()
 	if st != StateConnected || sid != l.sid {
-		if l.node == "" && l.pending == nil {
+		if !e.r.owns() {
 			return nil
 		}
 		return fmt.Errorf("%w (zookeeper %s)", errWithdrawPending, st)
 	}
 	if led {
-		e.r.handOff(ctx) // a leader leaving for good picks its successor (Config.Handoff)
+		e.handOff(ctx)
 	}
-	if !e.leaveOnce(why) {
+	if left, err := e.leaveOnce(why); !left {
+		if err != nil {
+			return fmt.Errorf("%w: %w", errWithdrawPending, err)
+		}
 		return errWithdrawPending
 	}
 	return nil

@@ -102,7 +102,7 @@ func switchoverUnit(t *testing.T, peers ...string) (*unit, map[string]string) {
 
 func TestSwitchover(t *testing.T) {
 	u, nodes := switchoverUnit(t, "web-2", "web-3", "web-4")
-	own := u.e.loop.node
+	own := u.core().node
 	if err := u.e.r.switchover(context.Background(), "web-4"); err != nil {
 		t.Fatal(err)
 	}

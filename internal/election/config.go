@@ -2,153 +2,13 @@ package election
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/electd/electd/internal/clock"
-	"github.com/electd/electd/internal/fielderr"
 )
-
-// Limits that Validate enforces. A value outside them would pass ZooKeeper's
-// checks at start and break at run time; each bound says which way.
-const (
-	// MinSessionTimeout is ZooKeeper's floor of two ticks at the shortest
-	// tickTime in use (500 ms); the server would raise anything lower.
-	MinSessionTimeout = time.Second
-	// MaxSessionTimeout: the client sends the timeout as int32 milliseconds
-	// (wraps at ~596 h: 597 h never connects), and the server negotiates down
-	// to its maxSessionTimeout (20 ticks, 40 s by default) anyway. A dead
-	// leader's node outlives it by this long, so ten minutes is already far
-	// more than any failover wants.
-	MaxSessionTimeout = 10 * time.Minute
-	// MaxFencingOffset keeps token = czxid + offset below 2^63: a czxid is
-	// epoch<<32 | counter, and an ensemble reaches epoch 2^30 (czxid 2^62)
-	// only after a billion leader elections of its own.
-	MaxFencingOffset = 1 << 62
-	// MaxIDBytes and MaxAdvertiseBytes bound what every participant writes
-	// and every reader of the election reads and serves over HTTP, far below
-	// ZooKeeper's 1 MiB packet limit (jute.maxbuffer): past it a client
-	// reconnects in a loop. A Kubernetes pod name has at most 253 bytes.
-	MaxIDBytes        = 1024
-	MaxAdvertiseBytes = 4096
-	// MaxPathBytes bounds the election path, chroot included: it is sent in
-	// every request and in the watch list replayed on each reconnect.
-	MaxPathBytes = 1024
-	// MaxAuthBytes bounds the digest credentials sent on every connect.
-	MaxAuthBytes = 4096
-	// MinTerm: every selector term ends with a hand-over (delete, watch
-	// fires, the next participant claims), a few round trips during which
-	// nobody leads, and writes to ZooKeeper. A quarter second keeps that
-	// under a few percent of the time and four rotations a second (1 ns made
-	// three selectors swap 1,335 times in 10 s).
-	MinTerm = 250 * time.Millisecond
-	// MaxTerm: a week; a longer term is "hold until released" (0).
-	MaxTerm = 7 * 24 * time.Hour
-	// MaxClaimDelay: a new leader is silent this long after each change;
-	// past ten minutes it is a typo for seconds, not a design.
-	MaxClaimDelay = 10 * time.Minute
-	// TermEndTimeout bounds Config.TermEnd: the election loop waits on it.
-	TermEndTimeout = time.Minute
-)
-
-// FieldError is what Validate returns: Field names the field of
-// SessionConfig or Config that is wrong, Err says how. Test with errors.As;
-// a caller that reads the fields from its own configuration keys maps Field
-// back to the key.
-type FieldError = fielderr.Error
-
-func fieldErr(field, format string, args ...any) error {
-	return fielderr.Errorf("election", field, format, args...)
-}
-
-// SessionConfig configures a Session.
-type SessionConfig struct {
-	// Servers are host:port pairs. Names that do not resolve yet are retried
-	// and re-resolved; at least one entry is required.
-	Servers []string
-	// SessionTimeout is the requested timeout, MinSessionTimeout to
-	// MaxSessionTimeout; the ensemble negotiates the real one (see
-	// Session.Timeout). Default 10s.
-	SessionTimeout time.Duration
-	// Auth is "user:password" digest credentials, or empty. When set, nodes
-	// are created with ACLs that only these credentials may change.
-	Auth string
-	// FixACL, with Auth set, replaces the ACL of an existing election path
-	// (or its meta path) that lets others create or delete there with the
-	// Session's own ACL (needs ADMIN permission) instead of refusing to
-	// stand (checkACL). Default false.
-	FixACL bool
-	// TLS, when not nil, makes every connection to ZooKeeper TLS with this
-	// configuration (ZooKeeper's secureClientPort). An empty ServerName means
-	// each server's host name is checked. Default nil: plain TCP.
-	TLS *tls.Config
-	// RenewInterval is how often the lease is renewed by a sync round-trip.
-	// Default: a tenth of the negotiated session timeout.
-	RenewInterval time.Duration
-	// Logger receives one line per state change. Default: discard.
-	Logger *slog.Logger
-	// Clock is the lease's time source. Default: clock.Real().
-	Clock clock.Clock
-	// Recorder counts expirations and reconnects. Default: none.
-	Recorder SessionRecorder
-}
-
-func (c *SessionConfig) setDefaults() {
-	if c.SessionTimeout == 0 {
-		c.SessionTimeout = 10 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Clock == nil {
-		c.Clock = clock.Real()
-	}
-}
-
-// Validate checks the configuration without connecting. Errors are
-// *FieldError; messages never quote Auth.
-func (c SessionConfig) Validate() error {
-	if len(c.Servers) == 0 {
-		return fieldErr("Servers", "required: at least one host:port")
-	}
-	for _, s := range c.Servers {
-		if err := validateServer(s); err != nil {
-			return &FieldError{Pkg: "election", Field: "Servers", Err: err}
-		}
-	}
-	if err := inRange(c.SessionTimeout, MinSessionTimeout, MaxSessionTimeout); c.SessionTimeout != 0 && err != nil {
-		return &FieldError{Pkg: "election", Field: "SessionTimeout", Err: fmt.Errorf("%w (ZooKeeper's minimum is 2 ticks; the client's maximum is ~596 h, the server's maxSessionTimeout usually 40 s)", err)}
-	}
-	if err := validateAuth(c.Auth); err != nil {
-		return &FieldError{Pkg: "election", Field: "Auth", Err: err}
-	}
-	if c.RenewInterval < 0 {
-		return fieldErr("RenewInterval", "must not be negative")
-	}
-	return nil
-}
-
-func validateAuth(auth string) error {
-	switch u, p, ok := strings.Cut(auth, ":"); {
-	case auth == "":
-		return nil
-	case len(auth) > MaxAuthBytes:
-		return fmt.Errorf("%d bytes; at most %d", len(auth), MaxAuthBytes)
-	case !ok || u == "" || p == "":
-		return errors.New("want user:password")
-	case !printable(auth):
-		return errors.New("has a control character or is not UTF-8")
-	}
-	return nil
-}
 
 // Config configures an Elector.
 type Config struct {
@@ -183,6 +43,12 @@ type Config struct {
 	// FencingOffset, 0 to MaxFencingOffset, is added to every fencing token.
 	// Default 0.
 	FencingOffset int64
+	// AppChecked publishes whether this participant's application is up
+	// in its meta node (SetAppUp), down until it is first said up: a
+	// leader leaving for good hands over to the newest participant whose
+	// application is up (docs/DESIGN.md, "Handoff"). Default false: not
+	// published, and the others count it as up.
+	AppChecked bool
 	// Observer starts the participant without standing: it owns no node and
 	// never leads, but keeps watching the leader (SetCandidate changes it).
 	// Default false: it stands.
@@ -204,48 +70,44 @@ type Config struct {
 	Recorder Recorder
 }
 
-// Validate checks every field and their relations. Errors are *FieldError.
+// Validate checks every field and their relations. It returns every wrong
+// field, each a *FieldError, joined (errors.Join).
 func (c Config) Validate() error {
-	if err := validateElectionPath(c.Path); err != nil {
-		return &FieldError{Pkg: "election", Field: "Path", Err: err}
+	var errs []error
+	field := func(name string, err error) {
+		if err != nil {
+			errs = append(errs, &FieldError{Pkg: "election", Field: name, Err: err})
+		}
 	}
+	field("Path", validateElectionPath(c.Path))
 	switch c.Mode {
 	case "", ModeLatch, ModeSelector, ModeRace:
 	default:
-		return fieldErr("Mode", "%s is not latch, selector or race", quote(string(c.Mode)))
+		field("Mode", fmt.Errorf("%s is not latch, selector or race", quote(string(c.Mode))))
 	}
 	if c.ID == "" {
-		return fieldErr("ID", "must not be empty")
+		field("ID", errors.New("must not be empty"))
+	} else {
+		field("ID", validateText(c.ID, MaxIDBytes))
 	}
-	if err := validateText(c.ID, MaxIDBytes); err != nil {
-		return &FieldError{Pkg: "election", Field: "ID", Err: err}
-	}
-	if err := validateText(c.Advertise, MaxAdvertiseBytes); err != nil {
-		return &FieldError{Pkg: "election", Field: "Advertise", Err: err}
-	}
-	if err := validateText(c.Proxy, MaxAdvertiseBytes); err != nil {
-		return &FieldError{Pkg: "election", Field: "Proxy", Err: err}
-	}
-	if err := c.validateTerm(); err != nil {
-		return &FieldError{Pkg: "election", Field: "Term", Err: err}
-	}
+	field("Advertise", validateText(c.Advertise, MaxAdvertiseBytes))
+	field("Proxy", validateText(c.Proxy, MaxAdvertiseBytes))
+	field("Term", c.validateTerm())
 	switch c.OnSuspend {
 	case "", Hold, StepDown:
 	default:
-		return fieldErr("OnSuspend", "%s is not hold or step-down", quote(string(c.OnSuspend)))
+		field("OnSuspend", fmt.Errorf("%s is not hold or step-down", quote(string(c.OnSuspend))))
 	}
 	switch c.Handoff {
 	case "", HandoffNewest, HandoffNext:
 	default:
-		return fieldErr("Handoff", "%s is not newest or next", quote(string(c.Handoff)))
+		field("Handoff", fmt.Errorf("%s is not newest or next", quote(string(c.Handoff))))
 	}
-	if err := inRange(c.ClaimDelay, 0, MaxClaimDelay); err != nil {
-		return &FieldError{Pkg: "election", Field: "ClaimDelay", Err: err}
-	}
+	field("ClaimDelay", inRange(c.ClaimDelay, 0, MaxClaimDelay))
 	if c.FencingOffset < 0 || c.FencingOffset > MaxFencingOffset {
-		return fieldErr("FencingOffset", "%d is outside 0 to 2^62 (%d), which keeps czxid + offset below 2^63", c.FencingOffset, int64(MaxFencingOffset))
+		field("FencingOffset", fmt.Errorf("%d is outside 0 to 2^62 (%d), which keeps czxid + offset below 2^63", c.FencingOffset, int64(MaxFencingOffset)))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (c Config) validateTerm() error {
@@ -270,91 +132,20 @@ func (c Config) modeOrDefault() Mode {
 	return c.Mode
 }
 
-func inRange(d, lo, hi time.Duration) error {
-	if d < lo || d > hi {
-		return fmt.Errorf("%v is outside %v to %v", d, lo, hi)
+// setDefaults fills in the fields left zero, with the defaults their
+// comments state; log and clk are the Session's.
+func (c *Config) fillDefaults(log *slog.Logger, clk clock.Clock) {
+	c.Mode = c.modeOrDefault()
+	if c.OnSuspend == "" {
+		c.OnSuspend = Hold
 	}
-	return nil
-}
-
-// validateText accepts printable UTF-8 of at most max bytes: ids and
-// advertise data are served raw (/leader?format=text) and logged.
-func validateText(s string, max int) error {
-	if len(s) > max {
-		return fmt.Errorf("%d bytes; at most %d", len(s), max)
+	if c.Handoff == "" {
+		c.Handoff = HandoffNewest
 	}
-	if !utf8.ValidString(s) {
-		return fmt.Errorf("%s is not valid UTF-8", quote(s))
+	if c.Logger == nil {
+		c.Logger = log
 	}
-	if !printable(s) {
-		return fmt.Errorf("%s has a control character", quote(s))
+	if c.Clock == nil {
+		c.Clock = clk
 	}
-	return nil
-}
-
-// printable reports valid UTF-8 without control characters (Unicode Cc:
-// NUL, \n, ESC, DEL, C1).
-func printable(s string) bool {
-	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
-}
-
-// quote shows a value in an error: quoted (control characters escaped) and
-// cut at 64 bytes, so that a message stays one short line.
-func quote(s string) string {
-	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "..."
-	}
-	return strconv.Quote(s)
-}
-
-func validateElectionPath(p string) error {
-	if len(p) > MaxPathBytes {
-		return fmt.Errorf("%d bytes; at most %d, chroot included", len(p), MaxPathBytes)
-	}
-	return ValidatePath(p)
-}
-
-// ValidatePath checks that p is an absolute znode path that can hold an election.
-func ValidatePath(p string) error {
-	switch {
-	case p == "":
-		return fmt.Errorf("must not be empty")
-	case !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%s is relative; it must start with /", quote(p))
-	case p == "/":
-		return fmt.Errorf("the root cannot hold an election")
-	case strings.HasSuffix(p, "/"):
-		return fmt.Errorf("%s must not end with /", quote(p))
-	case strings.Contains(p, "//"):
-		return fmt.Errorf("%s has an empty segment", quote(p))
-	case !utf8.ValidString(p):
-		return fmt.Errorf("%s is not valid UTF-8", quote(p))
-	}
-	for _, seg := range strings.Split(p[1:], "/") {
-		if seg == "." || seg == ".." {
-			return fmt.Errorf("%s has a relative segment %q", quote(p), seg)
-		}
-		if seg == "zookeeper" && strings.HasPrefix(p, "/zookeeper") {
-			return fmt.Errorf("%s is reserved by ZooKeeper", quote(p))
-		}
-	}
-	for _, r := range p {
-		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
-			return fmt.Errorf("%s has a character ZooKeeper forbids (%U)", quote(p), r)
-		}
-	}
-	return nil
-}
-
-// validateServer accepts host:port with a host and a port 1-65535, as the
-// dialer will use it (surrounding spaces are trimmed there too).
-func validateServer(s string) error {
-	host, port, err := net.SplitHostPort(strings.TrimSpace(s)) // accepts [::1]:2181
-	if err != nil || host == "" || port == "" {
-		return fmt.Errorf("%s is not host:port", quote(s))
-	}
-	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-		return fmt.Errorf("%s has a bad port (want 1-65535)", quote(s))
-	}
-	return nil
 }

@@ -10,14 +10,19 @@
 // identity, runs one recipe (the latch, the fair selector or the race) from
 // its Run goroutine, and answers Status from memory, checked against the
 // lease at call time: a participant leads only while it holds the lowest
-// node and its lease is valid. It never closes the Session.
+// node and its lease is valid. It never closes the Session. Each recipe is
+// its own type over one narrow seam, recipeHost (seam.go), which the
+// Elector implements: queueRecipe (queue*.go) and raceRecipe (race.go),
+// sharing core.go and own.go.
 //
 // The verbs: Run campaigns until its context ends; Release and Switchover
-// hand leadership on; SetCandidate withdraws and stands again; Drain and
-// Resign stop leading for shutdown; Observe and Await report changes; Done
-// is closed when Run has returned. Every ZooKeeper request goes through
-// the zkConn seam, which the unit tests script with a fake; the tests with
-// real ZooKeeper and Curator are the proof.
+// hand leadership on; SetCandidate withdraws and stands again; SetAppUp
+// publishes whether the application is up; Drain and Resign stop leading
+// for shutdown; Observe and Await report changes; Done is closed when Run
+// has returned. Every ZooKeeper request goes through
+// the zkConn seam, which the unit tests script with a fake, as they fake
+// recipeHost to test a recipe alone; the tests with real ZooKeeper and
+// Curator (tests/election) are the proof.
 //
 // The package knows nothing of HTTP, Prometheus or configuration files:
 // it reports counts through the Recorder and SessionRecorder hooks and

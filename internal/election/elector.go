@@ -13,23 +13,27 @@ import (
 
 // Elector joins one election on a Session. It never closes the session.
 //
-// Run's goroutine does all the election's ZooKeeper work and alone changes
-// what the election knows (the view) and its progress (loopState), so the
-// recipe's steps never race each other; watches and timers only post events
-// to it. Two exceptions: Participants, a read-only listing from the
-// caller's goroutine, and ownGone, which clears leadership from the watch
-// that sees the own node deleted. Status is computed from memory at call
-// time, so a lapsed lease or a dropped connection shows the instant it
-// happens, even while Run is blocked on a request.
+// It runs the recipe (the queue or the race) and owns everything around
+// it: the loop, the session's share of the election (its path made ready,
+// its meta node), the view Status reports, and the watches the recipe asks
+// for. Run's goroutine does all the election's ZooKeeper work and alone
+// changes the view and the recipe, so the recipe's steps never race each
+// other; watches and timers only post events to it. Two exceptions:
+// Participants, a read-only listing from the caller's goroutine, and the
+// watch that sees the own node deleted, which clears leadership in the view
+// at once. Status is computed from memory at call time, so a lapsed lease or
+// a dropped connection shows the instant it happens, even while Run is
+// blocked on a request. The recipe sees the Elector only as its host
+// (seam.go); the Elector sees the recipe only through recipe below.
 type Elector struct {
 	s     *Session
-	zk    zkConn // s.conn: the seam unit tests script
+	zk    zkConn // the session's connection: the seam unit tests script
 	cfg   Config
 	log   *slog.Logger
 	clock clock.Clock
 	rec   Recorder
 	r     recipe     // the mode's steps: queueRecipe or raceRecipe
-	adv   advertised // advertise data by session, shared with Participants
+	adv   advertised // meta data by session, shared with Participants
 	ws    watchSet   // the watches set, at most one per path and type (watches.go)
 
 	cmds    chan command
@@ -39,6 +43,8 @@ type Elector struct {
 	started atomic.Bool
 
 	draining                 atomic.Bool
+	appUp                    atomic.Bool   // SetAppUp's last word
+	appKick                  chan struct{} // SetAppUp wakes Run
 	nReads, nWrites, nChecks atomic.Uint64
 
 	mu     sync.Mutex
@@ -51,24 +57,79 @@ type Elector struct {
 	loop loopState // Run's goroutine only
 }
 
-// view is what the loop knows, shared with Status under mu. Only Run's
-// goroutine writes it.
-type view struct {
-	joined        bool
-	node          string
-	nodeSession   int64
-	token         int64
-	ownToken      int64 // own node's fencing token, for log lines; 0 when unknown
-	holds         bool  // own node verified lowest and owned by the live session
-	claimedAt     time.Time
-	leader        *Participant
-	participants  int
-	observedAt    time.Time
-	misconfigured string
-	refused       string     // why ZooKeeper refused our writes, until one succeeds
-	lossHint      LossReason // why the next loss happens, set just before it
-	standing      bool       // a candidate (loopState.standing, for Status)
-	withdrawn     LossReason // why not standing
+// recipe is one election mode's steps over a host (docs/DESIGN.md,
+// "Election modes"): queueRecipe runs Curator's latch and selector,
+// raceRecipe the race on one node. The Elector calls it only from Run's
+// goroutine, participants excepted.
+type recipe interface {
+	// newSession moves the recipe to session sid: what the old session
+	// owned is gone. stand makes it a candidate or an observer. verify
+	// makes the next step read the election again (a reconnect).
+	newSession(sid int64)
+	stand(standing bool)
+	verify()
+	// step does the next piece of work on a live session; again reports
+	// that more may follow at once. holdOffUntil is when a hold-off
+	// (misconfigured path, race release) ends: the loop steps again then.
+	step() (again bool, err error)
+	holdOffUntil() time.Time
+	// handle records what a watch or timer the recipe set says; the next
+	// step acts on it.
+	handle(ev event)
+	// holding reports whether this participant leads with its own node;
+	// owns whether it has a node or a pending create in the election.
+	holding() bool
+	owns() bool
+	// release deletes the own node, re-queueing (Release, a selector's
+	// term); leaveOnce deletes the own node and settles a pending create
+	// once, and reports whether nothing is left or the error that kept
+	// something; leftover and orphans say what is left.
+	release(reason LossReason) error
+	leaveOnce(reason LossReason) (left bool, err error)
+	leftover() string
+	orphans() orphans
+	// participants reads who takes part, in order, leader first, with
+	// conn, from any goroutine.
+	participants(conn zkReader) ([]Participant, error)
+	// switchover hands leadership to the participant with id to
+	// (Elector.Switchover).
+	switchover(ctx context.Context, to string) error
+	// handOff, run by a leader about to leave the election, makes the
+	// participant Config.Handoff names its successor, without letting go;
+	// best effort: the leader then deletes its node whatever happened.
+	handOff(ctx context.Context)
+}
+
+// loopState is the Elector's share of the election's progress: the
+// session's. Run's goroutine alone reads and writes it.
+type loopState struct {
+	sid       int64 // session of the last step
+	state     State // session state at the last step
+	parentsOK bool  // the path is ready in session sid (preparePath)
+	metaSID   int64 // session whose meta node exists
+	metaUp    bool  // the application's state the meta node says (Config.AppChecked)
+	backoff   time.Duration
+	leasing   bool // this elector counts in the Session's lease demand
+	standing  bool // a candidate: joins and may lead (SetCandidate)
+}
+
+type cmdKind int
+
+const (
+	cmdRelease cmdKind = iota
+	cmdResign
+	cmdCandidate
+	cmdSwitchover
+)
+
+// command is a verb for Run's goroutine, answered on reply.
+type command struct {
+	kind      cmdKind
+	candidate bool       // cmdCandidate
+	why       LossReason // cmdCandidate
+	to        string     // cmdSwitchover: the target's id
+	ctx       context.Context
+	reply     chan error
 }
 
 // New validates cfg and returns an Elector that has not joined yet; Run joins.
@@ -79,24 +140,10 @@ func New(s *Session, cfg Config) (*Elector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Mode == "" {
-		cfg.Mode = ModeLatch
-	}
-	if cfg.OnSuspend == "" {
-		cfg.OnSuspend = Hold
-	}
-	if cfg.Handoff == "" {
-		cfg.Handoff = HandoffNewest
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = s.log
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = s.clock
-	}
+	cfg.fillDefaults(s.logger(), s.clockOf())
 	e := &Elector{
 		s:       s,
-		zk:      s.conn,
+		zk:      s.client(),
 		cfg:     cfg,
 		log:     cfg.Logger.With("path", cfg.Path, "id", cfg.ID, "mode", string(cfg.Mode)),
 		clock:   cfg.Clock,
@@ -105,219 +152,61 @@ func New(s *Session, cfg Config) (*Elector, error) {
 		events:  make(chan event, 64),
 		changed: make(chan struct{}, 1),
 		done:    make(chan struct{}),
+		appKick: make(chan struct{}, 1),
 		subs:    map[chan Status]struct{}{},
 	}
 	if e.rec == nil {
 		e.rec = nopRecorder{}
 	}
-	e.loop.old = map[string]bool{}
 	e.loop.standing, e.v.standing = !cfg.Observer, !cfg.Observer
 	if cfg.Observer {
 		e.v.withdrawn = LossWithdrawn
 	}
 	if cfg.Mode == ModeRace {
-		e.r = &raceRecipe{e: e}
+		e.r = newRaceRecipe(e, cfg, e.log, e.clock, e.rec)
 	} else {
-		e.r = newQueueRecipe(e)
+		e.r = newQueueRecipe(e, cfg, e.log, e.clock, e.rec)
 	}
 	return e, nil
 }
 
-// Run joins the election and campaigns until ctx is cancelled or Resign is
-// called, rejoining after session expiry. It returns nil when stopped that
-// way, or ErrSessionClosed when the session was closed under it. When ctx is
-// cancelled without Resign, it leaves the election itself, trying for at
-// most one session timeout. Run may be called once.
-func (e *Elector) Run(ctx context.Context) error {
-	if !e.started.CompareAndSwap(false, true) {
-		return errors.New("election: Run called twice")
-	}
-	return e.run(ctx)
+// publish applies change to the view under the lock and wakes the publisher.
+func (e *Elector) publish(change func(v *view)) {
+	e.mu.Lock()
+	change(&e.v)
+	e.mu.Unlock()
+	e.poke()
 }
 
-// Status returns the current snapshot from memory; it never waits on ZooKeeper.
-func (e *Elector) Status() Status {
-	st, sid, lease := e.s.snapshot()
-	timeout := e.s.Timeout()
+// viewed is a copy of the view.
+func (e *Elector) viewed() view {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	v := e.v
 	if v.leader != nil {
 		l := *v.leader
 		v.leader = &l
 	}
-	e.mu.Unlock()
-	why := e.judge(&v, st, sid, lease)
-	out := Status{
-		Mode:           e.cfg.Mode,
-		Path:           e.cfg.Path,
-		ID:             e.cfg.ID,
-		Advertise:      e.cfg.Advertise,
-		Proxy:          e.cfg.Proxy,
-		Node:           v.node,
-		Candidate:      v.standing,
-		IsLeader:       why == ReasonLeader,
-		Why:            why,
-		Reason:         reasonText(why, &v, st),
-		LeaseRemaining: lease,
-		State:          st,
-		SessionID:      sid,
-		SessionTimeout: timeout,
-		Joined:         v.joined && (st == StateConnected || st == StateSuspended),
-		Leader:         v.leader,
-		ObservedAt:     v.observedAt,
-		Participants:   v.participants,
-		Misconfigured:  v.misconfigured,
-	}
-	if out.IsLeader {
-		out.FencingToken = v.token
-	}
-	return out
+	return v
 }
 
-// Observe returns a channel that receives the current Status at once and then
-// one Status per change of leader, own leadership or connection state.
-// A slow reader sees the latest value (intermediate ones may be skipped).
-// The channel is closed when ctx ends or the Elector stops.
-func (e *Elector) Observe(ctx context.Context) <-chan Status {
-	ch := make(chan Status, 1)
-	e.mu.Lock()
+func (e *Elector) poke() {
 	select {
-	case <-e.done:
-		e.mu.Unlock()
-		ch <- e.Status()
-		close(ch)
-		return ch
+	case e.changed <- struct{}{}:
 	default:
 	}
-	e.subs[ch] = struct{}{}
-	first := e.last
-	if !e.pubOn {
-		e.mu.Unlock()
-		first = e.Status()
-		e.mu.Lock()
-	}
-	offer(ch, first)
+}
+
+// refuse records msg as why this participant cannot stand, logging it
+// when it is new.
+func (e *Elector) refuse(msg string, attrs ...any) {
+	e.mu.Lock()
+	was := e.v.refused
+	e.v.refused = msg
 	e.mu.Unlock()
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-e.done:
-		}
-		e.mu.Lock()
-		if _, ok := e.subs[ch]; ok {
-			delete(e.subs, ch)
-			close(ch)
-		}
-		e.mu.Unlock()
-	}()
-	return ch
-}
-
-// Await blocks until this participant leads or ctx ends. On success it
-// returns a channel that is closed when that leadership ends, for any reason.
-func (e *Elector) Await(ctx context.Context) (<-chan struct{}, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for st := range e.Observe(ctx) {
-		if !st.IsLeader {
-			continue
-		}
-		e.mu.Lock()
-		lost := e.lostCh
-		e.mu.Unlock()
-		if lost != nil {
-			return lost, nil
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return nil, ErrClosed
-}
-
-// Release gives leadership up now and re-queues at the back (in race mode:
-// stays out of the race until another participant has taken the node, or
-// briefly when nobody does). It blocks until the own node is deleted or ctx
-// ends; ErrNotLeader on a follower.
-func (e *Elector) Release(ctx context.Context) error {
-	return e.send(ctx, command{kind: cmdRelease})
-}
-
-// SetCandidate withdraws this participant from the election (false) or
-// makes it stand again (true). Withdrawn, it owns no node and never leads
-// but keeps watching the leader, so Status and Observe stay current. A
-// withdrawn leader hands over as on release, counted with reason why
-// (LossWithdrawn when empty); a follower leaves the queue; standing again
-// joins at the back. Status stops saying leader at once; the call blocks
-// until the own node is deleted, or returns the error that kept it (it is
-// then deleted once ZooKeeper allows), or ctx's.
-func (e *Elector) SetCandidate(ctx context.Context, candidate bool, why LossReason) error {
-	return e.send(ctx, command{kind: cmdCandidate, candidate: candidate, why: why})
-}
-
-// Switchover hands leadership to the participant whose id is to (the first
-// in queue order if several carry it): the participants queued ahead of it
-// are moved behind it, then this leader releases (docs/DESIGN.md,
-// "Switchover"). ErrNotLeader on a follower, ErrNoQueue in race mode, an
-// error wrapping ErrSwitchover when the target is unknown, not a
-// candidate, already the leader, gone, or queued behind a participant that
-// cannot re-queue (a Curator peer). It never makes two leaders: this
-// participant leads until its own node is deleted, the last step. When ctx
-// ends first it returns ctx.Err() and still leads.
-func (e *Elector) Switchover(ctx context.Context, to string) error {
-	return e.send(ctx, command{kind: cmdSwitchover, to: to})
-}
-
-// Drain makes Status report not-leader from now on without touching
-// ZooKeeper: the node stays, so nobody else takes over yet. Used to let the
-// application stop acting before Resign hands leadership on.
-func (e *Elector) Drain() {
-	if !e.draining.Swap(true) {
-		e.log.Info("draining: answering not-leader until shutdown")
-	}
 	e.poke()
-}
-
-// Resign stops campaigning and deletes the own node, waiting for a create in
-// flight and retrying through disconnects until done or ctx ends. Run
-// returns afterwards.
-func (e *Elector) Resign(ctx context.Context) error {
-	e.Drain()
-	err := e.send(ctx, command{kind: cmdResign})
-	if errors.Is(err, ErrClosed) {
-		return nil
-	}
-	return err
-}
-
-// Done is closed when Run has returned.
-func (e *Elector) Done() <-chan struct{} { return e.done }
-
-// Counters returns the cumulative ZooKeeper work counts.
-func (e *Elector) Counters() Counters {
-	return Counters{Rechecks: e.nChecks.Load(), Writes: e.nWrites.Load(), Reads: e.nReads.Load()}
-}
-
-// Participants reads the queue from ZooKeeper, in queue order, from the
-// caller's goroutine (reads only). Race mode lists the leader, then the
-// electd followers in the order they joined (they own no election node: Node
-// is empty and FencingToken 0). A path that does not exist has no
-// participants. It returns when ctx ends even if ZooKeeper has not answered.
-func (e *Elector) Participants(ctx context.Context) ([]Participant, error) {
-	type result struct {
-		ps  []Participant
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		ps, err := e.r.participants()
-		ch <- result{ps, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.ps, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if was != msg {
+		e.log.Error("cannot stand in the election: "+msg, attrs...)
 	}
 }
 
@@ -327,3 +216,28 @@ func (nopRecorder) LeadershipAcquired()       {}
 func (nopRecorder) LeadershipLost(LossReason) {}
 func (nopRecorder) LeaderChanged()            {}
 func (nopRecorder) DuplicateID(string)        {}
+
+// advertised caches meta data by session: it never changes for the life
+// of a session. Run's goroutine and Participants' both use it.
+type advertised struct {
+	mu sync.Mutex
+	m  map[int64]metaData
+}
+
+const advertisedMax = 1024
+
+func (a *advertised) get(session int64) (metaData, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m, ok := a.m[session]
+	return m, ok
+}
+
+func (a *advertised) put(session int64, m metaData) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil || len(a.m) >= advertisedMax {
+		a.m = map[int64]metaData{} // sessions come and go: start over rather than grow
+	}
+	a.m[session] = m
+}

@@ -355,6 +355,24 @@ func (f *fakeZK) GetACL(p string) (acl []zk.ACL, st *zk.Stat, err error) {
 	return acl, st, err
 }
 
+func (f *fakeZK) Set(p string, data []byte, _ int32) (st *zk.Stat, err error) {
+	err = f.request("set", p, func() error {
+		n, found := f.nodes[p]
+		if !found {
+			return zk.ErrNoNode
+		}
+		f.zxid++
+		n.data = append([]byte(nil), data...)
+		n.stat.Version++
+		n.stat.Mzxid = f.zxid
+		s := n.stat
+		st = &s
+		f.fire(f.dataW, p, zk.EventNodeDataChanged)
+		return nil
+	})
+	return st, err
+}
+
 func (f *fakeZK) SetACL(p string, acl []zk.ACL, _ int32) (st *zk.Stat, err error) {
 	err = f.request("setacl", p, func() error {
 		n, found := f.nodes[p]

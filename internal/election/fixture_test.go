@@ -113,7 +113,7 @@ func (u *unit) setState(st State) {
 func (u *unit) ours() []string {
 	var out []string
 	for _, k := range u.f.children(u.e.cfg.Path) {
-		_, st, err := u.f.Get(join(u.e.cfg.Path, k))
+		_, st, err := u.f.Get(nodePath(u.e.cfg.Path, k))
 		if err == nil && st.EphemeralOwner == u.s.ID() {
 			out = append(out, k)
 		}
@@ -124,7 +124,7 @@ func (u *unit) ours() []string {
 // other adds a participant node of another session in front of ours, as a
 // Curator or electd peer would, and returns its name.
 func (u *unit) other(sid int64, id string) string {
-	name := u.f.put(join(u.e.cfg.Path, nodePrefix(u.e.cfg.Mode, newTestUUID(sid))), id, sid, zk.FlagEphemeralSequential)
+	name := u.f.put(nodePath(u.e.cfg.Path, nodePrefix(u.e.cfg.Mode, newTestUUID(sid))), id, sid, zk.FlagEphemeralSequential)
 	return strings.TrimPrefix(name, u.e.cfg.Path+"/")
 }
 
@@ -151,9 +151,35 @@ func (u *unit) wantLeader(want bool) Status {
 func newLeaderWithFollower(t *testing.T) (*unit, string) {
 	u := newUnit(t, Config{})
 	u.settle()
-	node := u.e.loop.node
+	node := u.core().node
 	u.other(0x2000, "web-2")
 	u.event()
 	u.settle()
 	return u, node
+}
+
+// leaderReads lets the leader read the queue as it does after a join: its
+// children watch fires, the burst delay passes, the read follows.
+func (u *unit) leaderReads() {
+	u.t.Helper()
+	if ev := u.event(); ev.kind != evMembers {
+		u.t.Fatalf("event %v, want evMembers", ev.kind)
+	}
+	u.clk.Advance(membersDelay)
+	if ev := u.event(); ev.kind != evMembersDue {
+		u.t.Fatalf("event %v, want evMembersDue", ev.kind)
+	}
+	u.settle()
+}
+
+// core is the recipe's shared state, for assertions on the own node.
+func (u *unit) core() *core {
+	switch r := u.e.r.(type) {
+	case *queueRecipe:
+		return r.core
+	case *raceRecipe:
+		return r.core
+	}
+	u.t.Fatalf("unknown recipe %T", u.e.r)
+	return nil
 }

@@ -23,7 +23,7 @@ func TestQueueIgnoresPlantedNodes(t *testing.T) {
 	if n := strings.Count(u.log.String(), "ignoring a node that is not a participant"); n != 2 {
 		t.Fatalf("%d reports of ignored nodes, want 2 (once each):\n%s", n, u.log.String())
 	}
-	ps, err := u.e.r.participants()
+	ps, err := u.e.r.participants(u.f)
 	if err != nil || len(ps) != 1 || ps[0].ID != "me" {
 		t.Fatalf("participants %+v (%v), want me alone", ps, err)
 	}

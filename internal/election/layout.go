@@ -1,6 +1,7 @@
 package election
 
 import (
+	"encoding/json"
 	"path"
 	"slices"
 	"sort"
@@ -102,7 +103,7 @@ func indexOf(list []string, name string) int {
 	return -1
 }
 
-func join(parent, child string) string { return path.Join(parent, child) }
+func nodePath(parent, child string) string { return path.Join(parent, child) }
 
 // isQueueNode reports whether name has the shape of a participant's node
 // for tag: the tag, then the 10-digit sequence ZooKeeper appends, at the
@@ -140,4 +141,42 @@ func sortBySequence(children []string) []string {
 	seq := func(n string) string { return n[max(len(n)-10, 0):] }
 	sort.SliceStable(out, func(i, j int) bool { return seq(out[i]) < seq(out[j]) })
 	return out
+}
+
+// metaPath holds one ephemeral node per electd session, named by the
+// session id, with the participant's id and advertise data (metaData,
+// JSON). It sits beside (not inside) the election path so Curator clients
+// sharing the election never see it, and the election node's data stays
+// the bare id. It is also how race followers, which own no election node,
+// are listed.
+func metaPath(electionPath string) string { return electionPath + ".advertise" }
+
+// metaNode is the meta node of session under electionPath's meta path.
+func metaNode(electionPath string, session int64) string {
+	return nodePath(metaPath(electionPath), sessionHex(session))
+}
+
+// metaData is the content of a node under metaPath. Proxy is left out
+// when empty, so a participant without a proxy writes what older electd
+// versions wrote; they ignore the field when it is there.
+type metaData struct {
+	ID        string `json:"id"`
+	Advertise string `json:"advertise"`
+	Proxy     string `json:"proxy,omitempty"`
+	// AppUp is whether the participant's application is up
+	// (Config.AppChecked, Elector.SetAppUp); left out when the participant
+	// does not know, and then counted as up (docs/DESIGN.md, "Handoff").
+	AppUp *bool `json:"app_up,omitempty"`
+}
+
+// appUp reports whether m's application is up: unknown counts as up.
+func (m metaData) appUp() bool { return m.AppUp == nil || *m.AppUp }
+
+// parseMeta reads a metaPath node; a bare string is taken as advertise data.
+func parseMeta(b []byte) metaData {
+	var m metaData
+	if len(b) > 0 && b[0] == '{' && json.Unmarshal(b, &m) == nil {
+		return m
+	}
+	return metaData{Advertise: string(b)}
 }

@@ -117,7 +117,7 @@ func TestLeaseDemandFollowsPosition(t *testing.T) {
 	if u.f.opCount("sync") != 1 {
 		t.Fatalf("ops %v: want one sync before leading", u.f.ops)
 	}
-	u.e.forgetNode(LossReleased)
+	u.core().forget(LossReleased)
 	if u.e.loop.leasing || u.s.leaseDemand != 0 {
 		t.Fatal("a participant without a node still demands the lease")
 	}

@@ -9,22 +9,21 @@ import (
 
 // A queue follower's two watches: its predecessor, whose going makes it
 // re-check whether it leads, and the leader, so that its /leader is current
-// without waiting for the queue to drain down to it (docs/DESIGN.md,
-// "Election modes").
+// without waiting for the queue to drain down to it (docs/DESIGN.md, "A
+// queue participant's life", steps 4 and 5). And an observer's one watch.
 
 // follow watches the predecessor (getData, not exists: a watch on a missing
 // node would leak) and, separately, the leader, so /leader is current on
 // every follower. Leadership is set false before watching (CURATOR-653).
 func (q *queueRecipe) follow(sorted []string, idx int) error {
-	e, l := q.e, &q.e.loop
-	e.updateView(func(v *view) {
+	q.h.publish(func(v *view) {
 		if v.holds && v.lossHint == "" {
 			v.lossHint = LossReleased
 		}
 		v.holds = false
 	})
-	l.gen++
-	e.wantLease(idx == 1) // next in line: keep a lease ready for the handoff (see setLeader)
+	q.gen++
+	q.h.wantLease(idx == 1) // next in line: keep a lease ready for the handoff (see setLeader)
 	q.queue = sorted[:idx]
 	if idx > 1 {
 		// The leader first: the view is current one read sooner.
@@ -32,18 +31,18 @@ func (q *queueRecipe) follow(sorted []string, idx int) error {
 		q.walk()
 	}
 	pred := sorted[idx-1]
-	data, stat, err := e.getW(join(e.cfg.Path, pred), evPred, pred)
+	data, stat, err := q.getW(nodePath(q.cfg.Path, pred), evPred, pred)
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil // l.dirty stays: read the queue again (not recreate: CURATOR-645)
+		return nil // dirty stays: read the queue again (not recreate: CURATOR-645)
 	}
 	if err != nil {
 		return fmt.Errorf("watch predecessor: %w", err)
 	}
 	if q.notEphemeral(pred, stat) {
-		l.dirty = true // re-check without it
+		q.dirty = true // re-check without it
 		return nil
 	}
-	l.dirty = idx > 1 && q.leaderIdx < 0 // the walk found no leader: look again
+	q.dirty = idx > 1 && q.leaderIdx < 0 // the walk found no leader: look again
 	if idx == 1 {
 		q.leaderIdx = 0
 		q.setLeader(pred, data, stat)
@@ -51,7 +50,7 @@ func (q *queueRecipe) follow(sorted []string, idx int) error {
 	if q.leaderIdx == len(q.queue)-1 {
 		// Next in line: verify the own node now, so that taking over is
 		// the queue's re-check alone.
-		if _, err := e.armOwn(&q.own); err != nil {
+		if _, err := q.armOwn(); err != nil {
 			return err
 		}
 	}
@@ -63,12 +62,10 @@ func (q *queueRecipe) follow(sorted []string, idx int) error {
 // sequence numbers, so none can sort before it. Reads only; the predecessor
 // has its own watch, which triggers a real re-check.
 func (q *queueRecipe) walk() {
-	e, l := q.e, &q.e.loop
 	for i := q.leaderIdx + 1; i < len(q.queue); i++ {
-		name := join(e.cfg.Path, q.queue[i])
+		name := nodePath(q.cfg.Path, q.queue[i])
 		if i == len(q.queue)-1 {
-			e.nReads.Add(1)
-			data, stat, err := e.zk.Get(name)
+			data, stat, err := q.h.get(name)
 			if err != nil || q.notEphemeral(q.queue[i], stat) {
 				return // gone, unreachable or not a participant: the predecessor watch takes over
 			}
@@ -76,17 +73,17 @@ func (q *queueRecipe) walk() {
 			q.setLeader(q.queue[i], data, stat)
 			// Next in line now: verify the own node ahead of the
 			// handoff, as follow does.
-			if _, err := e.armOwn(&q.own); err != nil {
-				l.dirty = true
+			if _, err := q.armOwn(); err != nil {
+				q.dirty = true
 			}
 			return
 		}
-		data, stat, err := e.getW(name, evLeader, q.queue[i])
+		data, stat, err := q.getW(name, evLeader, q.queue[i])
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
 		if err != nil {
-			l.dirty = true
+			q.dirty = true
 			return
 		}
 		if q.notEphemeral(q.queue[i], stat) {
@@ -101,12 +98,12 @@ func (q *queueRecipe) walk() {
 // setLeader records the leader as read from its node. When the leader is
 // our predecessor we are next in line and keep a lease ready.
 func (q *queueRecipe) setLeader(name string, data []byte, stat *zk.Stat) {
-	e := q.e
-	e.wantLease(q.leaderIdx == len(q.queue)-1)
-	p := e.participant(name, data, stat)
+	q.h.wantLease(q.leaderIdx == len(q.queue)-1)
+	p := q.participant(name, data, stat)
 	p.IsLeader = true
-	e.updateView(func(v *view) {
-		v.leader, v.observedAt, v.joined = &p, e.wallNow(), true
+	observed := q.wallNow()
+	q.h.publish(func(v *view) {
+		v.leader, v.observedAt, v.joined = &p, observed, true
 	})
 }
 
@@ -115,19 +112,17 @@ func (q *queueRecipe) setLeader(name string, data []byte, stat *zk.Stat) {
 // the path's children or the path itself. An observer owns no node and
 // never writes.
 func (q *queueRecipe) observe() error {
-	e, l := q.e, &q.e.loop
-	if !l.dirty {
+	if !q.dirty {
 		return nil
 	}
-	l.gen++
-	e.nReads.Add(1)
-	kids, _, err := e.zk.Children(e.cfg.Path)
+	q.gen++
+	kids, err := q.h.children(q.cfg.Path)
 	if errors.Is(err, zk.ErrNoNode) {
-		ok, err := e.existsW(e.cfg.Path, evLeader, "")
+		ok, err := q.existsW(q.cfg.Path, evLeader, "")
 		if err != nil {
 			return fmt.Errorf("observe: %w", err)
 		}
-		l.dirty = ok // created meanwhile: look again
+		q.dirty = ok // created meanwhile: look again
 		q.observed(nil, 0)
 		return nil
 	}
@@ -136,7 +131,7 @@ func (q *queueRecipe) observe() error {
 	}
 	queue := q.queueOf(kids)
 	for _, name := range queue {
-		data, stat, err := e.getW(join(e.cfg.Path, name), evLeader, name)
+		data, stat, err := q.getW(nodePath(q.cfg.Path, name), evLeader, name)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // gone while we read: the next one leads
 		}
@@ -146,27 +141,27 @@ func (q *queueRecipe) observe() error {
 		if q.notEphemeral(name, stat) {
 			continue
 		}
-		l.dirty = false
-		p := e.participant(name, data, stat)
+		q.dirty = false
+		p := q.participant(name, data, stat)
 		p.IsLeader = true
 		q.observed(&p, len(queue))
 		return nil
 	}
-	kids, err = e.childrenW(e.cfg.Path, evLeader, "") // nobody stands: wait for someone
+	kids, err = q.childrenW(q.cfg.Path, evLeader, "") // nobody stands: wait for someone
 	if err != nil {
 		return fmt.Errorf("observe: %w", err)
 	}
 	// Someone who joined between the two reads fires no watch: look again.
-	l.dirty = len(q.queueOf(kids)) > 0
+	q.dirty = len(q.queueOf(kids)) > 0
 	q.observed(nil, 0)
 	return nil
 }
 
 // observed records what an observer saw.
 func (q *queueRecipe) observed(leader *Participant, n int) {
-	e := q.e
-	e.wantLease(false)
-	e.updateView(func(v *view) {
-		v.leader, v.participants, v.observedAt, v.joined, v.holds = leader, n, e.wallNow(), true, false
+	q.h.wantLease(false)
+	observed := q.wallNow()
+	q.h.publish(func(v *view) {
+		v.leader, v.participants, v.observedAt, v.joined, v.holds = leader, n, observed, true, false
 	})
 }

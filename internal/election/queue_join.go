@@ -17,37 +17,34 @@ import (
 // join creates our protected EPHEMERAL_SEQUENTIAL node, unless the path
 // belongs to another mode.
 func (q *queueRecipe) join() error {
-	e, l := q.e, &q.e.loop
-	if err := e.preparePath(); err != nil {
+	if err := q.h.preparePath(); err != nil {
 		return err
 	}
-	if err := e.publishMeta(); err != nil {
+	if err := q.h.publishMeta(); err != nil {
 		return err
 	}
-	e.nReads.Add(1)
-	kids, _, err := e.zk.Children(e.cfg.Path)
+	kids, err := q.h.children(q.cfg.Path)
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
-			l.parentsOK = false
+			q.h.pathGone()
 		}
-		return fmt.Errorf("list %s: %w", e.cfg.Path, err)
+		return fmt.Errorf("list %s: %w", q.cfg.Path, err)
 	}
-	if e.refuseForeign(kids) {
+	if q.refuseForeign(kids) {
 		return nil
 	}
 	q.peekLeader(kids)
 	id := uuid.NewString()
-	l.pending = &pendingCreate{uuid: id}
-	e.nWrites.Add(1)
-	created, err := e.zk.Create(join(e.cfg.Path, nodePrefix(e.cfg.Mode, id)), []byte(e.cfg.ID),
-		zk.FlagEphemeralSequential, e.s.acl)
+	q.pending = &pendingCreate{uuid: id}
+	created, err := q.h.create(nodePath(q.cfg.Path, nodePrefix(q.cfg.Mode, id)), []byte(q.cfg.ID),
+		zk.FlagEphemeralSequential)
 	if err != nil {
-		return e.createFailed(err)
+		return q.createFailed(err)
 	}
 	// "joined" is logged after the first re-check (see recheck), which
 	// reads the node's token without delaying the leader view.
 	q.uuid, q.firstLook = id, true
-	e.haveNode(path.Base(created), 0)
+	q.haveNode(path.Base(created), 0)
 	return nil
 }
 
@@ -56,11 +53,7 @@ func (q *queueRecipe) join() error {
 // rather than after its create and first re-check. Only when no leader is
 // known: the re-check right after the create takes over.
 func (q *queueRecipe) peekLeader(kids []string) {
-	e := q.e
-	e.mu.Lock()
-	known := e.v.leader != nil
-	e.mu.Unlock()
-	if known {
+	if q.h.viewed().leader != nil {
 		return
 	}
 	queue := q.queueOf(kids)
@@ -68,45 +61,43 @@ func (q *queueRecipe) peekLeader(kids []string) {
 		return
 	}
 	first := queue[0]
-	e.nReads.Add(1)
-	if data, stat, err := e.zk.Get(join(e.cfg.Path, first)); err == nil && !q.notEphemeral(first, stat) {
-		p := e.participant(first, data, stat)
+	if data, stat, err := q.h.get(nodePath(q.cfg.Path, first)); err == nil && !q.notEphemeral(first, stat) {
+		p := q.participant(first, data, stat)
 		p.IsLeader = true
-		e.updateView(func(v *view) { v.leader, v.observedAt = &p, e.wallNow() }) // not joined yet
+		observed := q.wallNow()
+		q.h.publish(func(v *view) { v.leader, v.observedAt = &p, observed }) // not joined yet
 	}
 }
 
 // resolvePending settles a create whose reply was lost: adopt the node if
 // our live session made it, delete it if an older session did (CURATOR-498).
 func (q *queueRecipe) resolvePending() error {
-	e, l := q.e, &q.e.loop
-	e.nReads.Add(1)
-	kids, _, err := e.zk.Children(e.cfg.Path)
+	kids, err := q.h.children(q.cfg.Path)
 	if errors.Is(err, zk.ErrNoNode) {
-		l.pending, l.parentsOK = nil, false
+		q.pending = nil
+		q.h.pathGone()
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("resolve create: %w", err)
 	}
-	id := l.pending.uuid
+	id := q.pending.uuid
 	for _, k := range kids {
 		if protectedID(k) != id {
 			continue
 		}
-		e.nReads.Add(1)
-		ok, stat, err := e.zk.Exists(join(e.cfg.Path, k))
+		ok, stat, err := q.h.exists(nodePath(q.cfg.Path, k))
 		if err != nil {
 			return fmt.Errorf("resolve create: %w", err)
 		}
-		if ok && stat.EphemeralOwner == l.sid && l.node == "" {
+		if ok && stat.EphemeralOwner == q.sid && q.node == "" {
 			q.uuid, q.firstLook = id, true
-			e.haveNode(k, 0)
-			e.log.Info("adopted a node whose create reply was lost", "node", k, "session", sessionHex(l.sid))
+			q.haveNode(k, 0)
+			q.log.Info("adopted a node whose create reply was lost", "node", k, "session", sessionHex(q.sid))
 		} else if ok {
-			e.deleteNode(k)
+			q.deleteNode(k)
 		}
 	}
-	l.pending = nil
+	q.pending = nil
 	return nil
 }

@@ -13,111 +13,122 @@ import (
 // delay, not one per join.
 const membersDelay = 100 * time.Millisecond
 
-// members is the queue leader's view of the queue. Followers watch only
-// their predecessor, so the leader alone watches the path's children: to
-// notice a node of another recipe sorting before ours (Curator sorts by its
-// own tag; such a path must make us step down as misconfigured), to keep the
-// participant count exact, and to read each newcomer's id once and count
-// duplicate ids. One watch on one participant: no herd.
-type members struct {
-	armed bool              // a delayed read is scheduled
-	due   bool              // the delay is over: read the children now
-	ids   map[string]string // node name -> id, for participant nodes read
-	dups  map[string]bool   // ids reported as duplicated, while they are
-}
-
-func newMembers() members {
-	return members{ids: map[string]string{}, dups: map[string]bool{}}
-}
-
 // membersChanged schedules a read of the children after membersDelay.
 func (q *queueRecipe) membersChanged() {
-	if q.members.armed {
+	if q.roster.armed {
 		return
 	}
-	q.members.armed = true
-	q.e.after(membersDelay, event{kind: evMembersDue, gen: q.e.loop.gen})
+	q.roster.armed = true
+	q.h.after(membersDelay, event{kind: evMembersDue, gen: q.gen})
 }
 
 // watchMembers reads the children with a watch and acts on them: step down
 // on another recipe's node, re-check when the own node is not first, count
-// the participants and their duplicate ids. A failure only delays noticing
-// a newcomer: the next re-check sets the watch again.
+// the participants, read the newcomers and count their duplicate ids. A
+// failure only delays noticing a newcomer: the next re-check sets the
+// watch again.
 func (q *queueRecipe) watchMembers() error {
-	e, l := q.e, &q.e.loop
-	q.members.due, q.members.armed = false, false
-	kids, err := e.childrenW(e.cfg.Path, evMembers, l.node)
+	q.roster.due, q.roster.armed = false, false
+	kids, err := q.childrenW(q.cfg.Path, evMembers, q.node)
 	if err != nil {
-		l.dirty = true
+		q.dirty = true
 		return fmt.Errorf("watch members: %w", err)
 	}
 	if q.stepDownForeign(kids) {
 		return nil
 	}
-	e.reapOld(kids)
+	q.reapOld(kids)
 	q.forgetGone(kids)
 	sorted := q.queueOf(kids)
-	if indexOf(sorted, l.node) != 0 {
-		l.dirty = true // gone, or not first any more: the re-check decides
+	if indexOf(sorted, q.node) != 0 {
+		q.dirty = true // gone, or not first any more: the re-check decides
 		return nil
 	}
-	e.updateView(func(v *view) { v.participants = len(sorted) })
-	q.countDuplicates(sorted)
+	q.h.publish(func(v *view) { v.participants = len(sorted) })
+	q.roster.queue = sorted
+	q.readNewcomers(sorted)
+	q.countDuplicates()
 	return nil
 }
 
 // stepDownForeign steps down and refuses the path when it holds another
 // recipe's nodes; it reports whether it did.
 func (q *queueRecipe) stepDownForeign(kids []string) bool {
-	e := q.e
-	if len(foreignNodes(e.cfg.Mode, kids)) == 0 {
+	if len(foreignNodes(q.cfg.Mode, kids)) == 0 {
 		return false
 	}
-	e.deleteNode(e.loop.node)
-	e.forgetNode(LossSuspended)
-	e.refuseForeign(kids)
+	q.deleteNode(q.node)
+	q.forget(LossSuspended)
+	q.refuseForeign(kids)
 	return true
 }
 
-// idReadsPerPass bounds the ids a leader reads per read of the queue: a
+// idReadsPerPass bounds the nodes a leader reads per read of the queue: a
 // new leader of a large queue catches up over later passes instead of
 // reading every node at once (a leader change must not cost a read per
 // participant). Small elections are complete in one pass.
 const idReadsPerPass = 8
 
-// countDuplicates reads the ids of participant nodes not read before (at
-// most idReadsPerPass, newest last) and logs and counts ids that several
-// nodes carry: allowed (a replacement pod may join before the old one's
-// node is gone), but worth an operator's look. Each node is read once while
-// it exists.
-func (q *queueRecipe) countDuplicates(sorted []string) {
-	e, m := q.e, &q.members
-	present := make(map[string]bool, len(sorted))
+// readNewcomers reads what the roster does not know of the participant
+// nodes in sorted, at most idReadsPerPass of them: each one's id and
+// session, and once per session when it joined (learn).
+func (q *queueRecipe) readNewcomers(sorted []string) {
 	budget := idReadsPerPass
 	for _, name := range sorted {
-		present[name] = true
-		if _, ok := m.ids[name]; ok || budget == 0 {
+		if _, ok := q.roster.ids[name]; ok || budget == 0 {
 			continue
 		}
 		budget--
-		e.nReads.Add(1)
-		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		if _, _, err := q.learn(name); err != nil {
+			break // try the rest at the next read
+		}
+	}
+	q.roster.prune(sorted)
+}
+
+// learn returns node name as a candidate, reading into the roster what it
+// does not know yet: the node (its id and session: one read per node while
+// it exists) and its session's meta node (when it joined: one read per
+// session). ok is false when the node is gone or is not a participant.
+func (q *queueRecipe) learn(name string) (c candidate, ok bool, err error) {
+	m := &q.roster
+	id, known := m.ids[name]
+	sid := m.sessions[name]
+	if !known {
+		data, stat, err := q.h.get(nodePath(q.cfg.Path, name))
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
-			continue
+			return candidate{}, false, nil
 		case err != nil:
-			return // try the rest at the next read
+			return candidate{}, false, err
 		case q.notEphemeral(name, stat):
-			continue
+			return candidate{}, false, nil
 		}
-		m.ids[name] = string(data)
+		id, sid = string(data), stat.EphemeralOwner
+		m.ids[name], m.sessions[name] = id, sid
 	}
-	seen := map[string]int{}
-	for name, id := range m.ids {
-		if !present[name] {
-			delete(m.ids, name)
-			continue
+	joined, known := m.joined[sid]
+	if !known {
+		exists, stat, err := q.h.exists(metaNode(q.cfg.Path, sid))
+		if err != nil {
+			return candidate{}, false, err
 		}
+		if exists {
+			joined = stat.Czxid
+		}
+		m.joined[sid] = joined
+	}
+	return candidate{node: name, id: id, session: sid, joined: joined}, true, nil
+}
+
+// countDuplicates logs and counts ids that several participant nodes
+// carry (as far as readNewcomers has read them): allowed (a replacement
+// pod may join before the old one's node is gone), but worth an
+// operator's look.
+func (q *queueRecipe) countDuplicates() {
+	m := &q.roster
+	seen := map[string]int{}
+	for _, id := range m.ids {
 		seen[id]++
 	}
 	for id := range m.dups {
@@ -128,8 +139,8 @@ func (q *queueRecipe) countDuplicates(sorted []string) {
 	for id, n := range seen {
 		if n > 1 && !m.dups[id] {
 			m.dups[id] = true
-			e.log.Warn("duplicate participant id", "dup_id", id, "nodes", n)
-			e.rec.DuplicateID(id)
+			q.log.Warn("duplicate participant id", "dup_id", id, "nodes", n)
+			q.rec.DuplicateID(id)
 		}
 	}
 }

@@ -128,7 +128,7 @@ func TestQueueLostCreateReplyAdopted(t *testing.T) {
 	if err := u.settleErr(); !errors.Is(err, zk.ErrConnectionClosed) {
 		t.Fatalf("settle = %v, want the lost reply", err)
 	}
-	if u.e.loop.pending == nil || u.e.loop.pending.uuid == "" {
+	if u.core().pending == nil || u.core().pending.uuid == "" {
 		t.Fatal("no pending create after a lost reply")
 	}
 	u.settle()
@@ -173,10 +173,10 @@ func TestQueueSessionChangeWhilePending(t *testing.T) {
 	u := newUnit(t, Config{})
 	u.f.fail("create", "/e/_c_", zk.ErrConnectionClosed, true)
 	_ = u.settleErr()
-	id := u.e.loop.pending.uuid
+	id := u.core().pending.uuid
 	u.expire(0x1001)
 	u.settle()
-	if !u.e.loop.old[id] {
+	if !u.core().old[id] {
 		t.Fatal("the abandoned create's id is not remembered as an orphan")
 	}
 	ours := u.ours()
@@ -239,7 +239,7 @@ func TestQueueSessionExpiresMidClaim(t *testing.T) {
 func TestQueuePathVanished(t *testing.T) {
 	u := newUnit(t, Config{})
 	u.settle()
-	u.f.remove("/e/" + u.e.loop.node)
+	u.f.remove("/e/" + u.core().node)
 	u.f.remove("/e")
 	for u.event().kind != evOwn { // the members watch fires too
 	}
@@ -268,7 +268,7 @@ func TestQueueForeignModeRefused(t *testing.T) {
 
 func TestQueueReleaseRequeuesAtTheBack(t *testing.T) {
 	u, first := newLeaderWithFollower(t)
-	if err := u.e.release(LossReleased); err != nil {
+	if err := u.e.r.release(LossReleased); err != nil {
 		t.Fatal(err)
 	}
 	u.settle()
@@ -276,7 +276,7 @@ func TestQueueReleaseRequeuesAtTheBack(t *testing.T) {
 	if u.f.exists("/e/"+first) || st.Leader == nil || st.Leader.ID != "web-2" {
 		t.Fatalf("after release: old node exists %v, leader %+v", u.f.exists("/e/"+first), st.Leader)
 	}
-	if err := u.e.release(LossReleased); !errors.Is(err, ErrNotLeader) {
+	if err := u.e.r.release(LossReleased); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("release on a follower = %v, want ErrNotLeader", err)
 	}
 }
@@ -301,7 +301,7 @@ func TestQueueLeaveDeletesEverything(t *testing.T) {
 func TestQueueSelectorTerm(t *testing.T) {
 	u := newUnit(t, Config{Mode: ModeSelector, Term: time.Second})
 	u.settle()
-	first := u.e.loop.node
+	first := u.core().node
 	// Alone at the end of the term: keep leading, watch for a newcomer.
 	u.clk.Advance(time.Second)
 	if ev := u.event(); ev.kind != evTerm {
@@ -331,7 +331,7 @@ func TestQueueSelectorTermEnd(t *testing.T) {
 			if _, ok := ctx.Deadline(); !ok {
 				t.Error("TermEnd's context has no deadline")
 			}
-			steps = append(steps, fmt.Sprintf("before: leads %v, node kept %v", u.e.Status().IsLeader, u.f.exists("/e/"+u.e.loop.node)))
+			steps = append(steps, fmt.Sprintf("before: leads %v, node kept %v", u.e.Status().IsLeader, u.f.exists("/e/"+u.core().node)))
 			if !calls {
 				return nil
 			}
@@ -341,7 +341,7 @@ func TestQueueSelectorTermEnd(t *testing.T) {
 		}
 		u = newUnit(t, Config{Mode: ModeSelector, Term: time.Second, TermEnd: hook})
 		u.settle()
-		first := u.e.loop.node
+		first := u.core().node
 		u.other(0x2000, "web-2")
 		u.clk.Advance(time.Second)
 		for len(steps) == 0 {
@@ -365,7 +365,7 @@ func TestQueueParticipantsSkipsVanished(t *testing.T) {
 	a := u.other(0x2000, "a")
 	u.other(0x2001, "b")
 	u.f.fail("get", "/e/"+a, zk.ErrNoNode, false) // gone while we read (CURATOR-358)
-	ps, err := u.e.r.participants()
+	ps, err := u.e.r.participants(u.f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestQueueParticipantsSkipsVanished(t *testing.T) {
 		}
 	}
 	u.f.mu.Unlock()
-	if ps, err := u.e.r.participants(); err != nil || len(ps) != 0 {
+	if ps, err := u.e.r.participants(u.f); err != nil || len(ps) != 0 {
 		t.Fatalf("missing path: %v, %v; want none and no error (CURATOR-436)", ps, err)
 	}
 }
@@ -425,7 +425,7 @@ func TestQueueJoinReadsAreBounded(t *testing.T) {
 	if reads := u.e.Counters().Reads; reads > 10 {
 		t.Errorf("joining a queue of %d cost %d reads, want at most 10", n+1, reads)
 	}
-	if u.e.ownToken() == 0 {
+	if u.e.viewed().ownToken == 0 {
 		t.Error("own fencing token not read")
 	}
 }
@@ -443,7 +443,7 @@ func (r *countRecorder) DuplicateID(string) { r.dups++ }
 func TestQueueReleaseRefusedKeepsLeading(t *testing.T) {
 	u, node := newLeaderWithFollower(t)
 	u.f.fail("delete", "/e/"+node, zk.ErrNoAuth, false)
-	if err := u.e.release(LossReleased); !errors.Is(err, zk.ErrNoAuth) {
+	if err := u.e.r.release(LossReleased); !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("release = %v, want the refusal", err)
 	}
 	u.settle()
@@ -457,7 +457,7 @@ func TestQueueReleaseRefusedKeepsLeading(t *testing.T) {
 func TestQueueReleaseReplyLost(t *testing.T) {
 	u, node := newLeaderWithFollower(t)
 	u.f.fail("delete", "/e/"+node, zk.ErrConnectionClosed, true)
-	if err := u.e.release(LossReleased); err == nil {
+	if err := u.e.r.release(LossReleased); err == nil {
 		t.Fatal("release with a lost reply reported success")
 	}
 	u.settle()
@@ -486,7 +486,7 @@ func TestLeaveDisconnectedSaysWhatIsLeft(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := u.e.leave(ctx)
-	if err == nil || !strings.Contains(err.Error(), u.e.loop.node) || !strings.Contains(err.Error(), "expires") {
+	if err == nil || !strings.Contains(err.Error(), u.core().node) || !strings.Contains(err.Error(), "expires") {
 		t.Fatalf("leave = %v, want the node named and its fate", err)
 	}
 }
@@ -498,7 +498,7 @@ func TestQueueParticipantsOnAMisconfiguredPath(t *testing.T) {
 	u.f.put("/e/_c_"+newTestUUID(0x2000)+"-latch-", "web-1", 0x2000, zk.FlagEphemeralSequential)
 	u.f.put("/e/_c_"+newTestUUID(0x0001)+"-latch-", "web-2", 0x0001, zk.FlagEphemeralSequential)
 	u.f.put("/e/_c_"+newTestUUID(0x3000)+"-lock-", "sel-1", 0x3000, zk.FlagEphemeralSequential)
-	ps, err := u.e.r.participants()
+	ps, err := u.e.r.participants(u.f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestRaceLostCreateReply(t *testing.T) {
 	if err := u.settleErr(); !errors.Is(err, zk.ErrConnectionClosed) {
 		t.Fatalf("settle = %v, want the lost reply", err)
 	}
-	if p := u.e.loop.pending; p == nil || p.name != raceNode {
+	if p := u.core().pending; p == nil || p.name != raceNode {
 		t.Fatalf("pending = %+v, want the leader node", p)
 	}
 	u.settle()
@@ -46,7 +46,7 @@ func TestRaceLostCreateReply(t *testing.T) {
 func TestRaceReleaseHandsOn(t *testing.T) {
 	u := newUnit(t, Config{Mode: ModeRace})
 	u.settle()
-	if err := u.e.release(LossReleased); err != nil {
+	if err := u.e.r.release(LossReleased); err != nil {
 		t.Fatal(err)
 	}
 	// Nobody else races: the node stays absent and the releaser waits out
@@ -67,7 +67,7 @@ func TestRaceParticipantsListsFollowers(t *testing.T) {
 	u := newUnit(t, Config{Mode: ModeRace, Advertise: "10.0.0.1:80"})
 	u.f.put("/e/leader", "web-1", 0x2000, zk.FlagEphemeral)
 	u.settle()
-	ps, err := u.e.r.participants()
+	ps, err := u.e.r.participants(u.f)
 	if err != nil {
 		t.Fatal(err)
 	}

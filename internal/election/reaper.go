@@ -24,28 +24,6 @@ type orphans struct {
 
 func (o orphans) empty() bool { return len(o.ids) == 0 && len(o.names) == 0 }
 
-// orphansLeft collects what this elector may still own on the server.
-func (e *Elector) orphansLeft() orphans {
-	l := &e.loop
-	o := orphans{sid: l.sid, dir: e.cfg.Path, ids: map[string]bool{}}
-	for id := range l.old {
-		o.ids[id] = true
-	}
-	if p := l.pending; p != nil && p.uuid != "" {
-		o.ids[p.uuid] = true
-	}
-	if p := l.pending; p != nil && p.name != "" {
-		o.names = append(o.names, join(e.cfg.Path, p.name))
-	}
-	if l.node != "" {
-		o.names = append(o.names, join(e.cfg.Path, l.node))
-	}
-	if l.metaSID != 0 && l.metaSID == l.sid {
-		o.names = append(o.names, join(e.metaPath(), sessionHex(l.sid)))
-	}
-	return o
-}
-
 // reapRetry paces the reaper while the connection is down or deletes fail.
 const reapRetry = 200 * time.Millisecond
 
@@ -111,7 +89,7 @@ func (s *Session) reapOnce(o *orphans) bool {
 		default:
 			done := true
 			for _, k := range kids {
-				if id := protectedID(k); id != "" && o.ids[id] && !s.deleteOwned(join(o.dir, k), o.sid) {
+				if id := protectedID(k); id != "" && o.ids[id] && !s.deleteOwned(nodePath(o.dir, k), o.sid) {
 					done = false
 				}
 			}

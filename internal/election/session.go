@@ -102,6 +102,27 @@ func Connect(cfg SessionConfig) (*Session, error) {
 	return s, nil
 }
 
+// What an Elector takes from its Session: the connection its requests go
+// on, the ACL its nodes are made with, whether that ACL must be guarded on
+// the paths it relies on (checkACL), and the log and clock it defaults to.
+func (s *Session) client() zkConn       { return s.conn }
+func (s *Session) nodeACL() []zk.ACL    { return s.acl }
+func (s *Session) logger() *slog.Logger { return s.log }
+func (s *Session) clockOf() clock.Clock { return s.clock }
+func (s *Session) aclPolicy() (guard, fix bool) {
+	return s.cfg.Auth != "", s.cfg.FixACL
+}
+
+// expiryBound is how long the ensemble may keep this session's ephemeral
+// nodes after its last contact: the negotiated timeout, or the requested
+// one before the first session.
+func (s *Session) expiryBound() time.Duration {
+	if t := s.Timeout(); t > 0 {
+		return t
+	}
+	return s.cfg.SessionTimeout
+}
+
 // WaitConnected blocks until the session has a live ZooKeeper session or ctx ends.
 func (s *Session) WaitConnected(ctx context.Context) error {
 	ch, cancel := s.subscribe()
@@ -322,5 +343,6 @@ func (l zkLogger) Printf(format string, args ...any) {
 	l.log.Debug("zk: " + fmt.Sprintf(format, args...))
 }
 
-// sessionHex prints a session id as ZooKeeper does (unsigned hex).
+// sessionHex prints a session id as ZooKeeper does (unsigned hex), as
+// meta nodes are named.
 func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }

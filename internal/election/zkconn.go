@@ -16,6 +16,7 @@ type zkConn interface {
 	GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
 	Children(path string) ([]string, *zk.Stat, error)
 	ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error)
+	Set(path string, data []byte, version int32) (*zk.Stat, error)
 	GetACL(path string) ([]zk.ACL, *zk.Stat, error)
 	SetACL(path string, acl []zk.ACL, version int32) (*zk.Stat, error)
 	Sync(path string) (string, error)

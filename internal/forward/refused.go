@@ -31,8 +31,9 @@ type Refusals struct {
 type RefusalsConfig struct {
 	// App is the application's host:port (proxy.app).
 	App string
-	// Set records the refusal (why) or lifts it (""): the candidacy's
-	// SetAppRefused. It must not block.
+	// Set records the refusal (why) or lifts it (""), also when Probe
+	// sees the application take its first connection: the candidacy's
+	// SetAppRefused, and the election's SetAppUp. It must not block.
 	Set func(why string)
 	// DialTimeout bounds each dial (proxy.dial_timeout).
 	DialTimeout time.Duration
@@ -108,6 +109,36 @@ func (r *Refusals) Run(ctx context.Context) {
 			r.cfg.Logger.Info("the application takes connections again: standing for leadership", "app", r.cfg.App)
 		}
 	}
+}
+
+// Probe dials the application at once, then every RetryEvery, until it
+// takes a first connection, and then says so with Set(""), unless a
+// refusal was recorded meanwhile (Run lifts that one). Until then electd
+// publishes that its application is not up, so that a leader leaving for
+// good does not hand over to it (docs/DESIGN.md, "Handoff"); it stands
+// meanwhile.
+func (r *Refusals) Probe(ctx context.Context) {
+	r.mu.Lock()
+	gen := r.gen
+	r.mu.Unlock()
+	d := net.Dialer{Timeout: r.cfg.DialTimeout}
+	for {
+		c, err := d.DialContext(ctx, "tcp", r.cfg.App)
+		if err == nil {
+			_ = c.Close()
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.cfg.Clock.After(r.cfg.RetryEvery):
+		}
+	}
+	r.mu.Lock()
+	if r.gen == gen {
+		r.cfg.Set("")
+	}
+	r.mu.Unlock()
 }
 
 // await dials the application every RetryEvery until it takes a

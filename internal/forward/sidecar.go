@@ -85,10 +85,11 @@ func (s *Sidecar) Held() int { return s.px.Held() }
 func (s *Sidecar) Open() int { return s.px.Open() }
 
 // Watch follows the election and the application's refusals until ctx
-// ends.
+// ends, and says when the application first takes a connection (Probe).
 func (s *Sidecar) Watch(ctx context.Context) {
 	go s.lead.Watch(ctx)
 	go s.refusals.Run(ctx)
+	go s.refusals.Probe(ctx)
 }
 
 // Serve serves the proxy until StopServing, and returns an error when it

@@ -23,7 +23,7 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	cfg := Config{
 		Electd: bin,
-		Rounds: 3, Warmup: 1,
+		Rounds: 3, Warmup: 1, PolicyRounds: 2,
 		SessionTimeout: 4 * time.Second,
 		CrashRounds:    1, CrashTimeout: time.Second,
 		IdleParticipants: 3, IdleWindow: 500 * time.Millisecond,
@@ -66,6 +66,7 @@ func TestBenchSmoke(t *testing.T) {
 			want("timeline step "+s.name, found)
 		}
 	}
+	want("handoff by policy", h != nil && len(h.Newest) == 1 && len(h.Next) == 1)
 	c := rep.Curator
 	want("Curator handoff", c != nil && len(c.Took) == 3 && len(c.Requests) == 3)
 	cr := rep.Crash

@@ -21,6 +21,9 @@ type Config struct {
 	// Rounds of graceful handoff (electd over HTTP, Curator in-process, the
 	// ZooKeeper floor), after Warmup rounds that are not counted.
 	Rounds, Warmup int
+	// PolicyRounds of graceful handoff between two electd processes, the
+	// leaving leader's election.handoff alternating newest and next.
+	PolicyRounds int
 	// SessionTimeout is requested by every participant but the crash rounds'.
 	SessionTimeout time.Duration
 	// CrashRounds of SIGKILL failover, with CrashTimeout requested.
@@ -64,7 +67,7 @@ type Config struct {
 // Defaults is the full run of `make bench`.
 func Defaults() Config {
 	return Config{
-		Rounds: 30, Warmup: 3,
+		Rounds: 30, Warmup: 3, PolicyRounds: 40,
 		SessionTimeout: 10 * time.Second,
 		CrashRounds:    10, CrashTimeout: 2 * time.Second,
 		IdleParticipants: 10, IdleWindow: 30 * time.Second,
@@ -89,7 +92,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("unknown section %q (want %s)", s, strings.Join(Sections, ", ")))
 		}
 	}
-	if c.Rounds < 1 || c.Warmup < 0 || c.CrashRounds < 1 || c.ScaleRounds < 1 || c.ForwardRounds < 1 || c.ForwardRequests < 1 {
+	if c.Rounds < 1 || c.Warmup < 0 || c.PolicyRounds < 2 || c.CrashRounds < 1 || c.ScaleRounds < 1 || c.ForwardRounds < 1 || c.ForwardRequests < 1 {
 		errs = append(errs, errors.New("rounds must be at least 1 (warm-up at least 0)"))
 	}
 	if c.IdleParticipants < 3 {

@@ -37,6 +37,7 @@ type electdOpts struct {
 	path           string // election path
 	sessionTimeout time.Duration
 	logLevel       string
+	handoff        string // election.handoff; "" is next
 	spawn          *spawner
 }
 
@@ -53,6 +54,10 @@ func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) 
 	if err != nil {
 		return nil, err
 	}
+	handoff := o.handoff
+	if handoff == "" {
+		handoff = "next"
+	}
 	d.cmd = exec.Command(o.binary,
 		"--id", id, "--zookeeper.servers", o.servers,
 		"--zookeeper.session_timeout", o.sessionTimeout.String(),
@@ -61,7 +66,7 @@ func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) 
 		// The next in line takes over, as in Curator and ZooKeeper's floor:
 		// the handoff compared is the same one, and the bench knows the
 		// successor (docs/DESIGN.md, "Handoff").
-		"--election.handoff", "next")
+		"--election.handoff", handoff)
 	d.cmd.Args = append(d.cmd.Args, extra...)
 	d.cmd.Env = cleanEnv()
 	d.cmd.Stdout, d.cmd.Stderr = f, f

@@ -21,6 +21,10 @@ type HandoffResult struct {
 	// reads); Timed is how long those rounds took end to end.
 	Timelines []Timeline
 	Timed     Dist
+	// Newest and Next are the handoff between two electd processes, in
+	// rounds alternating the leaving leader's election.handoff
+	// (runPolicies).
+	Newest, Next Dist
 	// IdleRate is packets/s of every participant between rounds (the
 	// background subtracted from Requests, electd's and Curator's).
 	IdleRate float64
@@ -36,11 +40,18 @@ type handoffRig struct {
 	opts  electdOpts
 	queue []*daemon // join order = queue order; queue[0] leads
 	n     int       // daemons started so far, for ids
+	// policies, when set, are the election.handoff of the daemons in turn
+	// (else next: opts.handoff).
+	policies []string
 }
 
 func (r *handoffRig) add(ctx context.Context) error {
+	opts := r.opts
+	if len(r.policies) > 0 {
+		opts.handoff = r.policies[r.n%len(r.policies)]
+	}
 	r.n++
-	d, err := startDaemon(ctx, r.opts, "electd-"+strconv.Itoa(r.n))
+	d, err := startDaemon(ctx, opts, "electd-"+strconv.Itoa(r.n))
 	if err != nil {
 		return err
 	}
@@ -145,6 +156,9 @@ func runHandoff(ctx context.Context, env *env, warmup, rounds int) (*HandoffResu
 	rig.close()
 	rig.queue = nil
 	if err := runTimeline(ctx, env, warmup, rounds, res); err != nil {
+		return nil, nil, err
+	}
+	if err := runPolicies(ctx, env, warmup, env.cfg.PolicyRounds, res); err != nil {
 		return nil, nil, err
 	}
 	return res, cres, nil

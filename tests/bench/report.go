@@ -51,6 +51,11 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "  ZooKeeper packets per leader change: median %.1f (background %.2f/s subtracted)\n", median(h.Requests), h.IdleRate)
 		fmt.Fprintf(w, "  where the time goes, from both processes' logs, in %d more rounds with electd at debug level (%s):\n", len(h.Timelines), h.Timed)
 		writeTimeline(w, h.Timelines)
+		if len(h.Newest)+len(h.Next) > 0 {
+			fmt.Fprintf(w, "  two electd processes, the leaving leader's election.handoff alternating, %d rounds:\n", len(h.Newest)+len(h.Next))
+			fmt.Fprintf(w, "    newest: %s\n", h.Newest)
+			fmt.Fprintf(w, "    next:   %s\n", h.Next)
+		}
 	}
 	if c := r.Crash; c != nil {
 		fmt.Fprintf(w, "\ncrash failover, electd processes (SIGKILL of the leader -> next /healthz/leader?wait= 200):\n")

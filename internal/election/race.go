@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -20,22 +22,30 @@ const raceHoldOff = 500 * time.Millisecond
 // raceRecipe is the non-fair race on <path>/leader: everyone tries to create
 // it; the losers watch it and all race again when it goes (docs/DESIGN.md,
 // "Election modes"). Followers own no node; they are listed from their
-// session's meta node.
+// session's meta node. It runs over a host (seam.go) and nothing else.
 type raceRecipe struct {
-	e        *Elector
-	watching bool    // following: a watch on the leader node is set
-	own      ownNode // the leader node while it is ours (armOwn)
+	*core
+	watching bool // following: a watch on the leader node is set
 }
 
-func (r *raceRecipe) leaderPath() string { return join(r.e.cfg.Path, raceNode) }
+// newRaceRecipe is the race over h.
+func newRaceRecipe(h recipeHost, cfg Config, log *slog.Logger, clk clock.Clock, rec Recorder) *raceRecipe {
+	r := &raceRecipe{core: newCore(h, cfg, log, clk, rec)}
+	r.hooks = coreHooks{resolve: r.resolvePending, forgot: r.forgot, released: r.released}
+	return r
+}
 
+func (r *raceRecipe) leaderPath() string { return nodePath(r.cfg.Path, raceNode) }
+
+// step does the next piece of work: settle a lost create, verify the node
+// won, or race for it (observers and followers in a hold-off watch it
+// instead). again reports that more may follow.
 func (r *raceRecipe) step() (bool, error) {
-	e, l := r.e, &r.e.loop
-	if l.pending != nil {
+	if r.pending != nil {
 		return true, r.resolvePending()
 	}
-	if l.node != "" {
-		if !l.dirty {
+	if r.node != "" {
+		if !r.dirty {
 			return false, nil
 		}
 		return true, r.claim()
@@ -43,88 +53,87 @@ func (r *raceRecipe) step() (bool, error) {
 	if r.watching {
 		return false, nil // following: the leader watch wakes us
 	}
-	if !l.standing {
+	if !r.standing {
 		// Observing: watch the leader node, never race for it.
 		return false, r.follow(true)
 	}
-	if err := e.preparePath(); err != nil {
+	if err := r.h.preparePath(); err != nil {
 		return false, err
 	}
-	e.nReads.Add(1)
-	kids, _, err := e.zk.Children(e.cfg.Path)
+	kids, err := r.h.children(r.cfg.Path)
 	if err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
-			l.parentsOK = false
+			r.h.pathGone()
 		}
-		return false, fmt.Errorf("list %s: %w", e.cfg.Path, err)
+		return false, fmt.Errorf("list %s: %w", r.cfg.Path, err)
 	}
-	if e.refuseForeign(kids) {
+	if r.refuseForeign(kids) {
 		return false, nil
 	}
-	if err := e.publishMeta(); err != nil {
+	if err := r.h.publishMeta(); err != nil {
 		return false, err
 	}
-	if e.clock.Now().Before(l.holdOff) {
+	if r.clock.Now().Before(r.holdOff) {
 		// Just released: watch for someone else taking over, race again
 		// only when the hold-off ends with nobody leading.
 		return false, r.follow(true)
 	}
-	l.pending = &pendingCreate{name: raceNode}
-	e.nWrites.Add(1)
-	_, err = e.zk.Create(r.leaderPath(), []byte(e.cfg.ID), zk.FlagEphemeral, e.s.acl)
-	switch {
-	case err == nil:
-		tok := e.nodeToken(raceNode)
-		e.haveNode(raceNode, tok)
-		e.log.Info("joined (won the race)", "node", raceNode, "session", sessionHex(l.sid), "fencing_token", tok)
-		return true, nil
-	case errors.Is(err, zk.ErrNodeExists):
-		l.pending = nil
-		return true, r.follow(false)
-	}
-	return false, e.createFailed(err)
+	return r.race()
 }
 
+// race tries to create the leader node: won, it is ours; lost, follow.
+func (r *raceRecipe) race() (bool, error) {
+	r.pending = &pendingCreate{name: raceNode}
+	_, err := r.h.create(r.leaderPath(), []byte(r.cfg.ID), zk.FlagEphemeral)
+	switch {
+	case err == nil:
+		tok := r.nodeToken(raceNode)
+		r.haveNode(raceNode, tok)
+		r.log.Info("joined (won the race)", "node", raceNode, "session", sessionHex(r.sid), "fencing_token", tok)
+		return true, nil
+	case errors.Is(err, zk.ErrNodeExists):
+		r.pending = nil
+		return true, r.follow(false)
+	}
+	return false, r.createFailed(err)
+}
+
+// handle records what a watch or timer says; the next step acts on it.
 func (r *raceRecipe) handle(ev event) {
-	e, l := r.e, &r.e.loop
 	if ev.kind == evTimer {
-		if ev.gen == l.gen {
-			r.watching, l.dirty = false, true
+		if ev.gen == r.gen {
+			r.watching, r.dirty = false, true
 		}
 		return
 	}
-	if e.stale(ev) {
+	if r.stale(ev) {
 		return
 	}
 	switch ev.kind {
 	case evOwn, evLeader:
-		r.watching, l.dirty = false, true
+		r.watching, r.dirty = false, true
 	}
 }
 
 // released keeps a releasing leader out of the race for a moment, so the
 // release hands leadership to someone else when anyone is there.
-func (r *raceRecipe) released() {
-	r.e.loop.holdOff = r.e.clock.Now().Add(raceHoldOff)
-}
+func (r *raceRecipe) released() { r.holdOff = r.clock.Now().Add(raceHoldOff) }
 
-func (r *raceRecipe) forget() { r.watching, r.own = false, ownNode{} }
+func (r *raceRecipe) forgot() { r.watching = false }
 
 // resolvePending settles a create whose reply was lost: the node is ours if
 // the live session owns it.
 func (r *raceRecipe) resolvePending() error {
-	e, l := r.e, &r.e.loop
-	e.nReads.Add(1)
-	_, stat, err := e.zk.Get(r.leaderPath())
+	_, stat, err := r.h.get(r.leaderPath())
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("resolve create: %w", err)
 	}
-	l.pending = nil
-	if err == nil && stat.EphemeralOwner == l.sid {
-		tok := stat.Czxid + e.cfg.FencingOffset
-		e.haveNode(raceNode, tok)
-		e.log.Info("joined (adopted the leader node whose create reply was lost)", "node", raceNode,
-			"session", sessionHex(l.sid), "fencing_token", tok)
+	r.pending = nil
+	if err == nil && stat.EphemeralOwner == r.sid {
+		tok := stat.Czxid + r.cfg.FencingOffset
+		r.haveNode(raceNode, tok)
+		r.log.Info("joined (adopted the leader node whose create reply was lost)", "node", raceNode,
+			"session", sessionHex(r.sid), "fencing_token", tok)
 	}
 	return nil
 }
@@ -132,14 +141,13 @@ func (r *raceRecipe) resolvePending() error {
 // claim leads on the node we created, once the live session is known to own
 // it; its own watch says when it goes.
 func (r *raceRecipe) claim() error {
-	e, l := r.e, &r.e.loop
-	if ok, err := e.armOwn(&r.own); !ok {
+	if ok, err := r.armOwn(); !ok {
 		return err
 	}
-	l.dirty = false
-	if !e.holding(l.node) {
-		l.gen++
-		e.takeLead(r.own.data, r.own.stat)
+	r.dirty = false
+	if !r.holding() {
+		r.gen++
+		r.takeLead()
 	}
 	return nil
 }
@@ -147,22 +155,22 @@ func (r *raceRecipe) claim() error {
 // follow watches the leader node. With absentOK (hold-off after a release) a
 // missing node is watched for creation and a timer ends the hold-off.
 func (r *raceRecipe) follow(absentOK bool) error {
-	e, l := r.e, &r.e.loop
-	l.gen++
-	data, stat, err := e.getW(r.leaderPath(), evLeader, raceNode)
+	r.gen++
+	data, stat, err := r.getW(r.leaderPath(), evLeader, raceNode)
 	if errors.Is(err, zk.ErrNoNode) {
 		if !absentOK {
 			return nil // gone already: race again at once
 		}
-		ok, err := e.existsW(r.leaderPath(), evLeader, raceNode)
+		ok, err := r.existsW(r.leaderPath(), evLeader, raceNode)
 		if err != nil {
 			return fmt.Errorf("watch leader: %w", err)
 		}
 		if !ok {
-			e.updateView(func(v *view) { v.leader, v.joined, v.observedAt = nil, true, e.wallNow() })
+			observed := r.wallNow()
+			r.h.publish(func(v *view) { v.leader, v.joined, v.observedAt = nil, true, observed })
 			r.watching = true
-			if l.standing {
-				e.after(l.holdOff.Sub(e.clock.Now()), event{kind: evTimer, gen: l.gen})
+			if r.standing {
+				r.h.after(r.holdOff.Sub(r.clock.Now()), event{kind: evTimer, gen: r.gen})
 			}
 			return nil
 		}
@@ -172,45 +180,44 @@ func (r *raceRecipe) follow(absentOK bool) error {
 		return fmt.Errorf("watch leader: %w", err)
 	}
 	r.watching = true
-	e.wantLease(false) // any follower may win the next race: it renews then
+	r.h.wantLease(false) // any follower may win the next race: it renews then
 	if stat.EphemeralOwner == 0 {
 		// No participant made it and none can ever take it: say so, and
 		// wait for it to be deleted.
-		e.refuse(fmt.Sprintf("%s is not ephemeral (no session owns it), so nobody can win the race: delete it", r.leaderPath()))
-		e.updateView(func(v *view) { v.leader, v.joined, v.holds = nil, true, false })
+		r.h.refuse(fmt.Sprintf("%s is not ephemeral (no session owns it), so nobody can win the race: delete it", r.leaderPath()))
+		r.h.publish(func(v *view) { v.leader, v.joined, v.holds = nil, true, false })
 		return nil
 	}
-	p := e.participant(raceNode, data, stat)
+	p := r.participant(raceNode, data, stat)
 	p.IsLeader = true
-	e.updateView(func(v *view) {
-		v.leader, v.joined, v.observedAt, v.participants = &p, true, e.wallNow(), 1
+	observed := r.wallNow()
+	r.h.publish(func(v *view) {
+		v.leader, v.joined, v.observedAt, v.participants = &p, true, observed, 1
 		v.holds, v.refused = false, ""
 	})
 	return nil
 }
 
 // participants lists the leader, then the electd followers in the order they
-// joined, from their meta nodes.
-func (r *raceRecipe) participants() ([]Participant, error) {
-	e := r.e
-	data, stat, err := e.zk.Get(r.leaderPath())
+// joined, from their meta nodes, with conn from the caller's goroutine.
+func (r *raceRecipe) participants(conn zkReader) ([]Participant, error) {
+	data, stat, err := conn.Get(r.leaderPath())
 	if errors.Is(err, zk.ErrNoNode) {
 		return []Participant{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("election: read leader: %w", err)
 	}
-	p := e.participant(raceNode, data, stat)
+	p := r.participant(raceNode, data, stat)
 	p.IsLeader = true
-	return append([]Participant{p}, r.followers(p.Session)...), nil
+	return append([]Participant{p}, r.followers(conn, p.Session)...), nil
 }
 
-// followers lists the electd sessions under metaPath other than the
-// leader's, oldest first. Best effort: the leader is the answer that matters,
-// so a failed read lists fewer followers rather than failing the call.
-func (r *raceRecipe) followers(leader int64) []Participant {
-	e := r.e
-	kids, _, err := e.zk.Children(e.metaPath())
+// followers lists the electd sessions under the meta path other than the
+// leader's, oldest first. Best effort: the leader is the answer that
+// matters, so a failed read lists fewer followers rather than failing.
+func (r *raceRecipe) followers(conn zkReader, leader int64) []Participant {
+	kids, _, err := conn.Children(metaPath(r.cfg.Path))
 	if err != nil {
 		return nil
 	}
@@ -224,7 +231,7 @@ func (r *raceRecipe) followers(leader int64) []Participant {
 		if err != nil || int64(sid) == leader {
 			continue
 		}
-		data, stat, err := e.zk.Get(join(e.metaPath(), k))
+		data, stat, err := conn.Get(nodePath(metaPath(r.cfg.Path), k))
 		if err != nil {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
@@ -26,8 +27,7 @@ import (
 // would not re-queue: the switchover is refused if one is ahead of T, as
 // when T is unknown or has no node (an observer is no candidate).
 func (q *queueRecipe) switchover(ctx context.Context, to string) error {
-	e, l := q.e, &q.e.loop
-	if !e.Status().IsLeader {
+	if !q.h.leads() {
 		return ErrNotLeader
 	}
 	queue, err := q.readQueue()
@@ -44,7 +44,7 @@ func (q *queueRecipe) switchover(ctx context.Context, to string) error {
 				ErrSwitchover, to, p.ID, p.Node)
 		}
 	}
-	e.log.Info("switchover: moving the participants ahead of the target behind it", "to", to,
+	q.log.Info("switchover: moving the participants ahead of the target behind it", "to", to,
 		"target_node", target.Node, "ahead", len(ahead))
 	if err := q.moveBehind(ctx, ahead, to); err != nil {
 		return err
@@ -54,97 +54,128 @@ func (q *queueRecipe) switchover(ctx context.Context, to string) error {
 	if err != nil {
 		return err
 	}
-	if len(queue) < 2 || queue[0] != l.node || queue[1] != target.Node {
+	if len(queue) < 2 || queue[0] != q.node || queue[1] != target.Node {
 		return fmt.Errorf("%w: %s (node %s) is not next in line any more (it left, or its session ended); still the leader",
 			ErrSwitchover, to, target.Node)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
 	}
-	return e.release(LossReleased)
+	return q.release(LossReleased)
 }
 
 // moveBehind deletes the nodes of ahead, electd participants queued before
 // the one with id to, in queue order: each re-queues at the back, behind it.
 func (q *queueRecipe) moveBehind(ctx context.Context, ahead []Participant, to string) error {
-	e := q.e
 	for _, p := range ahead {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("election: switchover to %s: %w (still the leader)", to, err)
 		}
-		e.nWrites.Add(1)
-		if err := e.zk.Delete(join(e.cfg.Path, p.Node), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: could not move %q behind %s: %v (still the leader)", ErrSwitchover, p.ID, to, err)
+		if err := q.h.delete(nodePath(q.cfg.Path, p.Node)); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: could not move %q behind %s: %w (still the leader)", ErrSwitchover, p.ID, to, err)
 		}
 	}
 	return nil
 }
 
-// maxHandoffReads bounds the queue a leaving leader reads to find the
+// maxHandoffReads bounds the queue a leaving leader considers to find the
 // newest participant: a larger queue hands over to the next in line, as
 // a leave must not cost a read per participant of a large election.
 const maxHandoffReads = 16
 
 // handOff, with HandoffNewest, moves every participant queued before the
-// newest one behind it, so that it is next when this leader's node goes
-// (docs/DESIGN.md, "Handoff"). The newest is the one whose session joined
-// last (its meta node's czxid): a participant that re-queued after a
-// release or a selector's term sits at the back but is no newer. Only
-// electd participants re-queue when their node is deleted, so those
-// considered are the ones queued before the first Curator peer. It never
-// lets go itself and gives up at the first error: the leave that follows
-// deletes the node whatever happened, and then the next in line leads, as
-// with HandoffNext.
+// newest one whose application is up behind it, so that it is next when
+// this leader's node goes (docs/DESIGN.md, "Handoff"). The newest is the
+// one whose session joined last (its meta node's czxid): a participant
+// that re-queued after a release or a selector's term sits at the back but
+// is no newer. Only electd participants re-queue when their node is
+// deleted, so those considered are the ones queued before the first
+// Curator peer. The leader's roster already knows the queue (unless it
+// changed since its last read) and when each session joined: with two
+// participants, or when the next in line is the newest, it reads nothing;
+// otherwise it reads the application's state of
+// the newest ones (their meta nodes) until one is up, looking no further
+// back than the next in line, which takes over otherwise. It never lets go
+// itself and gives up at the first error: the leave that follows deletes
+// the node whatever happened, and then the next in line leads, as with
+// HandoffNext.
 func (q *queueRecipe) handOff(ctx context.Context) {
-	e, l := q.e, &q.e.loop
-	if e.cfg.Handoff != HandoffNewest || l.node == "" {
+	if q.cfg.Handoff != HandoffNewest || q.node == "" {
 		return
 	}
-	queue, err := q.readQueue()
-	if err != nil || len(queue) < 3 || queue[0] != l.node || len(queue)-1 > maxHandoffReads {
-		return // nobody to skip, not first, or too many to read
-	}
-	var movable []Participant
-	newest, joined := -1, int64(0)
-	for _, name := range queue[1:] {
-		e.nReads.Add(1)
-		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
-		if errors.Is(err, zk.ErrNoNode) {
-			continue
-		}
-		if err != nil {
+	queue := q.roster.queue
+	if q.roster.armed || q.roster.due {
+		// The queue changed since the roster read it (a join in the last
+		// 100 ms, as in a rollout): read it now.
+		var err error
+		if queue, err = q.readQueue(); err != nil {
 			return
 		}
-		p := e.participant(name, data, stat)
-		if stat.EphemeralOwner == 0 {
+	}
+	if len(queue) < 3 || queue[0] != q.node || len(queue)-1 > maxHandoffReads {
+		return // nobody to skip (as the leader knows the queue), not first, or too many
+	}
+	movable := q.movable(queue[1:])
+	for _, i := range newestFirst(movable) {
+		if i == 0 {
+			return // the next in line: it takes over anyway
+		}
+		if !q.appUp(movable[i]) {
+			continue
+		}
+		target, ahead := movable[i], make([]Participant, i)
+		for j, c := range movable[:i] {
+			ahead[j] = Participant{ID: c.id, Node: c.node, Session: c.session}
+		}
+		q.log.Info("handing leadership to the newest participant whose application is up", "to", target.id,
+			"target_node", target.node, "moved_behind", len(ahead))
+		if err := q.moveBehind(ctx, ahead, target.id); err != nil {
+			q.log.Warn("could not hand leadership to the newest participant; the next in line takes over", "err", err)
+		}
+		return
+	}
+}
+
+// movable is the participants of names, in queue order, up to the first
+// that cannot be moved (a Curator peer: no meta node) or cannot be read.
+func (q *queueRecipe) movable(names []string) []candidate {
+	var out []candidate
+	for _, name := range names {
+		c, ok, err := q.learn(name)
+		if err != nil {
 			break
 		}
-		e.nReads.Add(1)
-		ok, meta, err := e.zk.Exists(join(e.metaPath(), sessionHex(p.Session)))
-		if err != nil || !ok {
-			break // a Curator peer: it cannot be moved
+		if !ok {
+			continue // gone, or not a participant
 		}
-		if meta.Czxid > joined {
-			newest, joined = len(movable), meta.Czxid
+		if c.joined == 0 {
+			break // a Curator peer: it cannot be moved, nor anyone behind it
 		}
-		movable = append(movable, p)
+		out = append(out, c)
 	}
-	if newest < 1 {
-		return // the next in line is the newest that can lead next
+	return out
+}
+
+// newestFirst is the indices of cs, the session that joined last first.
+func newestFirst(cs []candidate) []int {
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
 	}
-	target, ahead := movable[newest], movable[:newest]
-	e.log.Info("handing leadership to the newest participant", "to", target.ID, "target_node", target.Node,
-		"moved_behind", len(ahead))
-	if err := q.moveBehind(ctx, ahead, target.ID); err != nil {
-		e.log.Warn("could not hand leadership to the newest participant; the next in line takes over", "err", err)
-	}
+	sort.SliceStable(idx, func(a, b int) bool { return cs[idx[a]].joined > cs[idx[b]].joined })
+	return idx
+}
+
+// appUp reads whether c's application is up, from its meta node: the one
+// read the roster cannot answer, as it changes (Config.AppChecked).
+func (q *queueRecipe) appUp(c candidate) bool {
+	data, _, err := q.h.get(metaNode(q.cfg.Path, c.session))
+	return err == nil && parseMeta(data).appUp()
 }
 
 // readQueue reads the queue as re-check does: participant nodes, in order.
 func (q *queueRecipe) readQueue() ([]string, error) {
-	e := q.e
-	e.nReads.Add(1)
-	kids, _, err := e.zk.Children(e.cfg.Path)
+	kids, err := q.h.children(q.cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("election: switchover: read the queue: %w", err)
 	}
@@ -154,17 +185,15 @@ func (q *queueRecipe) readQueue() ([]string, error) {
 // findTarget reads the queue's nodes in order until the first whose id is
 // to; it returns it and the participants between the leader and it.
 func (q *queueRecipe) findTarget(queue []string, to string) (Participant, []Participant, error) {
-	e, l := q.e, &q.e.loop
 	var ahead []Participant
 	for i, name := range queue {
 		if i == 0 {
-			if name != l.node {
+			if name != q.node {
 				return Participant{}, nil, fmt.Errorf("%w: the queue changed under the leader; try again", ErrSwitchover)
 			}
 			continue
 		}
-		e.nReads.Add(1)
-		data, stat, err := e.zk.Get(join(e.cfg.Path, name))
+		data, stat, err := q.h.get(nodePath(q.cfg.Path, name))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -174,13 +203,13 @@ func (q *queueRecipe) findTarget(queue []string, to string) (Participant, []Part
 		if q.notEphemeral(name, stat) {
 			continue
 		}
-		p := e.participant(name, data, stat)
+		p := q.participant(name, data, stat)
 		if p.ID == to {
 			return p, ahead, nil
 		}
 		ahead = append(ahead, p)
 	}
-	if to == e.cfg.ID {
+	if to == q.cfg.ID {
 		return Participant{}, nil, fmt.Errorf("%w: %s already leads", ErrSwitchover, to)
 	}
 	ids := make([]string, len(ahead))
@@ -194,8 +223,6 @@ func (q *queueRecipe) findTarget(queue []string, to string) (Participant, []Part
 // isElectd reports whether p's session published an electd meta node: only
 // electd participants re-queue when their node is deleted.
 func (q *queueRecipe) isElectd(p Participant) bool {
-	e := q.e
-	e.nReads.Add(1)
-	ok, _, err := e.zk.Exists(join(e.metaPath(), sessionHex(p.Session)))
+	ok, _, err := q.h.exists(metaNode(q.cfg.Path, p.Session))
 	return err == nil && ok
 }

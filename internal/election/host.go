@@ -1,0 +1,80 @@
+package election
+
+import (
+	"time"
+
+	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
+)
+
+// The Elector as its recipe's host (seam.go): the ZooKeeper requests,
+// counted; the timers; the lease. The watched reads are in watches.go,
+// the session's share of the path in paths.go, the view in elector.go.
+
+var _ recipeHost = (*Elector)(nil)
+
+func (e *Elector) get(p string) ([]byte, *zk.Stat, error) {
+	e.nReads.Add(1)
+	return e.zk.Get(p)
+}
+
+func (e *Elector) exists(p string) (bool, *zk.Stat, error) {
+	e.nReads.Add(1)
+	return e.zk.Exists(p)
+}
+
+func (e *Elector) children(p string) ([]string, error) {
+	e.nReads.Add(1)
+	kids, _, err := e.zk.Children(p)
+	return kids, err
+}
+
+func (e *Elector) recheck(p string) ([]string, error) {
+	e.nChecks.Add(1)
+	kids, _, err := e.zk.Children(p)
+	return kids, err
+}
+
+func (e *Elector) create(p string, data []byte, flags int32) (string, error) {
+	e.nWrites.Add(1)
+	return e.zk.Create(p, data, flags, e.s.nodeACL())
+}
+
+func (e *Elector) delete(p string) error {
+	e.nWrites.Add(1)
+	return e.zk.Delete(p, -1)
+}
+
+// after posts ev to Run's loop after d.
+func (e *Elector) after(d time.Duration, ev event) clock.Timer {
+	return e.clock.AfterFunc(d, func() {
+		select {
+		case e.events <- ev:
+		case <-e.done:
+		}
+	})
+}
+
+// wantLease says whether this participant may lead soon (it leads, or is
+// next in line) and so needs the Session to keep the lease renewed.
+func (e *Elector) wantLease(want bool) {
+	if e.loop.leasing != want {
+		e.loop.leasing = want
+		e.s.needLease(want)
+	}
+}
+
+// ensureLease renews the lease now, when it has lapsed, before this
+// participant starts leading: a participant that was not renewing (it was
+// not next in line, or just won a race) must not wait a renewal interval to
+// answer 200. A failure leaves the lease lapsed: Status says so until the
+// renewal loop succeeds.
+func (e *Elector) ensureLease() {
+	e.wantLease(true)
+	if e.s.LeaseRemaining() > 0 {
+		return
+	}
+	if _, err := e.s.renew(); err != nil {
+		e.log.Debug("could not renew the lease before leading", "err", err)
+	}
+}

@@ -1,0 +1,80 @@
+package election
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/electd/electd/internal/clock"
+)
+
+// SessionConfig configures a Session.
+type SessionConfig struct {
+	// Servers are host:port pairs. Names that do not resolve yet are retried
+	// and re-resolved; at least one entry is required.
+	Servers []string
+	// SessionTimeout is the requested timeout, MinSessionTimeout to
+	// MaxSessionTimeout; the ensemble negotiates the real one (see
+	// Session.Timeout). Default 10s.
+	SessionTimeout time.Duration
+	// Auth is "user:password" digest credentials, or empty. When set, nodes
+	// are created with ACLs that only these credentials may change.
+	Auth string
+	// FixACL, with Auth set, replaces the ACL of an existing election path
+	// (or its meta path) that lets others create or delete there with the
+	// Session's own ACL (needs ADMIN permission) instead of refusing to
+	// stand (checkACL). Default false.
+	FixACL bool
+	// TLS, when not nil, makes every connection to ZooKeeper TLS with this
+	// configuration (ZooKeeper's secureClientPort). An empty ServerName means
+	// each server's host name is checked. Default nil: plain TCP.
+	TLS *tls.Config
+	// RenewInterval is how often the lease is renewed by a sync round-trip.
+	// Default: a tenth of the negotiated session timeout.
+	RenewInterval time.Duration
+	// Logger receives one line per state change. Default: discard.
+	Logger *slog.Logger
+	// Clock is the lease's time source. Default: clock.Real().
+	Clock clock.Clock
+	// Recorder counts expirations and reconnects. Default: none.
+	Recorder SessionRecorder
+}
+
+func (c *SessionConfig) setDefaults() {
+	if c.SessionTimeout == 0 {
+		c.SessionTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real()
+	}
+}
+
+// Validate checks the configuration without connecting. It returns every
+// wrong field, each a *FieldError, joined (errors.Join); messages never
+// quote Auth.
+func (c SessionConfig) Validate() error {
+	var errs []error
+	if len(c.Servers) == 0 {
+		errs = append(errs, fieldErr("Servers", "required: at least one host:port"))
+	}
+	for _, s := range c.Servers {
+		if err := validateServer(s); err != nil {
+			errs = append(errs, &FieldError{Pkg: "election", Field: "Servers", Err: err})
+		}
+	}
+	if err := inRange(c.SessionTimeout, MinSessionTimeout, MaxSessionTimeout); c.SessionTimeout != 0 && err != nil {
+		errs = append(errs, &FieldError{Pkg: "election", Field: "SessionTimeout", Err: fmt.Errorf("%w (ZooKeeper's minimum is 2 ticks; the client's maximum is ~596 h, the server's maxSessionTimeout usually 40 s)", err)})
+	}
+	if err := validateAuth(c.Auth); err != nil {
+		errs = append(errs, &FieldError{Pkg: "election", Field: "Auth", Err: err})
+	}
+	if c.RenewInterval < 0 {
+		errs = append(errs, fieldErr("RenewInterval", "must not be negative"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,169 @@
+package election
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/electd/electd/internal/fielderr"
+)
+
+// Limits that Validate enforces. A value outside them would pass ZooKeeper's
+// checks at start and break at run time; each bound says which way.
+const (
+	// MinSessionTimeout is ZooKeeper's floor of two ticks at the shortest
+	// tickTime in use (500 ms); the server would raise anything lower.
+	MinSessionTimeout = time.Second
+	// MaxSessionTimeout: the client sends the timeout as int32 milliseconds
+	// (wraps at ~596 h: 597 h never connects), and the server negotiates down
+	// to its maxSessionTimeout (20 ticks, 40 s by default) anyway. A dead
+	// leader's node outlives it by this long, so ten minutes is already far
+	// more than any failover wants.
+	MaxSessionTimeout = 10 * time.Minute
+	// MaxFencingOffset keeps token = czxid + offset below 2^63: a czxid is
+	// epoch<<32 | counter, and an ensemble reaches epoch 2^30 (czxid 2^62)
+	// only after a billion leader elections of its own.
+	MaxFencingOffset = 1 << 62
+	// MaxIDBytes and MaxAdvertiseBytes bound what every participant writes
+	// and every reader of the election reads and serves over HTTP, far below
+	// ZooKeeper's 1 MiB packet limit (jute.maxbuffer): past it a client
+	// reconnects in a loop. A Kubernetes pod name has at most 253 bytes.
+	MaxIDBytes        = 1024
+	MaxAdvertiseBytes = 4096
+	// MaxPathBytes bounds the election path, chroot included: it is sent in
+	// every request and in the watch list replayed on each reconnect.
+	MaxPathBytes = 1024
+	// MaxAuthBytes bounds the digest credentials sent on every connect.
+	MaxAuthBytes = 4096
+	// MinTerm: every selector term ends with a hand-over (delete, watch
+	// fires, the next participant claims), a few round trips during which
+	// nobody leads, and writes to ZooKeeper. A quarter second keeps that
+	// under a few percent of the time and four rotations a second (1 ns made
+	// three selectors swap 1,335 times in 10 s).
+	MinTerm = 250 * time.Millisecond
+	// MaxTerm: a week; a longer term is "hold until released" (0).
+	MaxTerm = 7 * 24 * time.Hour
+	// MaxClaimDelay: a new leader is silent this long after each change;
+	// past ten minutes it is a typo for seconds, not a design.
+	MaxClaimDelay = 10 * time.Minute
+	// TermEndTimeout bounds Config.TermEnd: the election loop waits on it.
+	TermEndTimeout = time.Minute
+)
+
+// FieldError is what Validate returns: Field names the field of
+// SessionConfig or Config that is wrong, Err says how. Test with errors.As;
+// a caller that reads the fields from its own configuration keys maps Field
+// back to the key.
+type FieldError = fielderr.Error
+
+func fieldErr(field, format string, args ...any) error {
+	return fielderr.Errorf("election", field, format, args...)
+}
+
+func inRange(d, lo, hi time.Duration) error {
+	if d < lo || d > hi {
+		return fmt.Errorf("%v is outside %v to %v", d, lo, hi)
+	}
+	return nil
+}
+
+// validateText accepts printable UTF-8 of at most max bytes: ids and
+// advertise data are served raw (/leader?format=text) and logged.
+func validateText(s string, max int) error {
+	if len(s) > max {
+		return fmt.Errorf("%d bytes; at most %d", len(s), max)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s is not valid UTF-8", quote(s))
+	}
+	if !printable(s) {
+		return fmt.Errorf("%s has a control character", quote(s))
+	}
+	return nil
+}
+
+// printable reports valid UTF-8 without control characters (Unicode Cc:
+// NUL, \n, ESC, DEL, C1).
+func printable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}
+
+// quote shows a value in an error: quoted (control characters escaped) and
+// cut at 64 bytes, so that a message stays one short line.
+func quote(s string) string {
+	if len(s) > 64 {
+		return strconv.Quote(s[:64]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func validateElectionPath(p string) error {
+	if len(p) > MaxPathBytes {
+		return fmt.Errorf("%d bytes; at most %d, chroot included", len(p), MaxPathBytes)
+	}
+	return ValidatePath(p)
+}
+
+// ValidatePath checks that p is an absolute znode path that can hold an election.
+func ValidatePath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("must not be empty")
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("%s is relative; it must start with /", quote(p))
+	case p == "/":
+		return fmt.Errorf("the root cannot hold an election")
+	case strings.HasSuffix(p, "/"):
+		return fmt.Errorf("%s must not end with /", quote(p))
+	case strings.Contains(p, "//"):
+		return fmt.Errorf("%s has an empty segment", quote(p))
+	case !utf8.ValidString(p):
+		return fmt.Errorf("%s is not valid UTF-8", quote(p))
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "." || seg == ".." {
+			return fmt.Errorf("%s has a relative segment %q", quote(p), seg)
+		}
+		if seg == "zookeeper" && strings.HasPrefix(p, "/zookeeper") {
+			return fmt.Errorf("%s is reserved by ZooKeeper", quote(p))
+		}
+	}
+	for _, r := range p {
+		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
+			return fmt.Errorf("%s has a character ZooKeeper forbids (%U)", quote(p), r)
+		}
+	}
+	return nil
+}
+
+// validateServer accepts host:port with a host and a port 1-65535, as the
+// dialer will use it (surrounding spaces are trimmed there too).
+func validateServer(s string) error {
+	host, port, err := net.SplitHostPort(strings.TrimSpace(s)) // accepts [::1]:2181
+	if err != nil || host == "" || port == "" {
+		return fmt.Errorf("%s is not host:port", quote(s))
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("%s has a bad port (want 1-65535)", quote(s))
+	}
+	return nil
+}
+
+func validateAuth(auth string) error {
+	switch u, p, ok := strings.Cut(auth, ":"); {
+	case auth == "":
+		return nil
+	case len(auth) > MaxAuthBytes:
+		return fmt.Errorf("%d bytes; at most %d", len(auth), MaxAuthBytes)
+	case !ok || u == "" || p == "":
+		return errors.New("want user:password")
+	case !printable(auth):
+		return errors.New("has a control character or is not UTF-8")
+	}
+	return nil
+}
