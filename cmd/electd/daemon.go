@@ -196,7 +196,7 @@ func serve(cfg *config.Loaded, environ []string, logs *logging.AsyncWriter, log 
 	g.Go(func() error {
 		err := d.el.Run(runCtx)
 		if ctx.Err() == nil {
-			return fmt.Errorf("election stopped before any signal: %v", err)
+			return fmt.Errorf("election stopped before any signal: %w", err)
 		}
 		return nil
 	})

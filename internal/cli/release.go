@@ -122,7 +122,7 @@ func (c *client) doRelease(ctx context.Context, token, to string, wait time.Dura
 	}
 	var ans api.Release
 	if err := json.Unmarshal(body, &ans); err != nil {
-		return c.failure(fmt.Errorf("POST %s: %d with a body that is not electd's JSON: %v", path, code, err))
+		return c.failure(fmt.Errorf("POST %s: %d with a body that is not electd's JSON: %w", path, code, err))
 	}
 	line := clean(ans.ID) + " released leadership"
 	if l := before.Leader; l != nil && l.ID == ans.ID {
@@ -161,7 +161,7 @@ func (c *client) awaitNewLeader(ctx context.Context, before api.Leader, wait tim
 			if err == nil {
 				err = errors.New("no new leader")
 			}
-			return nil, fmt.Errorf("released, but no new leader within %v: %v", wait, err)
+			return nil, fmt.Errorf("released, but no new leader within %v: %w", wait, err)
 		case <-tick.C:
 		}
 	}

@@ -97,7 +97,7 @@ func (s *Sidecar) Serve() error {
 	defer close(s.done)
 	err := s.px.Serve(s.sctx, s.client, s.peer)
 	if s.sctx.Err() == nil {
-		return fmt.Errorf("the forwarding proxy stopped: %v", err)
+		return fmt.Errorf("the forwarding proxy stopped: %w", err)
 	}
 	return err
 }
