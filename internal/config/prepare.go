@@ -31,8 +31,9 @@ type Prepared struct {
 // secrets, checks every key and returns what the engine and the HTTP server
 // need. The engine's keys are checked by the engine's own Validate, whose
 // field errors are mapped to keys through the engine tags; the Kubernetes
-// mirror's by kube.Config.Validate, through the kube tags; the others here.
-// Every error goes to errs. Nothing connects.
+// mirror's by kube.Config.Validate, through the kube tags; the proxy's by
+// proxy.Config.Validate, through the proxy tags (validateProxy); the
+// others here. Every error goes to errs. Nothing connects.
 func (c *Config) prepare(errs *errorList) Prepared {
 	var p Prepared
 	c.checkRequired(errs)
@@ -40,18 +41,16 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	c.validate(errs)
 	zkTLS, err := c.zooKeeperTLS()
 	errs.add(err)
-	p.Session, p.Election = c.session(zkTLS), c.election()
-	errs.add(c.fieldErrors(func(w *Config) error { return w.session(zkTLS).Validate() })...)
+	p.Session, p.Election, p.Kube, p.Proxy = c.session(zkTLS), c.election(), c.kube(), c.proxy()
+	errs.add(c.rerun(func(w *Config) error { return w.session(zkTLS).Validate() })...)
 	ec := c // election.path is checked with the chroot, unless that is wrong itself
 	if errs.has("zookeeper.chroot") {
 		cc := *c
 		cc.ZooKeeper.Chroot = ""
 		ec = &cc
 	}
-	errs.add(ec.fieldErrors(func(w *Config) error { return w.election().Validate() })...)
-	p.Kube = c.kube()
-	errs.add(c.fieldErrors(func(w *Config) error { return w.kube().Validate() })...)
-	p.Proxy = c.proxy()
+	errs.add(ec.rerun(func(w *Config) error { return w.election().Validate() })...)
+	errs.add(c.fieldErrors(p.Kube.Validate())...)
 	c.validateProxy(errs)
 	if h := c.HTTP; h.TLSCertFile != "" && h.TLSKeyFile != "" {
 		p.HTTPCert, err = LoadKeyPair("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile)
@@ -60,39 +59,60 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	return p
 }
 
-// fieldErrors runs validate, which checks a configuration built from c and
-// stops at its first wrong field, until it passes: after each error it
-// sets the key the error names to its example (config.example.yaml's
-// value, valid by TestExample) and asks again, so that every wrong key is
-// named, not the first alone. It stops when a key is named twice.
-func (c *Config) fieldErrors(validate func(*Config) error) []error {
+// rerun runs validate, which checks a configuration built from c and
+// may stop at its first wrong field, until it passes: after each round it
+// sets the keys the errors name to their examples (config.example.yaml's
+// values, valid by TestExample) and asks again, so that every wrong key is
+// named, not the first alone. It stops when no key is named anew.
+func (c *Config) rerun(validate func(*Config) error) []error {
 	examples := exampleConfig()
 	return c.fieldErrorsWith(validate, func(k Key, w *Config) { k.field(w).Set(k.field(&examples)) })
 }
 
-// fieldErrorsWith is fieldErrors with fix, which sets the key an error
-// named to a value that passes.
+// fieldErrorsWith is rerun with fix, which sets the key an error named to
+// a value that passes.
 func (c *Config) fieldErrorsWith(validate func(*Config) error, fix func(k Key, w *Config)) []error {
 	w := *c
 	seen := map[string]bool{}
 	var errs []error
 	for {
-		err := c.keyOf(validate(&w))
-		if err == nil {
+		again := false
+		for _, err := range c.fieldErrors(validate(&w)) {
+			var ke *KeyError
+			if errors.As(err, &ke) && seen[ke.Key] {
+				continue
+			}
+			errs = append(errs, err)
+			if ke == nil {
+				continue
+			}
+			seen[ke.Key] = true
+			if k, ok := Lookup(ke.Key); ok {
+				fix(k, &w)
+				again = true
+			}
+		}
+		if !again {
 			return errs
 		}
-		errs = append(errs, err)
-		var ke *KeyError
-		if !errors.As(err, &ke) || seen[ke.Key] {
-			return errs
-		}
-		seen[ke.Key] = true
-		k, ok := Lookup(ke.Key)
-		if !ok {
-			return errs
-		}
-		fix(k, &w)
 	}
+}
+
+// fieldErrors names the key behind each error a package's Validate
+// returned (keyOf): every one of a joined error (errors.Join, or any error
+// with Unwrap() []error, nested or not), or the one. nil gives none.
+func (c *Config) fieldErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range j.Unwrap() {
+			errs = append(errs, c.fieldErrors(e)...)
+		}
+		return errs
+	}
+	return []error{c.keyOf(err)}
 }
 
 // ElectionPath is election.path with zookeeper.chroot applied.
@@ -143,7 +163,7 @@ func (c *Config) kube() kube.Config {
 func (c *Config) keyOf(err error) error {
 	var fe *fielderr.Error
 	if !errors.As(err, &fe) {
-		return err // nil, or an error of no field: shown as it is
+		return err // an error of no field: shown as it is
 	}
 	tagOf := map[string]func(Key) string{
 		"election": func(k Key) string { return k.Engine },
