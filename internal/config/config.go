@@ -17,7 +17,8 @@ import "time"
 //
 //	mapstructure  the key's last segment (sections nest: zookeeper.servers)
 //	default       the default as written in a file; absent for required or
-//	              computed keys
+//	              computed keys, and where the package the key configures
+//	              declares it (packageDefaults)
 //	help          one line for --help and config.example.yaml
 //	example       a value config.example.yaml shows instead of the default
 //	key           options: required; secret (masked, trimmed, never quoted);
@@ -50,7 +51,7 @@ type Config struct {
 type ZooKeeper struct {
 	Servers        []string      `mapstructure:"servers" key:"required" example:"127.0.0.1:2181" engine:"Servers" help:"host:port list, comma-separated in env and flags; names that do not resolve yet are retried, never fatal"`
 	Chroot         string        `mapstructure:"chroot" default:"" help:"path prefix for everything electd reads and writes, e.g. /prod"`
-	SessionTimeout time.Duration `mapstructure:"session_timeout" default:"10s" engine:"SessionTimeout" help:"requested session timeout, 1s to 10m; the negotiated one counts (electd_zk_session_timeout_seconds)"`
+	SessionTimeout time.Duration `mapstructure:"session_timeout" engine:"SessionTimeout" help:"requested session timeout, 1s to 10m; the negotiated one counts (electd_zk_session_timeout_seconds)"`
 	Auth           string        `mapstructure:"auth" default:"" key:"secret,file=auth_file" engine:"Auth" help:"digest credentials user:password; nodes then get ACLs that only these may change"`
 	AuthFile       string        `mapstructure:"auth_file" default:"" help:"file holding the user:password of zookeeper.auth (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`
 	FixACL         bool          `mapstructure:"fix_acl" default:"false" engine:"FixACL" help:"with zookeeper.auth set, when the election path's ACL lets others create or delete there, replace it with electd's ACL (needs ADMIN permission) instead of refusing to stand"`
@@ -84,8 +85,8 @@ type HTTP struct {
 	TLSCertFile    string `mapstructure:"tls_cert_file" default:"" help:"PEM certificate to serve HTTPS with, with http.tls_key_file; reloaded when it changes"`
 	TLSKeyFile     string `mapstructure:"tls_key_file" default:"" help:"PEM private key of http.tls_cert_file"`
 	MaxConnections int    `mapstructure:"max_connections" default:"256" help:"most HTTP connections open at once, 1 to 16384, and at least http.max_streams + http.max_waiters + 16 so that the probes always get in; unset, 256 or that sum when larger"`
-	MaxStreams     int    `mapstructure:"max_streams" default:"64" help:"most /events clients at once, 1 to 4096; more get 503; unset, 64 or less to fit a smaller http.max_connections"`
-	MaxWaiters     int    `mapstructure:"max_waiters" default:"64" help:"most /healthz/leader?wait= long polls at once, 1 to 4096; more get 503; unset, 64 or less to fit a smaller http.max_connections"`
+	MaxStreams     int    `mapstructure:"max_streams" help:"most /events clients at once, 1 to 4096; more get 503; unset, {default} or less to fit a smaller http.max_connections"`
+	MaxWaiters     int    `mapstructure:"max_waiters" help:"most /healthz/leader?wait= long polls at once, 1 to 4096; more get 503; unset, {default} or less to fit a smaller http.max_connections"`
 }
 
 // Kubernetes is the "kubernetes" section: the leader label and Lease mirror

@@ -23,6 +23,9 @@ const (
 	// MinSessionTimeout is ZooKeeper's floor of two ticks at the shortest
 	// tickTime in use (500 ms); the server would raise anything lower.
 	MinSessionTimeout = time.Second
+	// DefaultSessionTimeout is SessionConfig.SessionTimeout's default, and
+	// zookeeper.session_timeout's (internal/config reads it here).
+	DefaultSessionTimeout = 10 * time.Second
 	// MaxSessionTimeout: the client sends the timeout as int32 milliseconds
 	// (wraps at ~596 h: 597 h never connects), and the server negotiates down
 	// to its maxSessionTimeout (20 ticks, 40 s by default) anyway. A dead
@@ -76,7 +79,7 @@ type SessionConfig struct {
 	Servers []string
 	// SessionTimeout is the requested timeout, MinSessionTimeout to
 	// MaxSessionTimeout; the ensemble negotiates the real one (see
-	// Session.Timeout). Default 10s.
+	// Session.Timeout). Default DefaultSessionTimeout (10s).
 	SessionTimeout time.Duration
 	// Auth is "user:password" digest credentials, or empty. When set, nodes
 	// are created with ACLs that only these credentials may change.
@@ -103,7 +106,7 @@ type SessionConfig struct {
 
 func (c *SessionConfig) setDefaults() {
 	if c.SessionTimeout == 0 {
-		c.SessionTimeout = 10 * time.Second
+		c.SessionTimeout = DefaultSessionTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
