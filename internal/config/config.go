@@ -71,9 +71,10 @@ type Election struct {
 	Handoff       string        `mapstructure:"handoff" default:"newest" engine:"Handoff" help:"who takes over when the leader shuts down or withdraws: newest (the participant that joined last, so a rollout moves leadership once) or next (the next in the queue, as Curator does)"`
 	ClaimDelay    time.Duration `mapstructure:"claim_delay" default:"0s" engine:"ClaimDelay" help:"a new leader waits this long, at most 10m, before its first 200 on /healthz/leader"`
 	FencingOffset int64         `mapstructure:"fencing_offset" default:"0" engine:"FencingOffset" help:"added to every fencing token, 0 to 2^62, to keep tokens growing across an ensemble rebuild"`
-	// Candidate is not mapped by an engine tag: the daemon starts the
-	// engine as an observer (election.Config.Observer) when it is false or
-	// when app.health_url is set (nobody stands before a first passed check).
+	// Candidate is not mapped by an engine tag: the engine starts as an
+	// observer (election.Config.Observer, set by prepare) when it is false
+	// or when app.health_url is set (nobody stands before a first passed
+	// check).
 	Candidate bool `mapstructure:"candidate" default:"true" help:"stand for leadership; false joins as an observer (no node, never leads, /leader stays current); POST /candidacy changes it at run time"`
 }
 

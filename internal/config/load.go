@@ -75,6 +75,7 @@ func Load(args, environ []string) (*Loaded, error) {
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
+	l.Prepared.Follow = l.follow(environ)
 	return l, nil
 }
 

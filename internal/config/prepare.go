@@ -7,6 +7,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/fielderr"
+	"github.com/electd/electd/internal/follow"
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/proxy"
 )
@@ -25,6 +26,9 @@ type Prepared struct {
 	// empty. Election.Proxy is what it publishes for its peers; a port 0
 	// there stands for the port Proxy.Listen (tcp: PeerListen) gets.
 	Proxy proxy.Config
+	// Follow configures what makes leadership follow the application: the
+	// health checks, the candidacy, electd run's command.
+	Follow follow.Config
 }
 
 // prepare finishes a decoded Config: it reads the secret files into their
@@ -42,6 +46,7 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	zkTLS, err := c.zooKeeperTLS()
 	errs.add(err)
 	p.Session, p.Election, p.Kube, p.Proxy = c.session(zkTLS), c.election(), c.kube(), c.proxy()
+	p.Election.Observer = !c.Election.Candidate || c.App.HealthURL != ""
 	errs.add(c.rerun(func(w *Config) error { return w.session(zkTLS).Validate() })...)
 	ec := c // election.path is checked with the chroot, unless that is wrong itself
 	if errs.has("zookeeper.chroot") {

@@ -193,17 +193,3 @@ func (c *Config) deriveProxy(given func(key string) bool) {
 		p.MaxConnections = p.MaxHeld
 	}
 }
-
-// ProxyAdvertise is proxy.advertise with port 0 replaced by bound's: what
-// the daemon publishes once it listens.
-func ProxyAdvertise(advertise string, bound net.Addr) string {
-	host, port, err := net.SplitHostPort(advertise)
-	if err != nil || port != "0" || bound == nil {
-		return advertise
-	}
-	_, got, err := net.SplitHostPort(bound.String())
-	if err != nil {
-		return advertise
-	}
-	return net.JoinHostPort(host, got)
-}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -63,5 +64,24 @@ func TestValidateNamesEveryField(t *testing.T) {
 				t.Errorf("fields %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Without a label or a Lease the Labeler is off: it mirrors nothing and
+// Run and Stop return at once.
+func TestOffLabeler(t *testing.T) {
+	l, err := New(Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := l.Run(ctx); err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if err := l.Stop(ctx); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if st := l.Status(); st != nil {
+		t.Errorf("Status %+v, want none", st)
 	}
 }
