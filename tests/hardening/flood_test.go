@@ -1,4 +1,4 @@
-package main
+package hardening
 
 import (
 	"flag"
@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +19,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/electd/electd/internal/config"
+	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/zktest"
 )
 
 // The floods of issue 14 against the real binary on a real ZooKeeper, with
@@ -34,24 +36,9 @@ import (
 //
 // The sizes are the issue's repros. Each flood is held, once in place,
 // until -flood.rounds rounds of the four probes have been answered (or
-// failed) under it. `go test -v -run TestFloods ./cmd/electd` prints the
+// failed) under it. `go test -v -run TestFloods ./tests/hardening` prints the
 // figures.
 var floodRounds = flag.Int("flood.rounds", 25, "probe rounds each flood of TestFloods is held for")
-
-// plainBinary is electd built without the race detector: memory figures
-// of a -race build say nothing about the real one.
-var plainBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "electd-plain-")
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, "electd")
-	cmd := exec.Command("go", "build", "-ldflags", "-X main.version=v0.0.0-e2e -X main.commit=e2e1234", "-o", out, ".")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, b)
-	}
-	return out, nil
-})
 
 func parseElectdMemoryLimit(t *testing.T, manifest []byte) int64 {
 	t.Helper()
@@ -97,7 +84,7 @@ func openFDs(pid int) int {
 // with the readiness probe's 1 s timeout raised to 10 s (a slower answer is
 // reported, not failed: the machine is shared), and samples p's fds.
 type prober struct {
-	p      *proc
+	p      *electdtest.Member
 	leader bool
 	stop   chan struct{}
 	done   chan struct{}
@@ -110,7 +97,7 @@ type prober struct {
 	maxRSS           int64
 }
 
-func startProber(p *proc, leader bool) *prober {
+func startProber(p *electdtest.Member, leader bool) *prober {
 	pr := &prober{p: p, leader: leader, stop: make(chan struct{}), done: make(chan struct{})}
 	go pr.run()
 	return pr
@@ -135,7 +122,7 @@ func (pr *prober) run() {
 		}
 		for _, pb := range probes {
 			start := time.Now()
-			resp, err := client.Get("http://" + pr.p.addr + pb.path)
+			resp, err := client.Get("http://" + pr.p.Addr + pb.path)
 			code := 0
 			if err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
@@ -277,11 +264,8 @@ func TestFloods(t *testing.T) {
 	if testing.Short() {
 		t.Skip("floods a real electd; skipped with -short")
 	}
-	bin, err := plainBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	zk := startZK(t)
+	bin := electdtest.Plain(t)
+	zk := zktest.Standalone(t)
 	limit := memoryLimit(t)
 	maxConns := config.Defaults().HTTP.MaxConnections
 	var figures []floodFigures
@@ -319,23 +303,23 @@ func TestFloods(t *testing.T) {
 	for i, fl := range floods {
 		t.Run(fl.name, func(t *testing.T) {
 			path := fmt.Sprintf("/flood/%d", i)
-			var ps []*proc
+			var ps []*electdtest.Member
 			for _, id := range []string{"p0", "p1"} {
-				addr := freeAddr(t)
+				addr := electdtest.MustFreeAddr(t)
 				log := filepath.Join(t.TempDir(), id+".log")
 				f, err := os.Create(log)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				ps = append(ps, startBin(t, bin, id, addr, log, f, memberArgs(zk, path, id, "latch", addr),
+				ps = append(ps, startBin(t, bin, id, addr, log, f, electdtest.MemberArgs(zk, path, id, "latch", addr),
 					[]string{"GOMEMLIMIT=" + strconv.FormatInt(limit, 10)}))
 			}
-			waitReady(t, ps...)
-			leader := oneLeader(t, ps, 15*time.Second)
+			electdtest.WaitOK(t, "/readyz", 20*time.Second, ps...)
+			leader := electdtest.OneLeader(t, ps, 15*time.Second)
 			target := leader
 			if fl.follower {
-				target = others(ps, leader)[0]
+				target = electdtest.Others(ps, leader)[0]
 			}
 			pid := target.Pid()
 			fig := floodFigures{name: fl.name, fdsBefore: openFDs(pid), rssBefore: procStat(pid, "VmRSS")}
@@ -347,9 +331,9 @@ func TestFloods(t *testing.T) {
 
 			a := &attacker{}
 			stop := make(chan struct{})
-			fl.attack(target.addr, a, stop)
+			fl.attack(target.Addr, a, stop)
 			from := pr.roundsDone()
-			waitFor(t, 5*time.Minute, fmt.Sprintf("%d probe rounds under the flood", *floodRounds), func() bool {
+			wait.For(t, 5*time.Minute, fmt.Sprintf("%d probe rounds under the flood", *floodRounds), func() bool {
 				return pr.roundsDone() >= from+*floodRounds
 			})
 			pr.finish()
@@ -357,9 +341,9 @@ func TestFloods(t *testing.T) {
 				leaderProbe.finish()
 			}
 			fig.hwm = procStat(pid, "VmHWM")
-			fig.evicted, _ = target.metricValue("electd_http_connections_evicted_total")
+			fig.evicted, _ = target.MetricValue("electd_http_connections_evicted_total")
 			for _, reason := range []string{"streams", "waiters"} {
-				n, _ := target.metricValue("electd_http_requests_refused_total", "reason", reason)
+				n, _ := target.MetricValue("electd_http_requests_refused_total", "reason", reason)
 				fig.refused += n
 			}
 			close(stop)
@@ -372,7 +356,7 @@ func TestFloods(t *testing.T) {
 			}
 			for _, p := range []*prober{pr, leaderProbe} {
 				if p.failures > 0 {
-					t.Errorf("%s: %d of %d probes failed during the flood; first: %s", p.p.id, p.failures, p.rounds*4, p.firstFailure)
+					t.Errorf("%s: %d of %d probes failed during the flood; first: %s", p.p.Name, p.failures, p.rounds*4, p.firstFailure)
 				}
 			}
 			if fig.hwm <= 0 || fig.hwm >= limit {
@@ -381,16 +365,16 @@ func TestFloods(t *testing.T) {
 			if bound := fig.fdsBefore + maxConns + 8; fig.maxFDs > bound {
 				t.Errorf("%d fds open during the flood, want at most %d (%d before + max_connections + 8)", fig.maxFDs, bound, fig.fdsBefore)
 			}
-			if exp, err := leader.metricValue("electd_zk_session_expirations_total"); err != nil || exp != 0 {
+			if exp, err := leader.MetricValue("electd_zk_session_expirations_total"); err != nil || exp != 0 {
 				t.Errorf("the leader's session expirations = %v %v, want 0", exp, err)
 			}
-			if !leader.leads() {
+			if !leader.Leads() {
 				t.Error("the leader no longer leads after the flood")
 			}
 			for _, p := range ps {
-				p.signal(syscall.SIGTERM)
-				if status := exitStatus(p.wait(15 * time.Second)); status != 0 {
-					t.Errorf("%s: exit status %d after the flood and SIGTERM", p.id, status)
+				p.Send(syscall.SIGTERM)
+				if status := electdtest.ExitStatus(p.WaitExit(15 * time.Second)); status != 0 {
+					t.Errorf("%s: exit status %d after the flood and SIGTERM", p.Name, status)
 				}
 			}
 		})

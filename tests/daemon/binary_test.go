@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"net"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 )
 
 func TestBinaryBadConfigExits2WithOneLine(t *testing.T) {
@@ -25,7 +26,7 @@ func TestBinaryBadConfigExits2WithOneLine(t *testing.T) {
 		{"config", nil, []string{"--config", "/nonexistent.yaml"}},
 		{"--no-such-flag", nil, []string{"--no-such-flag"}},
 	} {
-		status, stdout, stderr := runBinary(t, c.env, c.args...)
+		status, stdout, stderr := electdtest.Run(t, c.env, c.args...).Outcome()
 		if status != 2 || stdout != "" {
 			t.Errorf("%v %v: status %d, stdout %q; want 2 and nothing", c.env, c.args, status, stdout)
 		}
@@ -38,7 +39,7 @@ func TestBinaryBadConfigExits2WithOneLine(t *testing.T) {
 // Every error of a configuration is said at once, one line each.
 func TestBinaryBadConfigSaysEveryError(t *testing.T) {
 	f := writeConfig(t, "zookeeper:\n  session_timout: 5s\nelection:\n  path: relative\n")
-	status, stdout, stderr := runBinary(t, []string{"ELECTD_APP_HEALTH_TIMEOUT=1"}, "--config", f, "--log.format", "xml")
+	status, stdout, stderr := electdtest.Run(t, []string{"ELECTD_APP_HEALTH_TIMEOUT=1"}, "--config", f, "--log.format", "xml").Outcome()
 	want := []string{"zookeeper.session_timout", "zookeeper.servers", "election.path", "log.format", "app.health_timeout"}
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if status != 2 || stdout != "" || len(lines) != len(want) {
@@ -62,7 +63,7 @@ func writeConfig(t *testing.T, content string) string {
 }
 
 func TestBinaryVersion(t *testing.T) {
-	status, stdout, _ := runBinary(t, nil, "--version")
+	status, stdout, _ := electdtest.Run(t, nil, "--version").Outcome()
 	if want := "electd " + electdtest.Version + " (commit " + electdtest.Commit + ", go"; status != 0 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("--version: %d %q, want %q...", status, stdout, want)
 	}
@@ -71,7 +72,7 @@ func TestBinaryVersion(t *testing.T) {
 // The example configuration at the repository root documents every key and
 // must load as it is.
 func TestBinaryExampleConfigValidates(t *testing.T) {
-	status, stdout, stderr := runBinary(t, nil, "--config", "../../config.example.yaml", "--validate")
+	status, stdout, stderr := electdtest.Run(t, nil, "--config", "../../config.example.yaml", "--validate").Outcome()
 	if status != 0 {
 		t.Fatalf("--validate of config.example.yaml: status %d: %s", status, stderr)
 	}
@@ -83,7 +84,7 @@ func TestBinaryExampleConfigValidates(t *testing.T) {
 }
 
 func TestBinaryUnknownEnvOnlyWarns(t *testing.T) {
-	status, stdout, stderr := runBinary(t, []string{"ELECTD_FOO=1", "ELECTD_ZOOKEEPER_SERVERS=a:1", "ELECTD_ELECTION_PATH=/x"}, "--validate")
+	status, stdout, stderr := electdtest.Run(t, []string{"ELECTD_FOO=1", "ELECTD_ZOOKEEPER_SERVERS=a:1", "ELECTD_ELECTION_PATH=/x"}, "--validate").Outcome()
 	if status != 0 || !strings.Contains(stdout, `path: "/x"`) {
 		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
 	}
@@ -98,8 +99,8 @@ func TestBinaryListenFailureExits1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	status, _, stderr := runBinary(t, nil, "--zookeeper.servers", "127.0.0.1:1", "--election.path", "/x",
-		"--http.addr", ln.Addr().String())
+	status, _, stderr := electdtest.Run(t, nil, "--zookeeper.servers", "127.0.0.1:1", "--election.path", "/x",
+		"--http.addr", ln.Addr().String()).Outcome()
 	if status != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "cannot listen") {
 		t.Errorf("status %d, stderr %q; want 1 and one line", status, stderr)
 	}
@@ -108,17 +109,17 @@ func TestBinaryListenFailureExits1(t *testing.T) {
 // A second signal exits at once, even while shutdown_grace runs. No
 // ZooKeeper is needed: electd serves HTTP while it keeps reconnecting.
 func TestBinarySecondSignalExitsAtOnce(t *testing.T) {
-	addr := freeAddr(t)
-	p := startElectd(t, "impatient", addr, []string{"--zookeeper.servers", "127.0.0.1:1", "--election.path", "/x",
+	addr := electdtest.MustFreeAddr(t)
+	p := electdtest.StartArgs(t, "impatient", addr, []string{"--zookeeper.servers", "127.0.0.1:1", "--election.path", "/x",
 		"--http.addr", addr, "--shutdown_grace", "20s", "--shutdown_timeout", "30s"}, nil)
-	waitHealthy(t, p)
-	p.signal(syscall.SIGTERM)
-	waitFor(t, 5*time.Second, "the shutdown to start", func() bool { return p.logHas("shutting down") })
+	electdtest.WaitOK(t, "/healthz", 30*time.Second, p)
+	p.Send(syscall.SIGTERM)
+	wait.For(t, 5*time.Second, "the shutdown to start", func() bool { return p.LogHas("shutting down") })
 	start := time.Now()
-	p.signal(syscall.SIGTERM)
+	p.Send(syscall.SIGTERM)
 	// At once: well before the 20 s grace would have ended (the deadline is not a speed
 	// test; the machine may be slow).
-	if status := exitStatus(p.wait(10 * time.Second)); status != 1 {
+	if status := electdtest.ExitStatus(p.WaitExit(10 * time.Second)); status != 1 {
 		t.Errorf("exit status %d after a second signal, want 1", status)
 	}
 	t.Logf("exited %d ms after the second signal", time.Since(start).Milliseconds())

@@ -1,4 +1,4 @@
-package main
+package hardening
 
 import (
 	"bufio"
@@ -14,36 +14,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"golang.org/x/sys/unix"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/zktest"
 )
-
-// memberArgs are the flags of one participant, as startMember passes them.
-func memberArgs(zk, path, id, mode, addr string, extra ...string) []string {
-	return append([]string{
-		"--id", id, "--advertise", addr, "--zookeeper.servers", zk, "--zookeeper.session_timeout", "4s",
-		"--election.path", path, "--election.mode", mode, "--http.addr", addr,
-		"--http.admin_token", adminToken,
-	}, extra...)
-}
 
 // startBin runs bin like startElectd runs the test binary, with stderr
 // (and stdout) going to out, which the caller owns. log names a file to
 // print when the test fails, or is empty.
-func startBin(t *testing.T, bin, id, addr, log string, out *os.File, args, env []string) *proc {
+func startBin(t *testing.T, bin, id, addr, log string, out *os.File, args, env []string) *electdtest.Member {
 	t.Helper()
 	ep, err := electdtest.Launch(bin, electdtest.Spec{Name: id, Addr: addr, Args: args, Env: env, Dir: t.TempDir(), Output: out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{Proc: ep, t: t, id: id, addr: addr, exited: make(chan struct{})}
-	go func() {
-		p.err = ep.ExitErr()
-		close(p.exited)
-	}()
 	t.Cleanup(func() {
 		ep.Kill()
 		if t.Failed() && log != "" {
@@ -51,48 +37,11 @@ func startBin(t *testing.T, bin, id, addr, log string, out *os.File, args, env [
 			t.Logf("log of %s (%s):\n%s", id, addr, b)
 		}
 	})
-	return p
-}
-
-// metricValue reads one series of name from the process's /metrics with
-// the Prometheus text parser; labels select among several series.
-func (p *proc) metricValue(name string, labels ...string) (float64, error) {
-	st, b := p.get("/metrics")
-	if st != http.StatusOK {
-		return 0, fmt.Errorf("%s: GET /metrics: %d", p.id, st)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := parser.TextToMetricFamilies(strings.NewReader(string(b)))
-	if err != nil {
-		return 0, err
-	}
-	mf, ok := mfs[name]
-	if !ok {
-		return 0, fmt.Errorf("%s: no %s on /metrics", p.id, name)
-	}
-next:
-	for _, m := range mf.GetMetric() {
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, lp := range m.GetLabel() {
-				found = found || lp.GetName() == labels[i] && lp.GetValue() == labels[i+1]
-			}
-			if !found {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue(), nil
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), nil
-		}
-	}
-	return 0, fmt.Errorf("%s: no %s%v", p.id, name, labels)
+	return electdtest.Bind(t, ep)
 }
 
 func TestHardeningHelpSaysWhatEachSignalDoes(t *testing.T) {
-	status, stdout, _ := runBinary(t, nil, "--help")
+	status, stdout, _ := electdtest.Run(t, nil, "--help").Outcome()
 	if status != 0 {
 		t.Fatalf("--help: status %d", status)
 	}
@@ -115,26 +64,26 @@ func TestHardeningSIGHUPReleases(t *testing.T) {
 		// the channel is never read, so this process still ignores SIGHUP.
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 	}
-	zk := startZK(t)
-	ps := []*proc{startMember(t, zk, "/hard/sighup", "p0", "latch"), startMember(t, zk, "/hard/sighup", "p1", "latch")}
-	waitReady(t, ps...)
-	leader := oneLeader(t, ps, 15*time.Second)
-	follower := others(ps, leader)[0]
-	timeout, err := follower.metricValue("electd_zk_session_timeout_seconds")
+	zk := zktest.Standalone(t)
+	ps := []*electdtest.Member{electdtest.StartMember(t, zk, "/hard/sighup", "p0", "latch"), electdtest.StartMember(t, zk, "/hard/sighup", "p1", "latch")}
+	electdtest.WaitOK(t, "/readyz", 20*time.Second, ps...)
+	leader := electdtest.OneLeader(t, ps, 15*time.Second)
+	follower := electdtest.Others(ps, leader)[0]
+	timeout, err := follower.MetricValue("electd_zk_session_timeout_seconds")
 	if err != nil || timeout <= 0 {
 		t.Fatalf("negotiated session timeout: %v %v", timeout, err)
 	}
 	sent := time.Now()
-	leader.signal(syscall.SIGHUP)
+	leader.Send(syscall.SIGHUP)
 	// Deadline: the leader's session timeout. Without a release the node
 	// only goes when the ensemble expires that session.
-	waitFor(t, time.Duration(timeout*float64(time.Second)), "the follower to lead before the leader's session could expire",
-		follower.leads)
+	wait.For(t, time.Duration(timeout*float64(time.Second)), "the follower to lead before the leader's session could expire",
+		follower.Leads)
 	t.Logf("follower leads %d ms after SIGHUP (session timeout %v s)", time.Since(sent).Milliseconds(), timeout)
-	if status := exitStatus(leader.wait(15 * time.Second)); status != 0 {
+	if status := electdtest.ExitStatus(leader.WaitExit(15 * time.Second)); status != 0 {
 		t.Errorf("exit status after SIGHUP = %d, want 0", status)
 	}
-	if !leader.logHas(`"msg":"shutting down"`) || leader.logHas("could not delete the own node") {
+	if !leader.LogHas(`"msg":"shutting down"`) || leader.LogHas("could not delete the own node") {
 		t.Error("the leader did not shut down gracefully and delete its node on SIGHUP")
 	}
 }
@@ -144,15 +93,15 @@ func TestHardeningSIGHUPReleases(t *testing.T) {
 // answered at once, and SIGTERM then exits 0 instead of waiting the whole
 // shutdown_timeout and exiting 1.
 func TestHardeningStalledBodiesDoNotHoldShutdown(t *testing.T) {
-	zk := startZK(t)
-	p := startMember(t, zk, "/hard/body", "p0", "latch", "--shutdown_timeout", "30s")
-	oneLeader(t, []*proc{p}, 15*time.Second)
+	zk := zktest.Standalone(t)
+	p := electdtest.StartMember(t, zk, "/hard/body", "p0", "latch", "--shutdown_timeout", "30s")
+	electdtest.OneLeader(t, []*electdtest.Member{p}, 15*time.Second)
 	for _, req := range []string{
 		"GET /healthz HTTP/1.1\r\nHost: electd\r\nContent-Length: 100\r\n\r\n",
-		"POST /leader/release HTTP/1.1\r\nHost: electd\r\nAuthorization: Bearer " + adminToken +
+		"POST /leader/release HTTP/1.1\r\nHost: electd\r\nAuthorization: Bearer " + electdtest.AdminToken +
 			"\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
 	} {
-		c, err := net.Dial("tcp", p.addr)
+		c, err := net.Dial("tcp", p.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,11 +115,11 @@ func TestHardeningStalledBodiesDoNotHoldShutdown(t *testing.T) {
 			t.Fatalf("%s: %v %v, want 413 at once", req[:strings.IndexByte(req, '\r')], resp, err)
 		}
 	}
-	if !p.leads() {
+	if !p.Leads() {
 		t.Fatal("the stalled release moved leadership")
 	}
-	p.signal(syscall.SIGTERM)
-	if status := exitStatus(p.wait(30 * time.Second)); status != 0 {
+	p.Send(syscall.SIGTERM)
+	if status := electdtest.ExitStatus(p.WaitExit(30 * time.Second)); status != 0 {
 		t.Errorf("exit status after SIGTERM with stalled clients = %d, want 0", status)
 	}
 }
@@ -191,10 +140,10 @@ func pipe(t *testing.T) (r, w *os.File) {
 // counts the lines it could not write, and releases and exits 0 on
 // SIGTERM (it used to die of SIGPIPE at start, without a release).
 func TestHardeningClosedLogPipe(t *testing.T) {
-	zk := startZK(t)
+	zk := zktest.Standalone(t)
 	r, w := pipe(t)
-	addr := freeAddr(t)
-	p := startBin(t, electdtest.Binary(t), "p0", addr, "", w, memberArgs(zk, "/hard/pipe", "p0", "latch", addr, "--log.level", "debug"), nil)
+	addr := electdtest.MustFreeAddr(t)
+	p := startBin(t, electdtest.Binary(t), "p0", addr, "", w, electdtest.MemberArgs(zk, "/hard/pipe", "p0", "latch", addr, "--log.level", "debug"), nil)
 	w.Close() // electd holds the only write end
 	br := bufio.NewReader(r)
 	for i := range 3 {
@@ -203,21 +152,21 @@ func TestHardeningClosedLogPipe(t *testing.T) {
 		}
 	}
 	r.Close() // head exits
-	oneLeader(t, []*proc{p}, 15*time.Second)
+	electdtest.OneLeader(t, []*electdtest.Member{p}, 15*time.Second)
 	for range 3 { // each logs a warning that cannot be written
-		if st, _ := p.do(http.MethodPost, "/leader/release", "wrong"); st != http.StatusUnauthorized {
+		if st, _ := p.Request(http.MethodPost, "/leader/release", "wrong"); st != http.StatusUnauthorized {
 			t.Fatalf("release with a wrong token: %d", st)
 		}
 	}
-	waitFor(t, 10*time.Second, "dropped log lines to be counted", func() bool {
-		n, err := p.metricValue("electd_log_lines_dropped_total")
+	wait.For(t, 10*time.Second, "dropped log lines to be counted", func() bool {
+		n, err := p.MetricValue("electd_log_lines_dropped_total")
 		return err == nil && n > 0
 	})
-	if !p.alive() || !p.leads() {
+	if !p.Alive() || !p.Leads() {
 		t.Fatal("electd stopped leading after its log reader went away")
 	}
-	p.signal(syscall.SIGTERM)
-	if status := exitStatus(p.wait(15 * time.Second)); status != 0 {
+	p.Send(syscall.SIGTERM)
+	if status := electdtest.ExitStatus(p.WaitExit(15 * time.Second)); status != 0 {
 		t.Errorf("exit status after SIGTERM = %d, want 0", status)
 	}
 }
@@ -251,35 +200,35 @@ func fillPipe(t *testing.T, w *os.File) {
 // still releases and exits 0 (it used to block on the first log write),
 // and with a long shutdown_grace a second SIGTERM exits at once.
 func TestHardeningStalledLogPipe(t *testing.T) {
-	zk := startZK(t)
+	zk := zktest.Standalone(t)
 	for _, second := range []bool{false, true} {
 		t.Run(fmt.Sprintf("second signal %v", second), func(t *testing.T) {
 			r, w := pipe(t)
-			addr := freeAddr(t)
+			addr := electdtest.MustFreeAddr(t)
 			grace := "0s"
 			if second {
 				grace = "60s"
 			}
 			path := fmt.Sprintf("/hard/stall/%v", second)
 			p := startBin(t, electdtest.Binary(t), "p0", addr, "", w,
-				memberArgs(zk, path, "p0", "latch", addr, "--shutdown_grace", grace, "--shutdown_timeout", "90s"), nil)
-			oneLeader(t, []*proc{p}, 15*time.Second)
+				electdtest.MemberArgs(zk, path, "p0", "latch", addr, "--shutdown_grace", grace, "--shutdown_timeout", "90s"), nil)
+			electdtest.OneLeader(t, []*electdtest.Member{p}, 15*time.Second)
 
 			fillPipe(t, w) // from here on every write to stderr blocks
-			if st, _ := p.do(http.MethodPost, "/leader/release", "wrong"); st != http.StatusUnauthorized {
+			if st, _ := p.Request(http.MethodPost, "/leader/release", "wrong"); st != http.StatusUnauthorized {
 				t.Fatalf("release with a wrong token while stderr is stuck: %d, want 401 at once", st)
 			}
 			readUntil(t, r, `"msg":"POST /leader/release refused"`)
 
 			fillPipe(t, w)
-			p.signal(syscall.SIGTERM)
-			waitFor(t, 10*time.Second, "/healthz/leader to answer 503 after SIGTERM", func() bool { return !p.leads() })
+			p.Send(syscall.SIGTERM)
+			wait.For(t, 10*time.Second, "/healthz/leader to answer 503 after SIGTERM", func() bool { return !p.Leads() })
 			want := 0
 			if second {
-				p.signal(syscall.SIGTERM)
+				p.Send(syscall.SIGTERM)
 				want = 1
 			}
-			if status := exitStatus(p.wait(30 * time.Second)); status != want {
+			if status := electdtest.ExitStatus(p.WaitExit(30 * time.Second)); status != want {
 				t.Errorf("exit status with stderr stuck = %d, want %d", status, want)
 			}
 		})

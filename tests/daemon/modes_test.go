@@ -1,10 +1,9 @@
-package main
+package daemon
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -13,101 +12,48 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/zktest"
 )
 
-// startThree starts three participants on one path and waits until they serve.
-func startThree(t *testing.T, zk, path, mode string, extra ...string) []*proc {
-	t.Helper()
-	var ps []*proc
-	for i := range 3 {
-		ps = append(ps, startMember(t, zk, path, fmt.Sprintf("p%d", i), mode, extra...))
-	}
-	waitHealthy(t, ps...)
-	return ps
-}
-
-func others(ps []*proc, not *proc) []*proc {
-	var out []*proc
-	for _, p := range ps {
-		if p != not {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func TestE2EModes(t *testing.T) {
-	zk := startZK(t)
+	zk := zktest.Standalone(t)
 	for _, mode := range []string{"latch", "selector", "race"} {
 		t.Run(mode, func(t *testing.T) {
-			ps := startThree(t, zk, "/e2e/modes/"+mode, mode)
-			leader := oneLeader(t, ps, 15*time.Second)
-			checkAgreement(t, ps, leader)
+			ps := electdtest.StartThree(t, zk, "/e2e/modes/"+mode, mode)
+			leader := electdtest.OneLeader(t, ps, 15*time.Second)
+			electdtest.CheckAgreement(t, ps, leader)
 
 			// SIGTERM hands leadership over at once and exits 0.
 			start := time.Now()
-			leader.signal(syscall.SIGTERM)
-			rest := others(ps, leader)
-			next := oneLeader(t, rest, 10*time.Second)
+			leader.Send(syscall.SIGTERM)
+			rest := electdtest.Others(ps, leader)
+			next := electdtest.OneLeader(t, rest, 10*time.Second)
 			t.Logf("%s: handoff %s -> %s in %d ms (SIGTERM to first 200 elsewhere)",
-				mode, leader.id, next.id, time.Since(start).Milliseconds())
-			if err := leader.wait(15 * time.Second); err != nil {
-				t.Errorf("%s exited with %v after SIGTERM, want status 0", leader.id, err)
+				mode, leader.Name, next.Name, time.Since(start).Milliseconds())
+			if err := leader.WaitExit(15 * time.Second); err != nil {
+				t.Errorf("%s exited with %v after SIGTERM, want status 0", leader.Name, err)
 			}
-			checkAgreement(t, rest, next)
+			electdtest.CheckAgreement(t, rest, next)
 		})
-	}
-}
-
-// checkAgreement waits until every participant's /leader names leader with
-// one fencing token, and checks electd_is_leader on each.
-func checkAgreement(t *testing.T, ps []*proc, leader *proc) {
-	t.Helper()
-	var views []leaderView
-	waitFor(t, 10*time.Second, "/leader to agree on "+leader.id, func() bool {
-		views = views[:0]
-		for _, p := range ps {
-			v, err := p.leader()
-			if err != nil || v.Leader == nil || v.Leader.ID != leader.id {
-				return false
-			}
-			views = append(views, v)
-		}
-		return true
-	})
-	for i, v := range views {
-		if v.Leader.FencingToken != views[0].Leader.FencingToken || v.Leader.FencingToken <= 0 {
-			t.Errorf("%s: fencing token %d, %s says %d", ps[i].id, v.Leader.FencingToken, ps[0].id, views[0].Leader.FencingToken)
-		}
-		if v.Self.IsLeader != (ps[i] == leader) {
-			t.Errorf("%s: self.is_leader = %v", ps[i].id, v.Self.IsLeader)
-		}
-	}
-	for _, p := range ps {
-		want := 0.0
-		if p == leader {
-			want = 1
-		}
-		if got, err := p.metric("electd_is_leader"); err != nil || got != want {
-			t.Errorf("%s: electd_is_leader = %v (%v), want %v", p.id, got, err, want)
-		}
 	}
 }
 
 // successor is the participant that leads after leader releases: the next
 // in queue order on /participants.
-func successor(t *testing.T, ps []*proc, leader *proc) *proc {
+func successor(t *testing.T, ps []*electdtest.Member, leader *electdtest.Member) *electdtest.Member {
 	t.Helper()
 	var list []api.Participant
 	// All have joined once each names the leader, but a create may still be
 	// on its way: wait for the full queue.
-	waitFor(t, 10*time.Second, "all participants on /participants", func() bool {
-		st, b := leader.get("/participants")
+	wait.For(t, 10*time.Second, "all participants on /participants", func() bool {
+		st, b := leader.Fetch("/participants")
 		list = nil
 		return st == http.StatusOK && json.Unmarshal(b, &list) == nil && len(list) == len(ps)
 	})
 	for _, p := range ps {
-		if p.id == list[1].ID {
+		if p.Name == list[1].ID {
 			return p
 		}
 	}
@@ -116,15 +62,15 @@ func successor(t *testing.T, ps []*proc, leader *proc) *proc {
 }
 
 func TestE2EWaitAndRelease(t *testing.T) {
-	zk := startZK(t)
-	ps := startThree(t, zk, "/e2e/api", "latch")
-	leader := oneLeader(t, ps, 15*time.Second)
+	zk := zktest.Standalone(t)
+	ps := electdtest.StartThree(t, zk, "/e2e/api", "latch")
+	leader := electdtest.OneLeader(t, ps, 15*time.Second)
 	next := successor(t, ps, leader)
 
 	// A wait that ends without leadership: 503 when it ends, not before. (How much
 	// later depends on the machine: not asserted.)
 	start := time.Now()
-	if st, b := next.get("/healthz/leader?wait=300ms"); st != http.StatusServiceUnavailable {
+	if st, b := next.Fetch("/healthz/leader?wait=300ms"); st != http.StatusServiceUnavailable {
 		t.Errorf("?wait=300ms on a follower: %d %s, want 503", st, b)
 	}
 	if d := time.Since(start); d < 300*time.Millisecond {
@@ -133,19 +79,19 @@ func TestE2EWaitAndRelease(t *testing.T) {
 
 	// Bad queries and the admin token.
 	for _, q := range []string{"?wait=abc", "?wait=6m"} {
-		if st, b := next.get("/healthz/leader" + q); st != http.StatusBadRequest {
+		if st, b := next.Fetch("/healthz/leader" + q); st != http.StatusBadRequest {
 			t.Errorf("/healthz/leader%s: %d %s, want 400", q, st, b)
 		}
 	}
-	if st, _ := next.do(http.MethodPost, "/leader/release", adminToken); st != http.StatusConflict {
+	if st, _ := next.Request(http.MethodPost, "/leader/release", electdtest.AdminToken); st != http.StatusConflict {
 		t.Errorf("release on a follower: %d, want 409", st)
 	}
 	for _, tok := range []string{"", "wrong"} {
-		if st, _ := leader.do(http.MethodPost, "/leader/release", tok); st != http.StatusUnauthorized {
+		if st, _ := leader.Request(http.MethodPost, "/leader/release", tok); st != http.StatusUnauthorized {
 			t.Errorf("release with token %q: %d, want 401", tok, st)
 		}
 	}
-	if !leader.leads() {
+	if !leader.Leads() {
 		t.Fatal("the refused releases moved leadership")
 	}
 
@@ -159,7 +105,7 @@ func TestE2EWaitAndRelease(t *testing.T) {
 		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 			WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) },
 		})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+next.addr+"/healthz/leader?wait=10s", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+next.Addr+"/healthz/leader?wait=10s", nil)
 		resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
 		if err != nil {
 			got <- answer{}
@@ -170,32 +116,32 @@ func TestE2EWaitAndRelease(t *testing.T) {
 	}()
 	<-sent
 	released := time.Now()
-	if st, b := leader.do(http.MethodPost, "/leader/release", adminToken); st != http.StatusAccepted {
+	if st, b := leader.Request(http.MethodPost, "/leader/release", electdtest.AdminToken); st != http.StatusAccepted {
 		t.Fatalf("release on the leader: %d %s, want 202", st, b)
 	}
 	select {
 	case a := <-got:
 		if a.status != http.StatusOK {
-			t.Fatalf("?wait=10s on %s: %d, want 200", next.id, a.status)
+			t.Fatalf("?wait=10s on %s: %d, want 200", next.Name, a.status)
 		}
 		t.Logf("?wait=10s answered 200 %d ms after the release", a.at.Sub(released).Milliseconds())
 	case <-time.After(12 * time.Second):
 		t.Fatal("?wait=10s did not answer")
 	}
-	if got := oneLeader(t, ps, 5*time.Second); got != next {
-		t.Errorf("after release %s leads, want %s", got.id, next.id)
+	if got := electdtest.OneLeader(t, ps, 5*time.Second); got != next {
+		t.Errorf("after release %s leads, want %s", got.Name, next.Name)
 	}
 }
 
 func TestE2EEvents(t *testing.T) {
-	zk := startZK(t)
-	ps := startThree(t, zk, "/e2e/events", "latch")
-	leader := oneLeader(t, ps, 15*time.Second)
-	watcher := others(ps, leader)[0]
+	zk := zktest.Standalone(t)
+	ps := electdtest.StartThree(t, zk, "/e2e/events", "latch")
+	leader := electdtest.OneLeader(t, ps, 15*time.Second)
+	watcher := electdtest.Others(ps, leader)[0]
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+watcher.addr+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+watcher.Addr+"/events", nil)
 	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +161,7 @@ func TestE2EEvents(t *testing.T) {
 			case strings.HasPrefix(line, "event:"):
 				event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
 			case strings.HasPrefix(line, "data:") && event == "leader":
-				var v leaderView
+				var v electdtest.LeaderView
 				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data:")), &v) == nil && v.Leader != nil {
 					leaders <- v.Leader.ID
 				} else {
@@ -238,14 +184,14 @@ func TestE2EEvents(t *testing.T) {
 		}
 		return ""
 	}
-	if id := next(); id != leader.id {
-		t.Fatalf("first leader event names %q, want %s", id, leader.id)
+	if id := next(); id != leader.Name {
+		t.Fatalf("first leader event names %q, want %s", id, leader.Name)
 	}
-	if st, _ := leader.do(http.MethodPost, "/leader/release", adminToken); st != http.StatusAccepted {
+	if st, _ := leader.Request(http.MethodPost, "/leader/release", electdtest.AdminToken); st != http.StatusAccepted {
 		t.Fatalf("release: %d", st)
 	}
 	for {
-		if id := next(); id != leader.id && id != "" {
+		if id := next(); id != leader.Name && id != "" {
 			t.Logf("leader event after release: %s", id)
 			return
 		}
@@ -253,9 +199,9 @@ func TestE2EEvents(t *testing.T) {
 }
 
 func TestE2EEnvironmentOnly(t *testing.T) {
-	zk := startZK(t)
-	addr := freeAddr(t)
-	p := startElectd(t, "env-only", addr, nil, []string{
+	zk := zktest.Standalone(t)
+	addr := electdtest.MustFreeAddr(t)
+	p := electdtest.StartArgs(t, "env-only", addr, nil, []string{
 		"ELECTD_ID=env-only",
 		"ELECTD_ZOOKEEPER_SERVERS=" + zk,
 		"ELECTD_ZOOKEEPER_SESSION_TIMEOUT=4s",
@@ -264,44 +210,44 @@ func TestE2EEnvironmentOnly(t *testing.T) {
 		"ELECTD_LOG_FORMAT=text",
 		"ELECTD_PORT=tcp://10.0.0.1:4040", // what Kubernetes injects: a warning only
 	})
-	waitHealthy(t, p)
-	oneLeader(t, []*proc{p}, 15*time.Second)
-	if v, err := p.leader(); err != nil || v.Leader == nil || v.Leader.ID != "env-only" {
+	electdtest.WaitOK(t, "/healthz", 30*time.Second, p)
+	electdtest.OneLeader(t, []*electdtest.Member{p}, 15*time.Second)
+	if v, err := p.LeaderNow(); err != nil || v.Leader == nil || v.Leader.ID != "env-only" {
 		t.Errorf("/leader: %+v, %v", v, err)
 	}
-	if !p.logHas("ELECTD_PORT") {
+	if !p.LogHas("ELECTD_PORT") {
 		t.Error("no warning about ELECTD_PORT")
 	}
-	p.signal(syscall.SIGINT)
-	if err := p.wait(15 * time.Second); err != nil {
+	p.Send(syscall.SIGINT)
+	if err := p.WaitExit(15 * time.Second); err != nil {
 		t.Errorf("exit after SIGINT: %v, want status 0", err)
 	}
 }
 
 func TestE2EShutdownGrace(t *testing.T) {
-	zk := startZK(t)
-	ps := startThree(t, zk, "/e2e/grace", "latch", "--shutdown_grace", "1s")
-	leader := oneLeader(t, ps, 15*time.Second)
-	rest := others(ps, leader)
+	zk := zktest.Standalone(t)
+	ps := electdtest.StartThree(t, zk, "/e2e/grace", "latch", "--shutdown_grace", "1s")
+	leader := electdtest.OneLeader(t, ps, 15*time.Second)
+	rest := electdtest.Others(ps, leader)
 	start := time.Now()
-	leader.signal(syscall.SIGTERM)
+	leader.Send(syscall.SIGTERM)
 	// The leader answers 503 at once, before anybody else leads (how soon "at once" is
 	// depends on the machine: the deadline only stops a hang).
-	waitFor(t, 10*time.Second, "the leader to answer 503 after SIGTERM", func() bool {
+	wait.For(t, 10*time.Second, "the leader to answer 503 after SIGTERM", func() bool {
 		for _, p := range rest {
-			if p.leads() {
-				t.Fatalf("%s leads while %s, sent SIGTERM, has not answered 503 yet", p.id, leader.id)
+			if p.Leads() {
+				t.Fatalf("%s leads while %s, sent SIGTERM, has not answered 503 yet", p.Name, leader.Name)
 			}
 		}
-		return !leader.leads()
+		return !leader.Leads()
 	})
 	draining := time.Since(start)
-	next := oneLeader(t, rest, 10*time.Second)
+	next := electdtest.OneLeader(t, rest, 10*time.Second)
 	if d := time.Since(start); d < time.Second {
-		t.Errorf("%s led %v after SIGTERM, before shutdown_grace (1s) ended", next.id, d)
+		t.Errorf("%s led %v after SIGTERM, before shutdown_grace (1s) ended", next.Name, d)
 	}
 	t.Logf("503 after %d ms, next leader after %d ms", draining.Milliseconds(), time.Since(start).Milliseconds())
-	if err := leader.wait(15 * time.Second); err != nil {
+	if err := leader.WaitExit(15 * time.Second); err != nil {
 		t.Errorf("exit: %v", err)
 	}
 }
