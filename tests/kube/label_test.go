@@ -1,4 +1,4 @@
-package kube_test
+package kube
 
 import (
 	"encoding/json"
@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/kubetest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -33,31 +35,24 @@ func skipShort(t *testing.T) {
 // pods p0..p2, and electd for each pod with the Role's token.
 type cluster3 struct {
 	t     *testing.T
-	bin   string
 	zk    string
 	path  string
 	k     *kubeEnv
 	token string
-	ps    []*proc
+	ps    []*electdtest.Member
 }
 
-func (c *cluster3) start(i int) *proc {
-	id := c.ps[i].id
-	c.ps[i] = startElectd(c.t, c.bin, id, c.k.electdEnv(c.t, c.zk, c.path, id, c.token))
+// start starts pod id's electd as c.ps[i].
+func (c *cluster3) start(i int, id string) *electdtest.Member {
+	c.ps[i] = startElectd(c.t, id, c.k.electdEnv(c.t, c.zk, c.path, id, c.token))
 	return c.ps[i]
 }
 
-func (c *cluster3) others(not *proc) []*proc {
-	var out []*proc
-	for _, p := range c.ps {
-		if p != not {
-			out = append(out, p)
-		}
-	}
-	return out
+func (c *cluster3) others(not *electdtest.Member) []*electdtest.Member {
+	return electdtest.Others(c.ps, not)
 }
 
-func (c *cluster3) index(p *proc) int { return slices.Index(c.ps, p) }
+func (c *cluster3) index(p *electdtest.Member) int { return slices.Index(c.ps, p) }
 
 // The leader label and the Lease follow leadership through every way a
 // leader goes: a late label of a former leader, SIGTERM, SIGKILL, release
@@ -73,118 +68,118 @@ func (c *cluster3) index(p *proc) int { return slices.Index(c.ps, p) }
 //   - leaseTransitions counts the handoffs.
 func TestE2ELabelFollowsLeadership(t *testing.T) {
 	skipShort(t)
-	c := &cluster3{t: t, bin: buildElectd(t), path: "/e2e/label"}
+	c := &cluster3{t: t, path: "/e2e/label"}
 	c.zk = zktest.Start(t, zktest.Options{Servers: 1}).ConnectString()
 	c.k = setupKube(t, kubetest.Start(t), "label-e2e")
 	c.token = c.k.tokenFile(t, c.k.sa) // never the admin's
 	for i := range 3 {
 		id := "p" + string(rune('0'+i))
 		c.k.createPod(t, id)
-		c.ps = append(c.ps, &proc{id: id})
-		c.start(i)
+		c.ps = append(c.ps, nil)
+		c.start(i, id)
 	}
-	leader := leaderAmong(t, c.ps, electTimeout)
-	took := c.k.onlyLabelled(t, leader.id, labelTimeout)
-	t.Logf("%s leads; only its pod labelled and the Lease holder %v later", leader.id, took.Round(time.Millisecond))
+	leader := electdtest.OneLeader(t, c.ps, electTimeout)
+	took := c.k.onlyLabelled(t, leader.Name, labelTimeout)
+	t.Logf("%s leads; only its pod labelled and the Lease holder %v later", leader.Name, took.Round(time.Millisecond))
 	handoffs := 0
 
 	t.Run("late label", func(t *testing.T) {
 		f := c.others(leader)[0]
-		c.k.setLabel(t, f.id)
-		took := waitFor(t, recheck+labelTimeout, "the late label on "+f.id+" removed", func() bool {
+		c.k.setLabel(t, f.Name)
+		took := wait.For(t, recheck+labelTimeout, "the late label on "+f.Name+" removed", func() bool {
 			names, err := c.k.labelled()
-			return err == nil && slices.Equal(names, []string{leader.id})
+			return err == nil && slices.Equal(names, []string{leader.Name})
 		})
-		t.Logf("a label written on %s was removed by %s %v later (recheck interval %v)", f.id, leader.id, took.Round(time.Millisecond), recheck)
+		t.Logf("a label written on %s was removed by %s %v later (recheck interval %v)", f.Name, leader.Name, took.Round(time.Millisecond), recheck)
 		// The line follows the call that removed the label.
-		waitFor(t, labelTimeout, leader.id+"'s log line for removing the label from "+f.id, func() bool {
-			return leader.logHas("other_pod=" + f.id)
+		wait.For(t, labelTimeout, leader.Name+"'s log line for removing the label from "+f.Name, func() bool {
+			return leader.LogHas("other_pod=" + f.Name)
 		})
 	})
 
 	t.Run("SIGTERM", func(t *testing.T) {
 		mon := c.k.watch()
 		old := leader
-		old.signal(syscall.SIGTERM)
-		leader = leaderAmong(t, c.others(old), electTimeout)
-		took := c.k.onlyLabelled(t, leader.id, labelTimeout)
-		old.waitExit(exitTimeout)
+		old.Send(syscall.SIGTERM)
+		leader = electdtest.OneLeader(t, c.others(old), electTimeout)
+		took := c.k.onlyLabelled(t, leader.Name, labelTimeout)
+		old.WaitExit(exitTimeout)
 		mon.end(t, "SIGTERM")
 		handoffs++
-		t.Logf("%s -> %s; label and Lease on %s %v after it led", old.id, leader.id, leader.id, took.Round(time.Millisecond))
+		t.Logf("%s -> %s; label and Lease on %s %v after it led", old.Name, leader.Name, leader.Name, took.Round(time.Millisecond))
 		// The old leader removed its own label before it resigned.
-		if !old.logHas("removed the leader label from the own pod") || leader.logHas("other_pod="+old.id) {
-			t.Errorf("%s's label was not removed by %s itself before it resigned", old.id, old.id)
+		if !old.LogHas("removed the leader label from the own pod") || leader.LogHas("other_pod="+old.Name) {
+			t.Errorf("%s's label was not removed by %s itself before it resigned", old.Name, old.Name)
 		}
-		c.start(c.index(old))
+		c.start(c.index(old), old.Name)
 	})
 
 	t.Run("SIGKILL", func(t *testing.T) {
 		mon := c.k.watch()
 		old := leader
-		old.signal(syscall.SIGKILL)
-		old.waitExit(exitTimeout)
-		if names, err := c.k.labelled(); err != nil || !slices.Equal(names, []string{old.id}) {
-			t.Errorf("right after SIGKILL the labelled pods are %v (%v), want the dead leader's %s", names, err, old.id)
+		old.Send(syscall.SIGKILL)
+		old.WaitExit(exitTimeout)
+		if names, err := c.k.labelled(); err != nil || !slices.Equal(names, []string{old.Name}) {
+			t.Errorf("right after SIGKILL the labelled pods are %v (%v), want the dead leader's %s", names, err, old.Name)
 		}
-		leader = leaderAmong(t, c.others(old), electTimeout)
-		took := c.k.onlyLabelled(t, leader.id, labelTimeout)
+		leader = electdtest.OneLeader(t, c.others(old), electTimeout)
+		took := c.k.onlyLabelled(t, leader.Name, labelTimeout)
 		mon.end(t, "SIGKILL")
 		handoffs++
-		t.Logf("%s -> %s; stale label removed and own set %v after it led", old.id, leader.id, took.Round(time.Millisecond))
-		if !leader.logHas("other_pod=" + old.id) {
-			t.Errorf("the new leader %s did not log removing the stale label of %s", leader.id, old.id)
+		t.Logf("%s -> %s; stale label removed and own set %v after it led", old.Name, leader.Name, took.Round(time.Millisecond))
+		if !leader.LogHas("other_pod=" + old.Name) {
+			t.Errorf("the new leader %s did not log removing the stale label of %s", leader.Name, old.Name)
 		}
-		c.start(c.index(old))
+		c.start(c.index(old), old.Name)
 	})
 
 	t.Run("release", func(t *testing.T) {
 		mon := c.k.watch()
 		old := leader
-		if code, body := old.do(http.MethodPost, "/leader/release", adminToken); code != http.StatusAccepted {
+		if code, body := old.Request(http.MethodPost, "/leader/release", electdtest.AdminToken); code != http.StatusAccepted {
 			t.Fatalf("POST /leader/release: %d %s", code, body)
 		}
-		waitFor(t, electTimeout, "a leader other than "+old.id, func() bool {
+		wait.For(t, electTimeout, "a leader other than "+old.Name, func() bool {
 			for _, p := range c.others(old) {
-				if p.leads() {
+				if p.Leads() {
 					leader = p
 					return true
 				}
 			}
 			return false
 		})
-		took := c.k.onlyLabelled(t, leader.id, labelTimeout)
+		took := c.k.onlyLabelled(t, leader.Name, labelTimeout)
 		mon.end(t, "release")
 		handoffs++
-		t.Logf("%s released -> %s; label and Lease %v after it led", old.id, leader.id, took.Round(time.Millisecond))
-		if !old.alive() || old.leads() {
-			t.Errorf("%s after release: alive %v, leads %v; want a live follower", old.id, old.alive(), old.leads())
+		t.Logf("%s released -> %s; label and Lease %v after it led", old.Name, leader.Name, took.Round(time.Millisecond))
+		if !old.Alive() || old.Leads() {
+			t.Errorf("%s after release: alive %v, leads %v; want a live follower", old.Name, old.Alive(), old.Leads())
 		}
 	})
 
 	t.Run("lease lost while stopped", func(t *testing.T) {
 		mon := c.k.watch()
 		old := leader
-		removedOwn := old.logCount("removed the leader label from the own pod")
-		old.signal(syscall.SIGSTOP)
-		leader = leaderAmong(t, c.others(old), electTimeout)
-		took := c.k.onlyLabelled(t, leader.id, labelTimeout)
-		if !leader.logHas("other_pod=" + old.id) {
-			t.Errorf("the new leader %s did not log removing the stopped leader %s's label", leader.id, old.id)
+		removedOwn := old.LogCount("removed the leader label from the own pod")
+		old.Send(syscall.SIGSTOP)
+		leader = electdtest.OneLeader(t, c.others(old), electTimeout)
+		took := c.k.onlyLabelled(t, leader.Name, labelTimeout)
+		if !leader.LogHas("other_pod=" + old.Name) {
+			t.Errorf("the new leader %s did not log removing the stopped leader %s's label", leader.Name, old.Name)
 		}
-		t.Logf("%s stopped -> %s; stale label removed and own set %v after it led", old.id, leader.id, took.Round(time.Millisecond))
-		old.signal(syscall.SIGCONT)
+		t.Logf("%s stopped -> %s; stale label removed and own set %v after it led", old.Name, leader.Name, took.Round(time.Millisecond))
+		old.Send(syscall.SIGCONT)
 		// The resumed process knows its lease is gone: it removes its own
 		// label (already gone) and never sets it again.
-		waitFor(t, electTimeout, old.id+" back as a follower of "+leader.id, func() bool {
-			code, body := old.do(http.MethodGet, "/leader", "")
+		wait.For(t, electTimeout, old.Name+" back as a follower of "+leader.Name, func() bool {
+			code, body := old.Request(http.MethodGet, "/leader", "")
 			var v api.Leader
-			return code == 200 && json.Unmarshal([]byte(body), &v) == nil && v.LeaderID() == leader.id && !v.Self.IsLeader
+			return code == 200 && json.Unmarshal(body, &v) == nil && v.LeaderID() == leader.Name && !v.Self.IsLeader
 		})
-		waitFor(t, labelTimeout, old.id+"'s own removal round", func() bool {
-			return old.logCount("removed the leader label from the own pod") > removedOwn
+		wait.For(t, labelTimeout, old.Name+"'s own removal round", func() bool {
+			return old.LogCount("removed the leader label from the own pod") > removedOwn
 		})
-		c.k.onlyLabelled(t, leader.id, labelTimeout)
+		c.k.onlyLabelled(t, leader.Name, labelTimeout)
 		mon.end(t, "lease lost")
 		handoffs++
 	})
@@ -193,8 +188,8 @@ func TestE2ELabelFollowsLeadership(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Holder != leader.id || l.Transitions != handoffs {
-		t.Errorf("Lease %s: holder %q, leaseTransitions %d; want %s and %d (the handoffs)", c.k.lease, l.Holder, l.Transitions, leader.id, handoffs)
+	if l.Holder != leader.Name || l.Transitions != handoffs {
+		t.Errorf("Lease %s: holder %q, leaseTransitions %d; want %s and %d (the handoffs)", c.k.lease, l.Holder, l.Transitions, leader.Name, handoffs)
 	}
 }
 
@@ -205,7 +200,6 @@ func TestE2ELabelFollowsLeadership(t *testing.T) {
 // retry.
 func TestE2ERBACAndCredentials(t *testing.T) {
 	skipShort(t)
-	bin := buildElectd(t)
 	zk := zktest.Start(t, zktest.Options{Servers: 1}).ConnectString()
 	c := kubetest.Start(t)
 	k := setupKube(t, c, "rbac-e2e")
@@ -252,20 +246,20 @@ func TestE2ERBACAndCredentials(t *testing.T) {
 	t.Run("a refused Lease leaves label and election alone", func(t *testing.T) {
 		// The Role grants get and patch on its one Lease only.
 		env := append(k.electdEnv(t, zk, path, "p0", roleToken), "ELECTD_KUBERNETES_LEASE_NAME=not-granted")
-		p := startElectd(t, bin, "p0", env)
-		leaderAmong(t, []*proc{p}, electTimeout)
-		waitFor(t, labelTimeout, "p0 labelled", func() bool {
+		p := startElectd(t, "p0", env)
+		electdtest.OneLeader(t, []*electdtest.Member{p}, electTimeout)
+		wait.For(t, labelTimeout, "p0 labelled", func() bool {
 			names, err := k.labelled()
 			return err == nil && slices.Equal(names, []string{"p0"})
 		})
-		waitFor(t, labelTimeout, "the refused get of the Lease in p0's log", func() bool {
-			return p.logHas("op=get_lease") && p.logHas("403 Forbidden")
+		wait.For(t, labelTimeout, "the refused get of the Lease in p0's log", func() bool {
+			return p.LogHas("op=get_lease") && p.LogHas("403 Forbidden")
 		})
-		if !p.leads() {
+		if !p.Leads() {
 			t.Error("p0 stopped leading over a refused API call")
 		}
-		p.signal(syscall.SIGTERM)
-		p.waitExit(exitTimeout)
+		p.Send(syscall.SIGTERM)
+		p.WaitExit(exitTimeout)
 		if names, _ := k.labelled(); len(names) != 0 {
 			t.Errorf("labelled after p0's shutdown: %v", names)
 		}
@@ -276,13 +270,13 @@ func TestE2ERBACAndCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 		tokFile := k.tokenFile(t, "no-rights")
-		p := startElectd(t, bin, "p1", k.electdEnv(t, zk, path, "p1", tokFile))
-		leaderAmong(t, []*proc{p}, electTimeout)
-		waitFor(t, labelTimeout, "the refused list in p1's log", func() bool {
-			return p.logHas("op=list_pods") && p.logHas("403 Forbidden")
+		p := startElectd(t, "p1", k.electdEnv(t, zk, path, "p1", tokFile))
+		electdtest.OneLeader(t, []*electdtest.Member{p}, electTimeout)
+		wait.For(t, labelTimeout, "the refused list in p1's log", func() bool {
+			return p.LogHas("op=list_pods") && p.LogHas("403 Forbidden")
 		})
-		if names, _ := k.labelled(); len(names) != 0 || !p.leads() {
-			t.Fatalf("with a token without rights: labelled %v, p1 leads %v; want none and true", names, p.leads())
+		if names, _ := k.labelled(); len(names) != 0 || !p.Leads() {
+			t.Fatalf("with a token without rights: labelled %v, p1 leads %v; want none and true", names, p.Leads())
 		}
 		// The kubelet swaps the projected file atomically; so does this.
 		b, err := os.ReadFile(roleToken)
@@ -298,7 +292,7 @@ func TestE2ERBACAndCredentials(t *testing.T) {
 		}
 		took := k.onlyLabelled(t, "p1", labelTimeout)
 		t.Logf("labelled and Lease held %v after the token file was rotated", took.Round(time.Millisecond))
-		if !p.logHas("kubernetes API call succeeds again") {
+		if !p.LogHas("kubernetes API call succeeds again") {
 			t.Error("p1 did not log the recovery")
 		}
 	})

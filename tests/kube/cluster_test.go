@@ -1,4 +1,4 @@
-package kube_test
+package kube
 
 import (
 	"fmt"
@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/electd/electd/tests/kubetest"
+	"github.com/electd/electd/tests/wait"
 )
 
 const (
@@ -244,7 +245,7 @@ func (m *monitor) end(t *testing.T, what string) {
 // names it, and returns how long that took.
 func (k *kubeEnv) onlyLabelled(t *testing.T, pod string, timeout time.Duration) time.Duration {
 	t.Helper()
-	return waitFor(t, timeout, "only "+pod+" labelled and holding the Lease", func() bool {
+	return wait.For(t, timeout, "only "+pod+" labelled and holding the Lease", func() bool {
 		names, err := k.labelled()
 		if err != nil || !slices.Equal(names, []string{pod}) {
 			return false
