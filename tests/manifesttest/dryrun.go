@@ -1,7 +1,4 @@
-// Server-side dry runs against a real kube-apiserver (tests/kubetest),
-// shared by this directory's test and the Helm chart's.
-
-package k8s
+package manifesttest
 
 import (
 	"errors"

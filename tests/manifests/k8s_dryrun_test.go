@@ -1,33 +1,35 @@
-package k8s
+package manifests
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/electd/electd/tests/kubetest"
+	"github.com/electd/electd/tests/manifesttest"
 )
 
 // Every object of every flavour, rendered by kustomize, is accepted by a
 // real kube-apiserver's server-side dry run (as kubectl apply
 // --dry-run=server does), and a broken one is refused, so the check can
-// fail. deploy/helm runs the chart's renderings through the same check.
+// fail. The chart's renderings go through the same check (helm_dryrun_test.go).
 func TestManifestsPassServerSideDryRun(t *testing.T) {
 	c := kubetest.Start(t)
-	for _, f := range []struct{ name, dir string }{{"gated", "."}, {"label", labelOverlay}, {"proxy", proxyOverlay}} {
+	for _, f := range []struct{ name, dir string }{{"gated", "k8s"}, {"label", "k8s-label"}, {"proxy", "k8s-proxy"}} {
 		t.Run(f.name, func(t *testing.T) {
 			ns := "dryrun-" + f.name
 			if err := c.CreateNamespace(ns); err != nil {
 				t.Fatal(err)
 			}
-			out, err := kustomizeBuild(f.dir)
+			out, err := manifesttest.Kustomize(filepath.Join(repoRoot, "deploy", f.dir))
 			if err != nil {
 				t.Fatal(err)
 			}
-			docs := splitDocuments(out)
+			docs := manifesttest.SplitDocuments(out)
 			if len(docs) < 5 {
 				t.Fatalf("kustomize %s rendered %d objects", f.dir, len(docs))
 			}
 			for _, doc := range docs {
-				tm, name, err := DryRunApply(c, ns, doc)
+				tm, name, err := manifesttest.DryRunApply(c, ns, doc)
 				if err != nil {
 					t.Errorf("%s %s: %v", tm.Kind, name, err)
 					continue
@@ -55,7 +57,7 @@ func TestManifestsPassServerSideDryRun(t *testing.T) {
 			"  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n" +
 			"    spec:\n      containers: [{name: c, image: i}]\n      volumes: [{name: v, secret: {}}]\n",
 	} {
-		if _, _, err := DryRunApply(c, "dryrun-broken", []byte(doc)); err == nil {
+		if _, _, err := manifesttest.DryRunApply(c, "dryrun-broken", []byte(doc)); err == nil {
 			t.Errorf("%s: accepted by the dry run", what)
 		} else {
 			t.Logf("%s: refused: %v", what, err)

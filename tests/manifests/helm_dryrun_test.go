@@ -1,12 +1,12 @@
-package helm
+package manifests
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/electd/electd/deploy/k8s"
 	"github.com/electd/electd/tests/kubetest"
+	"github.com/electd/electd/tests/manifesttest"
 )
 
 // Every object the chart renders, for both routings and for values that
@@ -32,7 +32,7 @@ func TestChartPassesServerSideDryRun(t *testing.T) {
 	}
 	docs := map[string][][]byte{}
 	for _, r := range renderings {
-		docs[r.name] = k8s.SplitDocuments(render(t, r.args...))
+		docs[r.name] = manifesttest.SplitDocuments(render(t, r.args...))
 	}
 
 	c := kubetest.Start(t)
@@ -46,7 +46,7 @@ func TestChartPassesServerSideDryRun(t *testing.T) {
 				t.Fatalf("helm template %v rendered %d objects", r.args, len(docs[r.name]))
 			}
 			for _, doc := range docs[r.name] {
-				tm, name, err := k8s.DryRunApply(c, ns, doc)
+				tm, name, err := manifesttest.DryRunApply(c, ns, doc)
 				if err != nil {
 					t.Errorf("%s %s: %v", tm.Kind, name, err)
 					continue

@@ -1,4 +1,4 @@
-package k8s
+package manifesttest
 
 import (
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -7,7 +7,7 @@ import (
 
 // Kustomize renders a kustomization directory with kustomize (the library
 // kubectl embeds) and returns the YAML `kubectl apply -k` would apply. The
-// Helm chart's test compares its renderings with these.
+// Helm chart's tests compare its renderings with these.
 func Kustomize(dir string) ([]byte, error) {
 	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {

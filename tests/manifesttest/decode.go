@@ -1,7 +1,9 @@
-// Strict decoding of manifests, shared by the kustomize tests here and the
-// Helm chart's test in deploy/helm.
-
-package k8s
+// Package manifesttest is what the tests of the shipped manifests and
+// chart share: strict decoding of rendered objects into the Kubernetes API
+// types, kustomize (the library kubectl embeds) and server-side dry runs
+// against a real kube-apiserver (tests/kubetest). deploy/k8s's tests and
+// tests/manifests use it.
+package manifesttest
 
 import (
 	"errors"

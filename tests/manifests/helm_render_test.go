@@ -1,4 +1,4 @@
-package helm
+package manifests
 
 import (
 	"encoding/json"
@@ -9,9 +9,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/electd/electd/tests/manifesttest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/electd/electd/deploy/k8s"
 )
 
 // object is one decoded Kubernetes object.
@@ -27,8 +26,8 @@ func (o object) key() string { return o.kind + "/" + o.name }
 func decodeAll(t *testing.T, where string, data []byte) []object {
 	t.Helper()
 	var objs []object
-	for i, doc := range k8s.SplitDocuments(data) {
-		obj, tm, err := k8s.DecodeStrict(doc)
+	for i, doc := range manifesttest.SplitDocuments(data) {
+		obj, tm, err := manifesttest.DecodeStrict(doc)
 		if err != nil {
 			t.Fatalf("%s, document %d: %v\n%s", where, i+1, err, doc)
 		}
@@ -49,7 +48,7 @@ func decodeAll(t *testing.T, where string, data []byte) []object {
 // decodes its objects.
 func kustomizeObjects(t *testing.T, dir string) []object {
 	t.Helper()
-	out, err := k8s.Kustomize(filepath.Join(repoRoot, "deploy", dir))
+	out, err := manifesttest.Kustomize(filepath.Join(repoRoot, "deploy", dir))
 	if err != nil {
 		t.Fatalf("kustomize deploy/%s: %v", dir, err)
 	}

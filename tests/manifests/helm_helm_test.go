@@ -1,4 +1,4 @@
-package helm
+package manifests
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 const (
 	repoRoot = "../.."
-	chart    = "electd"
+	chart    = "../../deploy/helm/electd"
 	// kubeVersion is what `helm template` renders for; the chart needs 1.29
 	// or later (native sidecars).
 	kubeVersion = "1.31.0"
