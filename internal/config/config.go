@@ -49,7 +49,7 @@ type Config struct {
 
 // ZooKeeper is the "zookeeper" section.
 type ZooKeeper struct {
-	Servers        []string      `mapstructure:"servers" key:"required" example:"127.0.0.1:2181" engine:"Servers" help:"host:port list, comma-separated in env and flags; names that do not resolve yet are retried, never fatal"`
+	Servers        []string      `mapstructure:"servers" key:"required" example:"127.0.0.1:2181" engine:"Servers" help:"host:port list, comma-separated in env and flags; each host a DNS name or an IP address; names that do not resolve yet are retried, never fatal"`
 	Chroot         string        `mapstructure:"chroot" default:"" help:"path prefix for everything electd reads and writes, e.g. /prod"`
 	SessionTimeout time.Duration `mapstructure:"session_timeout" engine:"SessionTimeout" help:"requested session timeout, 1s to 10m; the negotiated one counts (electd_zk_session_timeout_seconds)"`
 	Auth           string        `mapstructure:"auth" default:"" key:"secret,file=auth_file" engine:"Auth" help:"digest credentials user:password; nodes then get ACLs that only these may change"`
