@@ -47,14 +47,14 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	errs.add(err)
 	p.Session, p.Election, p.Kube, p.Proxy = c.session(zkTLS), c.election(), c.kube(), c.proxy()
 	p.Election.Observer = !c.Election.Candidate || c.App.HealthURL != ""
-	errs.add(c.rerun(func(w *Config) error { return w.session(zkTLS).Validate() })...)
+	errs.add(c.fieldErrors(p.Session.Validate())...)
 	ec := c // election.path is checked with the chroot, unless that is wrong itself
 	if errs.has("zookeeper.chroot") {
 		cc := *c
 		cc.ZooKeeper.Chroot = ""
 		ec = &cc
 	}
-	errs.add(ec.rerun(func(w *Config) error { return w.election().Validate() })...)
+	errs.add(ec.fieldErrors(ec.election().Validate())...)
 	errs.add(c.fieldErrors(p.Kube.Validate())...)
 	c.validateProxy(errs)
 	if h := c.HTTP; h.TLSCertFile != "" && h.TLSKeyFile != "" {
@@ -62,45 +62,6 @@ func (c *Config) prepare(errs *errorList) Prepared {
 		errs.add(err)
 	}
 	return p
-}
-
-// rerun runs validate, which checks a configuration built from c and
-// may stop at its first wrong field, until it passes: after each round it
-// sets the keys the errors name to their examples (config.example.yaml's
-// values, valid by TestExample) and asks again, so that every wrong key is
-// named, not the first alone. It stops when no key is named anew.
-func (c *Config) rerun(validate func(*Config) error) []error {
-	examples := exampleConfig()
-	return c.fieldErrorsWith(validate, func(k Key, w *Config) { k.field(w).Set(k.field(&examples)) })
-}
-
-// fieldErrorsWith is rerun with fix, which sets the key an error named to
-// a value that passes.
-func (c *Config) fieldErrorsWith(validate func(*Config) error, fix func(k Key, w *Config)) []error {
-	w := *c
-	seen := map[string]bool{}
-	var errs []error
-	for {
-		again := false
-		for _, err := range c.fieldErrors(validate(&w)) {
-			var ke *KeyError
-			if errors.As(err, &ke) && seen[ke.Key] {
-				continue
-			}
-			errs = append(errs, err)
-			if ke == nil {
-				continue
-			}
-			seen[ke.Key] = true
-			if k, ok := Lookup(ke.Key); ok {
-				fix(k, &w)
-				again = true
-			}
-		}
-		if !again {
-			return errs
-		}
-	}
 }
 
 // fieldErrors names the key behind each error a package's Validate
