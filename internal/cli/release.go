@@ -161,7 +161,10 @@ func (c *client) awaitNewLeader(ctx context.Context, before api.Leader, wait tim
 			if err == nil {
 				err = errors.New("no new leader")
 			}
-			return nil, fmt.Errorf("released, but no new leader within %v: %w", wait, err)
+			// The cause is told, not wrapped: the release was answered, so a
+			// daemon that stops answering after it is no unreachable one
+			// (exit 1, not 3).
+			return nil, fmt.Errorf("released, but no new leader within %v: %v", wait, err)
 		case <-tick.C:
 		}
 	}
