@@ -112,7 +112,7 @@ lint: ## gofmt and go vet
 
 .PHONY: tools
 tools: ## build the programs tests run (Helm, promcheck) into ~/.cache/electd-tools once; minutes the first time (make deps does)
-	$(GO) test -count=1 -run '^(TestHelmVersion|TestPromcheckRejectsBadPromQL)$$' ./deploy/helm ./deploy/prometheus
+	$(GO) test -count=1 -run '^(TestHelmVersion|TestPromcheckRejectsBadPromQL)$$' ./tests/manifests ./deploy/prometheus
 
 .PHONY: dist
 dist: ## release files in dist/: static binaries (linux/amd64, linux/arm64, darwin/arm64), licences, SHA256SUMS

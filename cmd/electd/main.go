@@ -3,9 +3,9 @@
 // Prometheus, whether it leads and who does. See docs/DESIGN.md and --help.
 //
 // main only wires: the configuration is internal/config's Load, the HTTP
-// server internal/httpserver, the logs internal/logging, the client
-// commands internal/cli; daemon.go builds one electd from them and
-// shutdown.go stops it.
+// API internal/httpapi served by internal/httpserver, the logs
+// internal/logging, the client commands internal/cli; daemon.go builds one
+// electd from them, serve.go runs it and shutdown.go stops it.
 package main
 
 import (
@@ -66,7 +66,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		certs.OnReload = httpserver.LogCertReload(log)
 	}
 	warnUnknownEnv(log, cfg.UnknownEnv)
-	return serve(cfg, environ, logs, log)
+	return serve(cfg, logs, log)
 }
 
 // runClient runs a client command (internal/cli) until it is done or

@@ -6,15 +6,13 @@ import (
 	"os"
 	"os/signal"
 	"time"
-
-	"github.com/electd/electd/internal/election"
 )
 
 // shutdown is docs/DESIGN.md's "Process": answer 503 at once, wait
 // shutdown_grace, delete the own node, stop serving, close the session, all
 // within shutdown_timeout. With a forwarding proxy the first step is a
-// hand-over (handOver) and the proxy forwards to the new leader through
-// the grace. signalled says a signal started it (else a
+// hand-over (forward.Sidecar.HandOver) and the proxy forwards to the new
+// leader through the grace. signalled says a signal started it (else a
 // failure did); stopSignals ends the first signal's capture: from then on a
 // second signal exits at once with status 1. Nothing here waits on a log
 // write (they are queued, see logging.AsyncWriter) or on a client: serving stops
@@ -37,12 +35,10 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 		d.log.Info("shutting down", "grace", d.cfg.ShutdownGrace, "timeout", d.cfg.ShutdownTimeout)
 	}
 
-	if d.fwd != nil {
-		d.handOver(ctx)
-	} else {
+	d.side.HandOver(ctx, func(ctx context.Context) {
 		d.el.Drain()
-		d.follow.stop(ctx) // exec mode: the command goes before leadership does
-	}
+		d.app.Stop(ctx) // exec mode: the command goes before leadership does
+	})
 	if g := d.cfg.ShutdownGrace; g > 0 && signalled {
 		t := time.NewTimer(g)
 		select {
@@ -51,10 +47,8 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 		}
 		t.Stop()
 	}
-	if d.fwd != nil {
-		// Serve drains what it holds to the new leader, then closes.
-		d.fwd.StopServing(ctx)
-	}
+	// The proxy's Serve drains what it holds to the new leader, then closes.
+	d.side.StopServing(ctx)
 	var failed error
 	d.releaseKube(ctx)
 	if err := d.el.Resign(ctx); err != nil {
@@ -80,20 +74,22 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	return failed
 }
 
-// handOver leaves the election for good through the proxy's Yield
-// (docs/DESIGN.md, "Forwarding": hand-overs): the requests the application
-// has finish, new ones are held, then this participant answers 503, exec
-// mode's command stops, and it withdraws, so that election.handoff picks
-// its successor (newest: a rollout moves leadership once); the held
-// requests go to the successor. It stays an observer, forwarding, until
-// shutdown ends.
-func (d *daemon) handOver(ctx context.Context) {
-	err := d.fwd.Proxy().Yield(ctx, func(ctx context.Context) error {
-		d.el.Drain()
-		d.follow.stop(ctx)
-		return d.el.SetCandidate(ctx, false, election.LossShutdown)
-	})
-	if err != nil {
-		d.log.Warn("could not hand over before shutting down; resigning instead", "err", err)
+// kubeReleaseTimeout bounds the label's removal at shutdown.
+const kubeReleaseTimeout = 3 * time.Second
+
+// releaseKube removes the label from the own pod and gives up the Lease
+// before the node is deleted, so that while leadership moves the Service
+// has no endpoint rather than two. It takes at most kubeReleaseTimeout and
+// half of what is left of shutdown_timeout: a dead API server must not hold
+// up Resign, and the next leader removes a label left behind.
+func (d *daemon) releaseKube(ctx context.Context) {
+	budget := kubeReleaseTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl)/2)
+	}
+	kctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	if err := d.kube.Stop(kctx); err != nil {
+		d.log.Warn("could not remove the leader label before resigning; the next leader removes it", "err", err)
 	}
 }

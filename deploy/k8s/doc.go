@@ -10,7 +10,7 @@
 // label) and the proxy flavour in ../k8s-proxy (every pod Ready, the
 // Service at electd's forwarding proxy, which sends traffic to the leader)
 // are rendered with kustomize and held to the same checks plus their own;
-// every flavour passes a real kube-apiserver's server-side dry run. Its
-// Go API serves the Helm chart's test (deploy/helm): the strict decoder
-// (decode.go), kustomize (kustomize.go) and the dry run (dryrun.go).
+// every flavour passes a real kube-apiserver's server-side dry run
+// (tests/manifests). There is no Go API here: the strict decoder and
+// kustomize are tests/manifesttest's.
 package k8s

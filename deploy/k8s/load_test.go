@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/electd/electd/tests/manifesttest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -92,11 +92,12 @@ func manifestFiles(t *testing.T) []string {
 	return files
 }
 
-// The decoding helpers live in decode.go, exported for the Helm chart's test.
+// The decoding helpers are tests/manifesttest's, shared with the Helm
+// chart's tests.
 var (
-	splitDocuments  = SplitDocuments
-	unmarshalStrict = UnmarshalStrict
-	decodeStrict    = DecodeStrict
+	splitDocuments  = manifesttest.SplitDocuments
+	unmarshalStrict = manifesttest.UnmarshalStrict
+	decodeStrict    = manifesttest.DecodeStrict
 )
 
 // load decodes every manifest; any error fails the test at once, since
@@ -294,13 +295,4 @@ func allContainers(spec *corev1.PodSpec) []*corev1.Container {
 		cs = append(cs, &spec.Containers[i])
 	}
 	return cs
-}
-
-// TestSplitDocuments checks the splitter on the cases the manifests use.
-func TestSplitDocuments(t *testing.T) {
-	in := []byte("# header\n---\na: 1\n---\n# only a comment\n---   \nb: 2\n---\n")
-	got := splitDocuments(in)
-	if len(got) != 2 || !bytes.Contains(got[0], []byte("a: 1")) || !bytes.Contains(got[1], []byte("b: 2")) {
-		t.Errorf("splitDocuments = %q, want the documents holding a: 1 and b: 2", got)
-	}
 }

@@ -3,6 +3,8 @@ package k8s
 import (
 	"slices"
 	"testing"
+
+	"github.com/electd/electd/tests/manifesttest"
 )
 
 // labelOverlay is the label flavour: a kustomize overlay of this directory.
@@ -13,8 +15,8 @@ const labelOverlay = "../k8s-label"
 // proxyOverlay is the proxy flavour, an overlay of this directory too.
 const proxyOverlay = "../k8s-proxy"
 
-// kustomizeBuild renders a kustomization directory (kustomize.go).
-var kustomizeBuild = Kustomize
+// kustomizeBuild renders a kustomization directory (tests/manifesttest).
+var kustomizeBuild = manifesttest.Kustomize
 
 // render decodes every object of a rendered kustomization strictly, as
 // load does for the files.

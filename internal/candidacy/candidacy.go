@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/apphealth"
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -40,6 +41,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Retry is the pause after a SetCandidate that failed. Default 1s.
 	Retry time.Duration
+	// Clock times that pause. Default clock.Real().
+	Clock clock.Clock
 }
 
 // AppState is the application's health as candidacy sees it.
@@ -80,6 +83,7 @@ type Controller struct {
 	el    Elector
 	log   *slog.Logger
 	retry time.Duration
+	clock clock.Clock
 
 	sem  chan struct{} // held while a SetCandidate runs: one change at a time
 	kick chan struct{} // wakes Run
@@ -104,12 +108,15 @@ func New(el Elector, cfg Config) *Controller {
 	if cfg.Retry <= 0 {
 		cfg.Retry = time.Second
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real()
+	}
 	app := AppDisabled
 	if cfg.AppChecked {
 		app = AppUnknown
 	}
 	c := &Controller{
-		el: el, log: cfg.Logger, retry: cfg.Retry,
+		el: el, log: cfg.Logger, retry: cfg.Retry, clock: cfg.Clock,
 		sem: make(chan struct{}, 1), kick: make(chan struct{}, 1),
 		operator: cfg.Operator, app: app,
 		done: applied{standing: cfg.Standing},
@@ -211,7 +218,7 @@ func (c *Controller) Run(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(c.retry):
+			case <-c.clock.After(c.retry):
 				c.wake()
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/apphealth"
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/tests/syncbuf"
 )
@@ -242,10 +243,21 @@ func TestChangesCoalesce(t *testing.T) {
 	wantCalls(t, f, "stand")
 }
 
+// A failed SetCandidate is tried again Retry (1s) later on the clock
+// the Controller was given.
 func TestRunRetries(t *testing.T) {
-	f := &fakeElector{errs: []error{errors.New("zk: connection closed"), election.ErrClosed}}
-	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Retry: time.Millisecond})
+	clk := clocktest.NewFake(time.Unix(1000, 0))
+	f := &fakeElector{errs: []error{errors.New("zk: connection closed"), election.ErrClosed}, call: make(chan string, 4)}
+	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Clock: clk})
 	run(t, c)
+	for range 2 {
+		<-f.call
+		eventually(t, "the retry's timer", func() bool { return clk.Pending() == 1 })
+		if len(f.call) != 0 {
+			t.Fatal("tried again before the clock moved")
+		}
+		clk.Advance(time.Second)
+	}
 	wantCalls(t, f, "withdraw:app_unhealthy")
 }
 

@@ -261,7 +261,7 @@ func (c *client) getJSON(ctx context.Context, path string, v any, ok ...int) (in
 	for _, want := range ok {
 		if code == want {
 			if err := json.Unmarshal(body, v); err != nil {
-				return code, fmt.Errorf("GET %s: %d with a body that is not electd's JSON: %v", path, code, err)
+				return code, fmt.Errorf("GET %s: %d with a body that is not electd's JSON: %w", path, code, err)
 			}
 			return code, nil
 		}

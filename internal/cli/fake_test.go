@@ -17,7 +17,7 @@ import (
 
 // fakeDaemon serves the parts of electd's HTTP API the commands use, from
 // state a test sets. It is a fake behind the commands' HTTP seam; the real
-// daemon is exercised by cmd/electd/cli_e2e_test.go.
+// daemon is exercised by tests/cli.
 type fakeDaemon struct {
 	mu           sync.Mutex
 	leader       string // the /leader JSON; its status is 503 when "leader" is null

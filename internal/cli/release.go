@@ -122,7 +122,7 @@ func (c *client) doRelease(ctx context.Context, token, to string, wait time.Dura
 	}
 	var ans api.Release
 	if err := json.Unmarshal(body, &ans); err != nil {
-		return c.failure(fmt.Errorf("POST %s: %d with a body that is not electd's JSON: %v", path, code, err))
+		return c.failure(fmt.Errorf("POST %s: %d with a body that is not electd's JSON: %w", path, code, err))
 	}
 	line := clean(ans.ID) + " released leadership"
 	if l := before.Leader; l != nil && l.ID == ans.ID {
@@ -161,6 +161,9 @@ func (c *client) awaitNewLeader(ctx context.Context, before api.Leader, wait tim
 			if err == nil {
 				err = errors.New("no new leader")
 			}
+			// The cause is told, not wrapped: the release was answered, so a
+			// daemon that stops answering after it is no unreachable one
+			// (exit 1, not 3).
 			return nil, fmt.Errorf("released, but no new leader within %v: %v", wait, err)
 		case <-tick.C:
 		}

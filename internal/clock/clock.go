@@ -1,9 +1,13 @@
-// Package clock is electd's one source of time. Every deadline, timer and
-// rate limit in the election reads a Clock passed in, never package time
-// directly, so that lease arithmetic, back-offs and health schedules are
-// tested by moving a fake clock (clocktest.Fake) instead of sleeping. A
-// socket deadline is the exception: the kernel checks it against its own
-// clock, so it is read from package time.
+// Package clock is electd's one source of time for what a test has to
+// move. The lease and its arithmetic, back-offs and retries (the session's,
+// exec mode's restarts, the candidacy's), health-check schedules and rate
+// limits read a Clock passed in, never package time, so that they are
+// tested by moving a fake clock (clocktest.Fake) instead of sleeping.
+// Package time is left to bounds no test moves: a context's timeout on one
+// call, socket deadlines (net takes wall-clock instants), periodic ticks
+// (the /events keep-alive, exec mode's lease refresh), exec mode's guard
+// process, which times the lease on CLOCK_MONOTONIC itself, and the
+// shutdown's timers.
 package clock
 
 import "time"

@@ -17,7 +17,8 @@ import "time"
 //
 //	mapstructure  the key's last segment (sections nest: zookeeper.servers)
 //	default       the default as written in a file; absent for required or
-//	              computed keys
+//	              computed keys, and where the package the key configures
+//	              declares it (packageDefaults)
 //	help          one line for --help and config.example.yaml
 //	example       a value config.example.yaml shows instead of the default
 //	key           options: required; secret (masked, trimmed, never quoted);
@@ -48,9 +49,9 @@ type Config struct {
 
 // ZooKeeper is the "zookeeper" section.
 type ZooKeeper struct {
-	Servers        []string      `mapstructure:"servers" key:"required" example:"127.0.0.1:2181" engine:"Servers" help:"host:port list, comma-separated in env and flags; names that do not resolve yet are retried, never fatal"`
+	Servers        []string      `mapstructure:"servers" key:"required" example:"127.0.0.1:2181" engine:"Servers" help:"host:port list, comma-separated in env and flags; each host a DNS name or an IP address; names that do not resolve yet are retried, never fatal"`
 	Chroot         string        `mapstructure:"chroot" default:"" help:"path prefix for everything electd reads and writes, e.g. /prod"`
-	SessionTimeout time.Duration `mapstructure:"session_timeout" default:"10s" engine:"SessionTimeout" help:"requested session timeout, 1s to 10m; the negotiated one counts (electd_zk_session_timeout_seconds)"`
+	SessionTimeout time.Duration `mapstructure:"session_timeout" engine:"SessionTimeout" help:"requested session timeout, 1s to 10m; the negotiated one counts (electd_zk_session_timeout_seconds)"`
 	Auth           string        `mapstructure:"auth" default:"" key:"secret,file=auth_file" engine:"Auth" help:"digest credentials user:password; nodes then get ACLs that only these may change"`
 	AuthFile       string        `mapstructure:"auth_file" default:"" help:"file holding the user:password of zookeeper.auth (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`
 	FixACL         bool          `mapstructure:"fix_acl" default:"false" engine:"FixACL" help:"with zookeeper.auth set, when the election path's ACL lets others create or delete there, replace it with electd's ACL (needs ADMIN permission) instead of refusing to stand"`
@@ -70,9 +71,10 @@ type Election struct {
 	Handoff       string        `mapstructure:"handoff" default:"newest" engine:"Handoff" help:"who takes over when the leader shuts down or withdraws: newest (the participant that joined last, so a rollout moves leadership once) or next (the next in the queue, as Curator does)"`
 	ClaimDelay    time.Duration `mapstructure:"claim_delay" default:"0s" engine:"ClaimDelay" help:"a new leader waits this long, at most 10m, before its first 200 on /healthz/leader"`
 	FencingOffset int64         `mapstructure:"fencing_offset" default:"0" engine:"FencingOffset" help:"added to every fencing token, 0 to 2^62, to keep tokens growing across an ensemble rebuild"`
-	// Candidate is not mapped by an engine tag: the daemon starts the
-	// engine as an observer (election.Config.Observer) when it is false or
-	// when app.health_url is set (nobody stands before a first passed check).
+	// Candidate is not mapped by an engine tag: the engine starts as an
+	// observer (election.Config.Observer, set by prepare) when it is false
+	// or when app.health_url is set (nobody stands before a first passed
+	// check).
 	Candidate bool `mapstructure:"candidate" default:"true" help:"stand for leadership; false joins as an observer (no node, never leads, /leader stays current); POST /candidacy changes it at run time"`
 }
 
@@ -84,8 +86,8 @@ type HTTP struct {
 	TLSCertFile    string `mapstructure:"tls_cert_file" default:"" help:"PEM certificate to serve HTTPS with, with http.tls_key_file; reloaded when it changes"`
 	TLSKeyFile     string `mapstructure:"tls_key_file" default:"" help:"PEM private key of http.tls_cert_file"`
 	MaxConnections int    `mapstructure:"max_connections" default:"256" help:"most HTTP connections open at once, 1 to 16384, and at least http.max_streams + http.max_waiters + 16 so that the probes always get in; unset, 256 or that sum when larger"`
-	MaxStreams     int    `mapstructure:"max_streams" default:"64" help:"most /events clients at once, 1 to 4096; more get 503; unset, 64 or less to fit a smaller http.max_connections"`
-	MaxWaiters     int    `mapstructure:"max_waiters" default:"64" help:"most /healthz/leader?wait= long polls at once, 1 to 4096; more get 503; unset, 64 or less to fit a smaller http.max_connections"`
+	MaxStreams     int    `mapstructure:"max_streams" help:"most /events clients at once, 1 to 4096; more get 503; unset, {default} or less to fit a smaller http.max_connections"`
+	MaxWaiters     int    `mapstructure:"max_waiters" help:"most /healthz/leader?wait= long polls at once, 1 to 4096; more get 503; unset, {default} or less to fit a smaller http.max_connections"`
 }
 
 // Kubernetes is the "kubernetes" section: the leader label and Lease mirror

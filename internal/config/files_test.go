@@ -71,3 +71,74 @@ func TestKeyErrorIsOneLine(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// The configuration file may be a FIFO or a character device: read until
+// its writer closes it, never past the bound, never for longer than the
+// timeout; directories and files that cannot be opened are refused as for
+// any other file.
+func TestReadConfigStream(t *testing.T) {
+	dir := t.TempDir()
+	fifo := func(name string, write func(w *os.File)) string {
+		p := filepath.Join(dir, name)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if write != nil {
+			go func() {
+				w, err := os.OpenFile(p, os.O_WRONLY, 0) // waits for the reader
+				if err != nil {
+					return
+				}
+				defer w.Close()
+				write(w)
+			}()
+		}
+		return p
+	}
+	held := make(chan struct{})
+	defer close(held)
+	for _, tc := range []struct {
+		name, path string
+		want       string // the content read, or the error's text
+		ok         bool
+	}{
+		{"a FIFO", fifo("fifo", func(w *os.File) { w.WriteString("id: from-a-pipe\n") }), "id: from-a-pipe\n", true},
+		{"a FIFO's writer in pieces", fifo("slow", func(w *os.File) {
+			w.WriteString("id: ")
+			time.Sleep(50 * time.Millisecond)
+			w.WriteString("slow\n")
+		}), "id: slow\n", true},
+		{"a FIFO past the bound", fifo("big", func(w *os.File) {
+			w.Write(make([]byte, MaxConfigFileBytes+10))
+		}), "has more than 64 KiB", false},
+		{"a FIFO whose writer never closes it", fifo("held", func(w *os.File) {
+			w.WriteString("id: x\n")
+			<-held
+		}), "did not end within 200ms", false},
+		{"a FIFO nobody writes", fifo("none", nil), "nothing wrote to it within 200ms", false},
+		{"/dev/null", "/dev/null", "", true},
+		{"/dev/zero", "/dev/zero", "has more than 64 KiB", false},
+		{"a directory", dir, "a directory, not a regular file, a FIFO or a character device", false},
+		{"a missing file", filepath.Join(dir, "missing"), "no such file", false},
+		{"a path through a file", filepath.Join("/dev/null", "x"), "not a directory", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := readBounded("config", tc.path, MaxConfigFileBytes, 200*time.Millisecond)
+			switch {
+			case tc.ok && (err != nil || string(b) != tc.want):
+				t.Errorf("read %q, %v; want %q", b, err, tc.want)
+			case !tc.ok && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+	if os.Getuid() != 0 {
+		p := filepath.Join(dir, "unreadable")
+		if err := os.WriteFile(p, []byte("id: x\n"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readConfigFile(p); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("an unreadable file: %v", err)
+		}
+	}
+}

@@ -97,7 +97,8 @@ Keys:
 	fmt.Fprint(w, `
 Other flags:
   --config FILE
-        optional YAML configuration file; unknown keys in it are errors
+        optional YAML configuration file; unknown keys in it are errors; a
+        pipe works too (--config /dev/stdin, --config <(envsubst < tmpl))
   --validate
         check the configuration without connecting, print the effective
         values (secrets masked) and exit 0, or 2 when it is bad

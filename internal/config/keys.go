@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/httpapi"
 )
 
 // Key is one configuration key, as Config's tags declare it.
@@ -60,6 +63,15 @@ func (k Key) field(c *Config) reflect.Value {
 // "." as "_".
 func EnvName(key string) string {
 	return "ELECTD_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// packageDefaults are the defaults that the package a key configures
+// declares itself: such a key's tag has no default, and its help says
+// {default}, so that each default is stated in one place.
+var packageDefaults = map[string]any{
+	"zookeeper.session_timeout": election.DefaultSessionTimeout,
+	"http.max_streams":          httpapi.DefaultMaxStreams,
+	"http.max_waiters":          httpapi.DefaultMaxWaiters,
 }
 
 // table is Config's keys, read once from its tags; never modified.
@@ -128,7 +140,14 @@ func keyOf(f reflect.StructField, name string, index []int) (Key, error) {
 		Example: f.Tag.Get("example"), Engine: f.Tag.Get("engine"), Kube: f.Tag.Get("kube"), Proxy: f.Tag.Get("proxy"), index: index,
 	}
 	def, hasDefault := f.Tag.Lookup("default")
+	if v, ok := packageDefaults[name]; ok {
+		if hasDefault {
+			return k, fmt.Errorf("config: %s: the default is its package's; drop the tag's", name)
+		}
+		def, hasDefault = fmt.Sprint(v), true
+	}
 	k.Default = def
+	k.Help = strings.ReplaceAll(k.Help, "{default}", def)
 	for opt := range strings.SplitSeq(f.Tag.Get("key"), ",") {
 		switch {
 		case opt == "required":

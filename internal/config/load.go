@@ -75,6 +75,7 @@ func Load(args, environ []string) (*Loaded, error) {
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
+	l.Prepared.Follow = l.follow(environ)
 	return l, nil
 }
 
@@ -133,7 +134,7 @@ func (e environment) computedDefaults() Config {
 }
 
 // sources hands the three sources to viper, which merges them: the file
-// (a regular file of at most MaxConfigFileBytes, parsed once by parseYAML,
+// (readConfigFile: at most MaxConfigFileBytes, parsed once by parseYAML,
 // which bounds the document's shape: viper's own reader would hand any
 // shape to yaml.v3, whose duplicate-key check is quadratic), then the
 // environment over it, then the flags already parsed into fs.
@@ -145,7 +146,7 @@ func sources(fs *pflag.FlagSet, file string, env environment) (*viper.Viper, err
 		}
 	}
 	if file != "" {
-		b, err := readFile("config", file, MaxConfigFileBytes)
+		b, err := readConfigFile(file)
 		if err != nil {
 			return nil, err
 		}

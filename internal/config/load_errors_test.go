@@ -169,3 +169,33 @@ func TestSecretsStayOutOfErrors(t *testing.T) {
 		}
 	}
 }
+
+// Issue 33: a zookeeper.servers host with white space or a control
+// character, or that is neither a DNS name nor an IP literal, is refused,
+// quoted with its escapes; the hosts a deployment uses pass.
+func TestServerHostsAreHosts(t *testing.T) {
+	for _, c := range []badCase{
+		{name: "space", file: "zookeeper: {servers: ['a b:2181']}\nelection: {path: /x}\n", key: "zookeeper.servers"},
+		{name: "control characters", env: map[string]string{"ELECTD_ZOOKEEPER_SERVERS": "\x7f\x01:1"}, args: []string{"--election.path", "/x"}, key: "zookeeper.servers"},
+		{name: "tab", args: with("--zookeeper.servers", "zk\t0:2181"), key: "zookeeper.servers"},
+		{name: "punctuation", args: with("--zookeeper.servers", "zk!:2181"), key: "zookeeper.servers"},
+		{name: "a label starting with -", args: with("--zookeeper.servers", "-zk:2181"), key: "zookeeper.servers"},
+		{name: "an empty label", args: with("--zookeeper.servers", "zk..svc:2181"), key: "zookeeper.servers"},
+		{name: "a label past 63 bytes", args: with("--zookeeper.servers", strings.Repeat("z", 64)+":2181"), key: "zookeeper.servers"},
+		{name: "not ASCII", args: with("--zookeeper.servers", "zöo:2181"), key: "zookeeper.servers"},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkBad(t, c) })
+	}
+	cleanEnv(t)
+	t.Setenv("ELECTD_ZOOKEEPER_SERVERS", "\x7f\x01:1")
+	if _, err := loadArgs(t, "--election.path", "/x"); err == nil || !strings.Contains(err.Error(), `"\x7f\x01:1"`) {
+		t.Errorf("error %v, want the value quoted with its escapes", err)
+	}
+	cleanEnv(t)
+	for _, s := range []string{"zk-0.zk-hs.apps.svc.cluster.local:2181", "zk_1:2181", "zk.:2181", "127.0.0.1:2181",
+		"[::1]:2181", "[fe80::1%eth0]:2181", "localhost:2181"} {
+		if _, err := loadArgs(t, with("--zookeeper.servers", s)...); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}

@@ -86,6 +86,9 @@ func loadWithin(t *testing.T, limit time.Duration, args ...string) error {
 // Issue 14: --config /dev/zero and auth_file: /dev/zero read forever (720 MB
 // in 3 s); a FIFO would block the open. Each is refused at once, naming the
 // key; a symlinked regular file (a Kubernetes Secret mount) still works.
+// The configuration file may be a FIFO or a character device (issue 33),
+// read within the same bound: /dev/zero is cut at it; a FIFO nobody writes
+// to is TestReadConfigStream's.
 func TestLocalFilesAreBounded(t *testing.T) {
 	cleanEnv(t)
 	dir := t.TempDir()
@@ -100,8 +103,7 @@ func TestLocalFilesAreBounded(t *testing.T) {
 		key  string
 		want string
 	}{
-		{[]string{"--config", "/dev/zero"}, "config", "not a regular file"},
-		{[]string{"--config", fifo}, "config", "FIFO"},
+		{[]string{"--config", "/dev/zero"}, "config", "has more than 64 KiB"},
 		{[]string{"--config", dir}, "config", "directory"},
 		{[]string{"--config", big}, "config", "at most 64 KiB"},
 		{with("--zookeeper.auth_file", "/dev/zero"), "zookeeper.auth_file", "not a regular file"},

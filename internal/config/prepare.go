@@ -7,6 +7,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/fielderr"
+	"github.com/electd/electd/internal/follow"
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/proxy"
 )
@@ -25,14 +26,18 @@ type Prepared struct {
 	// empty. Election.Proxy is what it publishes for its peers; a port 0
 	// there stands for the port Proxy.Listen (tcp: PeerListen) gets.
 	Proxy proxy.Config
+	// Follow configures what makes leadership follow the application: the
+	// health checks, the candidacy, electd run's command.
+	Follow follow.Config
 }
 
 // prepare finishes a decoded Config: it reads the secret files into their
 // secrets, checks every key and returns what the engine and the HTTP server
 // need. The engine's keys are checked by the engine's own Validate, whose
 // field errors are mapped to keys through the engine tags; the Kubernetes
-// mirror's by kube.Config.Validate, through the kube tags; the others here.
-// Every error goes to errs. Nothing connects.
+// mirror's by kube.Config.Validate, through the kube tags; the proxy's by
+// proxy.Config.Validate, through the proxy tags (validateProxy); the
+// others here. Every error goes to errs. Nothing connects.
 func (c *Config) prepare(errs *errorList) Prepared {
 	var p Prepared
 	c.checkRequired(errs)
@@ -40,18 +45,17 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	c.validate(errs)
 	zkTLS, err := c.zooKeeperTLS()
 	errs.add(err)
-	p.Session, p.Election = c.session(zkTLS), c.election()
-	errs.add(c.keyErrors(p.Session.Validate())...)
+	p.Session, p.Election, p.Kube, p.Proxy = c.session(zkTLS), c.election(), c.kube(), c.proxy()
+	p.Election.Observer = !c.Election.Candidate || c.App.HealthURL != ""
+	errs.add(c.fieldErrors(p.Session.Validate())...)
 	ec := c // election.path is checked with the chroot, unless that is wrong itself
 	if errs.has("zookeeper.chroot") {
 		cc := *c
 		cc.ZooKeeper.Chroot = ""
 		ec = &cc
 	}
-	errs.add(ec.keyErrors(ec.election().Validate())...)
-	p.Kube = c.kube()
-	errs.add(c.fieldErrors(func(w *Config) error { return w.kube().Validate() })...)
-	p.Proxy = c.proxy()
+	errs.add(ec.fieldErrors(ec.election().Validate())...)
+	errs.add(c.fieldErrors(p.Kube.Validate())...)
 	c.validateProxy(errs)
 	if h := c.HTTP; h.TLSCertFile != "" && h.TLSKeyFile != "" {
 		p.HTTPCert, err = LoadKeyPair("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile)
@@ -60,53 +64,21 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	return p
 }
 
-// keyErrors names the key behind each error joined in err (errors.Join):
-// the engine's Validate returns every wrong field at once.
-func (c *Config) keyErrors(err error) []error {
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return []error{c.keyOf(err)}
+// fieldErrors names the key behind each error a package's Validate
+// returned (keyOf): every one of a joined error (errors.Join, or any error
+// with Unwrap() []error, nested or not), or the one. nil gives none.
+func (c *Config) fieldErrors(err error) []error {
+	if err == nil {
+		return nil
 	}
-	var out []error
-	for _, e := range joined.Unwrap() {
-		out = append(out, c.keyOf(e))
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var errs []error
+		for _, e := range j.Unwrap() {
+			errs = append(errs, c.fieldErrors(e)...)
+		}
+		return errs
 	}
-	return out
-}
-
-// fieldErrors runs validate, which checks a configuration built from c and
-// stops at its first wrong field, until it passes: after each error it
-// sets the key the error names to its example (config.example.yaml's
-// value, valid by TestExample) and asks again, so that every wrong key is
-// named, not the first alone. It stops when a key is named twice.
-func (c *Config) fieldErrors(validate func(*Config) error) []error {
-	examples := exampleConfig()
-	return c.fieldErrorsWith(validate, func(k Key, w *Config) { k.field(w).Set(k.field(&examples)) })
-}
-
-// fieldErrorsWith is fieldErrors with fix, which sets the key an error
-// named to a value that passes.
-func (c *Config) fieldErrorsWith(validate func(*Config) error, fix func(k Key, w *Config)) []error {
-	w := *c
-	seen := map[string]bool{}
-	var errs []error
-	for {
-		err := c.keyOf(validate(&w))
-		if err == nil {
-			return errs
-		}
-		errs = append(errs, err)
-		var ke *KeyError
-		if !errors.As(err, &ke) || seen[ke.Key] {
-			return errs
-		}
-		seen[ke.Key] = true
-		k, ok := Lookup(ke.Key)
-		if !ok {
-			return errs
-		}
-		fix(k, &w)
-	}
+	return []error{c.keyOf(err)}
 }
 
 // ElectionPath is election.path with zookeeper.chroot applied.
@@ -157,7 +129,7 @@ func (c *Config) kube() kube.Config {
 func (c *Config) keyOf(err error) error {
 	var fe *fielderr.Error
 	if !errors.As(err, &fe) {
-		return err // nil, or an error of no field: shown as it is
+		return err // an error of no field: shown as it is
 	}
 	tagOf := map[string]func(Key) string{
 		"election": func(k Key) string { return k.Engine },

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"net"
 
 	"github.com/electd/electd/internal/proxy"
@@ -65,6 +66,38 @@ func (c *Config) validateProxy(errs *errorList) {
 	// A wrong address for peers is named once, not again as what follows.
 	if on && !errs.has("proxy.listen") && !errs.has("proxy.peer_listen") {
 		errs.add(c.validateProxyAdvertise(), c.validateProxyPorts())
+	}
+}
+
+// fieldErrorsWith runs validate, which checks a configuration built from
+// c and stops at its first wrong field (proxy.Config.Validate), until it
+// passes: after each round it sets the keys the errors name to a value
+// that passes (fix) and asks again, so that every wrong key is named, not
+// the first alone. It stops when no key is named anew.
+func (c *Config) fieldErrorsWith(validate func(*Config) error, fix func(k Key, w *Config)) []error {
+	w := *c
+	seen := map[string]bool{}
+	var errs []error
+	for {
+		again := false
+		for _, err := range c.fieldErrors(validate(&w)) {
+			var ke *KeyError
+			if errors.As(err, &ke) && seen[ke.Key] {
+				continue
+			}
+			errs = append(errs, err)
+			if ke == nil {
+				continue
+			}
+			seen[ke.Key] = true
+			if k, ok := Lookup(ke.Key); ok {
+				fix(k, &w)
+				again = true
+			}
+		}
+		if !again {
+			return errs
+		}
 	}
 }
 
@@ -192,18 +225,4 @@ func (c *Config) deriveProxy(given func(key string) bool) {
 	case !given("proxy.max_connections") && given("proxy.max_held") && p.MaxHeld > p.MaxConnections:
 		p.MaxConnections = p.MaxHeld
 	}
-}
-
-// ProxyAdvertise is proxy.advertise with port 0 replaced by bound's: what
-// the daemon publishes once it listens.
-func ProxyAdvertise(advertise string, bound net.Addr) string {
-	host, port, err := net.SplitHostPort(advertise)
-	if err != nil || port != "0" || bound == nil {
-		return advertise
-	}
-	_, got, err := net.SplitHostPort(bound.String())
-	if err != nil {
-		return advertise
-	}
-	return net.JoinHostPort(host, got)
 }

@@ -117,6 +117,15 @@ func sameFile(a, b os.FileInfo) bool {
 	return a != nil && b != nil && os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
+// CertificateFunc is p's GetCertificate, or nil for a nil p: a server
+// without a certificate serves plain HTTP.
+func (p *KeyPair) CertificateFunc() func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if p == nil {
+		return nil
+	}
+	return p.GetCertificate
+}
+
 // GetCertificate is for tls.Config.GetCertificate (a server).
 func (p *KeyPair) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return p.Certificate()

@@ -37,7 +37,7 @@ const (
 // validate checks the keys that are not the engine's, each check on its
 // own, so that every wrong key is named.
 func (c *Config) validate(errs *errorList) {
-	errs.add(c.validateChroot(), c.validateFixACL(), c.validateKubernetes())
+	errs.add(c.validateServers(), c.validateChroot(), c.validateFixACL(), c.validateKubernetes())
 	errs.add(c.validateExec()...)
 	c.validateZooKeeperTLS(errs)
 	c.validateHTTP(errs)

@@ -17,7 +17,7 @@ type SessionConfig struct {
 	Servers []string
 	// SessionTimeout is the requested timeout, MinSessionTimeout to
 	// MaxSessionTimeout; the ensemble negotiates the real one (see
-	// Session.Timeout). Default 10s.
+	// Session.Timeout). Default DefaultSessionTimeout (10s).
 	SessionTimeout time.Duration
 	// Auth is "user:password" digest credentials, or empty. When set, nodes
 	// are created with ACLs that only these credentials may change.
@@ -44,7 +44,7 @@ type SessionConfig struct {
 
 func (c *SessionConfig) setDefaults() {
 	if c.SessionTimeout == 0 {
-		c.SessionTimeout = 10 * time.Second
+		c.SessionTimeout = DefaultSessionTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -19,6 +19,9 @@ const (
 	// MinSessionTimeout is ZooKeeper's floor of two ticks at the shortest
 	// tickTime in use (500 ms); the server would raise anything lower.
 	MinSessionTimeout = time.Second
+	// DefaultSessionTimeout is SessionConfig.SessionTimeout's default, and
+	// zookeeper.session_timeout's (internal/config reads it here).
+	DefaultSessionTimeout = 10 * time.Second
 	// MaxSessionTimeout: the client sends the timeout as int32 milliseconds
 	// (wraps at ~596 h: 597 h never connects), and the server negotiates down
 	// to its maxSessionTimeout (20 ticks, 40 s by default) anyway. A dead

@@ -55,7 +55,7 @@ func parseGuardArgs(args []string) (guardArgs, error) {
 	}
 	var err error
 	if a.deadline, err = strconv.ParseInt(args[0], 10, 64); err != nil {
-		return a, fmt.Errorf("deadline: %v", err)
+		return a, fmt.Errorf("deadline: %w", err)
 	}
 	if a.killTimeout, err = time.ParseDuration(args[1]); err != nil || a.killTimeout < 0 {
 		return a, fmt.Errorf("kill timeout %q", args[1])

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -50,6 +51,8 @@ type Config struct {
 	MinRun time.Duration
 	// MaxBackoff bounds that wait. Default 30s.
 	MaxBackoff time.Duration
+	// Clock times the runs and the wait. Default clock.Real().
+	Clock clock.Clock
 }
 
 func (c *Config) setDefaults() {
@@ -70,6 +73,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.OnExit == "" {
 		c.OnExit = OnExitRelease
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real()
 	}
 }
 
@@ -93,11 +99,12 @@ type Supervisor struct {
 
 	// Run's own state.
 	child     Child
-	stopping  bool      // Stop was sent to child
-	startedAt time.Time // of child
-	quick     int       // runs in a row that ended on their own before MinRun
-	notBefore time.Time // no start before (backoff)
-	retry     *time.Timer
+	stopping  bool            // Stop was sent to child
+	startedAt time.Time       // of child
+	quick     int             // runs in a row that ended on their own before MinRun
+	notBefore time.Time       // no start before (backoff)
+	retry     <-chan struct{} // closed at notBefore; nil without a backoff
+	stopRetry func()
 	holds     int  // Yields in progress: no command runs meanwhile
 	stopped   bool // Stop was called: none ever again
 	waiting   []chan struct{}
@@ -140,7 +147,8 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				obs = nil
 			}
 		case <-tick.C:
-		case <-s.retryC():
+		case <-s.retry:
+			s.retry = nil
 		case r := <-s.requests:
 			s.handle(r)
 		case <-done:
@@ -235,7 +243,7 @@ func (s *Supervisor) reconcile() {
 		close(ch)
 	}
 	s.waiting = nil
-	if st.IsLeader && s.holds == 0 && !s.stopped && !time.Now().Before(s.notBefore) {
+	if st.IsLeader && s.holds == 0 && !s.stopped && !s.cfg.Clock.Now().Before(s.notBefore) {
 		s.run(st, m0)
 	}
 }
@@ -263,13 +271,13 @@ func (s *Supervisor) run(st election.Status, m0 int64) {
 		s.backoff(true)
 		return
 	}
-	s.child, s.stopping, s.startedAt = c, false, time.Now()
+	s.child, s.stopping, s.startedAt = c, false, s.cfg.Clock.Now()
 	s.log.Info("command started", "pid", c.Pid(), "fencing_token", st.FencingToken)
 }
 
 // exited handles the end of the command.
 func (s *Supervisor) exited(ctx context.Context, ex Exit) error {
-	ran := time.Since(s.startedAt)
+	ran := s.cfg.Clock.Now().Sub(s.startedAt)
 	pid := s.child.Pid()
 	s.child = nil
 	own := ex.Cause == CauseExited && !s.stopping
@@ -307,19 +315,12 @@ func (s *Supervisor) backoff(quick bool) {
 	}
 	s.quick++
 	d := min(time.Second<<min(s.quick-1, 16), s.cfg.MaxBackoff)
-	s.notBefore = time.Now().Add(d)
-	if s.retry != nil {
-		s.retry.Stop()
+	s.notBefore = s.cfg.Clock.Now().Add(d)
+	if s.stopRetry != nil {
+		s.stopRetry()
 	}
-	s.retry = time.NewTimer(d)
+	s.retry, s.stopRetry = clock.Deadline(s.cfg.Clock, d)
 	s.log.Info("the command ended quickly: waiting before the next start", "wait", d, "quick_ends", s.quick)
-}
-
-func (s *Supervisor) retryC() <-chan time.Time {
-	if s.retry == nil {
-		return nil
-	}
-	return s.retry.C
 }
 
 // abandon kills a command still running when Run ends and waits for it.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 )
 
@@ -361,4 +362,32 @@ func TestRunEndKillsTheCommand(t *testing.T) {
 	if err := sup.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A command that ends on its own before MinRun waits before its next
+// start, 1s and then twice as long, on the clock it was given.
+func TestQuickEndsBackOffOnTheClock(t *testing.T) {
+	clk := clocktest.NewFake(time.Unix(1000, 0))
+	el := &fakeElection{}
+	el.set(leading(5))
+	st := &fakeStarter{started: make(chan *fakeChild, 1)}
+	sup := New(el, st, Config{OnExit: OnExitRestart, Mono: func() int64 { return 0 }, Refresh: time.Millisecond,
+		MinRun: 10 * time.Second, MaxBackoff: 30 * time.Second, Clock: clk})
+	h := &harness{t: t, el: el, st: st, sup: sup, err: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { h.err <- sup.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-h.err
+	}()
+	for _, wait := range []time.Duration{time.Second, 2 * time.Second} {
+		c := h.started()
+		clk.Advance(time.Second) // ran 1s, below MinRun
+		c.end(Exit{Code: 1, Cause: CauseExited})
+		eventually(t, "the back-off's timer", func() bool { return clk.Pending() == 1 })
+		clk.Advance(wait - time.Millisecond)
+		h.notStarted()
+		clk.Advance(time.Millisecond)
+	}
+	h.started()
 }

@@ -1,7 +1,8 @@
 // Package fielderr is the one error type the product's packages return
-// from their Validate methods (election, kube, proxy): it names the struct
-// field that is wrong, so that internal/config, which filled the field
-// from a configuration key, can name the key instead.
+// from their Validate methods (election, kube, proxy), one for each wrong
+// field, joined (errors.Join): it names the struct field that is wrong, so
+// that internal/config, which filled the field from a configuration key,
+// can name the key instead.
 package fielderr
 
 import "fmt"

@@ -2,9 +2,7 @@ package forward
 
 import (
 	"context"
-	"errors"
 	"net"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -13,11 +11,7 @@ import (
 	"github.com/electd/electd/internal/proxy"
 )
 
-var (
-	_ Election = (*election.Elector)(nil)
-	_ Elector  = (*election.Elector)(nil)
-	_ Yielder  = (*proxy.Proxy)(nil)
-)
+var _ Election = (*election.Elector)(nil)
 
 // fakeElection answers Status with st and sends what is put on ch.
 type fakeElection struct {
@@ -33,6 +27,9 @@ func (f *fakeElection) Status() election.Status {
 }
 
 func (f *fakeElection) Observe(context.Context) <-chan election.Status { return f.ch }
+
+func (f *fakeElection) SetCandidate(context.Context, bool, election.LossReason) error { return nil }
+func (f *fakeElection) SetAppUp(bool)                                                 {}
 
 func TestRoute(t *testing.T) {
 	leader := &election.Participant{ID: "b", Session: 2, FencingToken: 9, Proxy: "10.0.0.2:4041"}
@@ -87,57 +84,6 @@ func TestLeadershipWatchAndStepDown(t *testing.T) {
 	}
 }
 
-// fakeElector records calls; a fakeYielder records around what it runs.
-type fakeElector struct {
-	Elector
-	calls *[]string
-}
-
-func (f fakeElector) Release(context.Context) error {
-	*f.calls = append(*f.calls, "release")
-	return nil
-}
-
-func (f fakeElector) Switchover(_ context.Context, to string) error {
-	*f.calls = append(*f.calls, "switchover "+to)
-	return errors.New("refused")
-}
-
-func (f fakeElector) SetCandidate(_ context.Context, candidate bool, why election.LossReason) error {
-	if candidate {
-		*f.calls = append(*f.calls, "stand")
-	} else {
-		*f.calls = append(*f.calls, "withdraw "+string(why))
-	}
-	return nil
-}
-
-type fakeYielder struct{ calls *[]string }
-
-func (y fakeYielder) Yield(ctx context.Context, f func(context.Context) error) error {
-	*y.calls = append(*y.calls, "drain")
-	err := f(ctx)
-	*y.calls = append(*y.calls, "route again")
-	return err
-}
-
-func TestYieldingWrapsEveryHandOver(t *testing.T) {
-	var calls []string
-	y := Yielding{Elector: fakeElector{calls: &calls}, Proxy: fakeYielder{calls: &calls}}
-	ctx := context.Background()
-	_ = y.Release(ctx)
-	if err := y.Switchover(ctx, "b"); err == nil || err.Error() != "refused" {
-		t.Errorf("Switchover's error %v, want the engine's", err)
-	}
-	_ = y.SetCandidate(ctx, false, election.LossShutdown)
-	_ = y.SetCandidate(ctx, true, "")
-	want := []string{"drain", "release", "route again", "drain", "switchover b", "route again",
-		"drain", "withdraw shutdown", "route again", "stand"}
-	if !slices.Equal(calls, want) {
-		t.Errorf("calls %q, want %q", calls, want)
-	}
-}
-
 // A refusal is recorded at once and lifted once the application takes a
 // connection again; a refusal recorded while the application is dialled
 // is not lifted by that dial.
@@ -149,7 +95,7 @@ func TestRefusals(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // refusing
 	set := make(chan string, 8)
-	r := NewRefusals(RefusalsConfig{App: addr, Set: func(why string) { set <- why }, DialTimeout: time.Second, RetryEvery: 5 * time.Millisecond})
+	r := newRefusals(refusalsConfig{App: addr, Set: func(why string) { set <- why }, DialTimeout: time.Second, RetryEvery: 5 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -182,5 +128,46 @@ func TestRefusals(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("not lifted once the application takes connections")
+	}
+}
+
+// A Sidecar without proxy.listen binds nothing, publishes nothing and
+// runs what its Yield and HandOver are given.
+func TestDisabledSidecar(t *testing.T) {
+	s, err := Listen(proxy.Config{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Advertise() != "" || s.TermEnd() != nil || s.State() != nil {
+		t.Errorf("publishes %q, TermEnd %v, State %v: want nothing", s.Advertise(), s.TermEnd() != nil, s.State())
+	}
+	if err := s.Build(&fakeElection{}, nil, "/p", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Watch(context.Background())
+	ran := 0
+	if err := s.Yield(context.Background(), func(context.Context) error { ran++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s.HandOver(context.Background(), func(context.Context) { ran++ })
+	if ran != 2 {
+		t.Errorf("ran %d of 2", ran)
+	}
+	if err := s.Serve(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	s.StopServing(context.Background())
+	s.Close()
+}
+
+// A port 0 in the published address stands for the port bound.
+func TestAdvertisedPort(t *testing.T) {
+	bound := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40417}
+	for advertise, want := range map[string]string{
+		"127.0.0.1:0": "127.0.0.1:40417", "10.0.0.7:4041": "10.0.0.7:4041", "[fd00::7]:0": "[fd00::7]:40417",
+	} {
+		if got := withPort(advertise, bound); got != want {
+			t.Errorf("withPort(%q) = %q, want %q", advertise, got, want)
+		}
 	}
 }

@@ -1,10 +1,11 @@
 // Package forward joins the forwarding proxy (internal/proxy) to the
 // election (internal/election), which know nothing of each other
-// (docs/DESIGN.md, "Forwarding"): the election seen as the proxy's
-// Leadership, the hand-overs that go through the proxy's Yield so that the
-// requests the application has finish first, and the step-down when the
-// application refuses connections, which withdraws this participant until
-// it takes them again. cmd/electd wires them.
+// (docs/DESIGN.md, "Forwarding"): the Sidecar is the proxy as the daemon
+// runs it, on the election seen as the proxy's Leadership; the hand-overs
+// go through its Yield so that the requests the application has finish
+// first, and a step-down when the application refuses connections
+// withdraws this participant until it takes them again. cmd/electd wires
+// a Sidecar, working or disabled.
 package forward
 
 import (
@@ -15,13 +16,21 @@ import (
 	"github.com/electd/electd/internal/proxy"
 )
 
-// Election is what Leadership reads: *election.Elector.
+// Election is the election as the proxy follows it and hands it over:
+// *election.Elector.
 type Election interface {
 	// Status is computed from memory and lease-checked at call time.
 	Status() election.Status
 	// Observe sends the status at once, then one per change, until ctx
 	// ends or the election stops.
 	Observe(ctx context.Context) <-chan election.Status
+	// SetCandidate withdraws (false) or restores (true) candidacy; the
+	// shutdown's hand-over withdraws (Sidecar.HandOver).
+	SetCandidate(ctx context.Context, candidate bool, why election.LossReason) error
+	// SetAppUp publishes whether the application takes connections, for
+	// the hand-over to a participant that is ready (docs/DESIGN.md,
+	// "Handoff"). It must not block.
+	SetAppUp(up bool)
 }
 
 // Leadership is the election as proxy.Leadership: Route from Status at

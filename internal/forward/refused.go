@@ -10,16 +10,16 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// Refusals turns the proxy's step-downs into a withdrawal that lasts while
+// refusals turns the proxy's step-downs into a withdrawal that lasts while
 // the application refuses connections (docs/DESIGN.md, "Forwarding": the
 // application stops first). StepDown records the refusal (the candidacy
-// withdraws this participant, through Yielding, and with election.handoff
+// withdraws this participant, through the proxy's Yield, and with election.handoff
 // newest a pod deletion hands over as a shutdown does); Run then dials the
 // application every RetryEvery and lifts the refusal at the first
 // connection it takes, so that an application that restarted stands
 // again. A pod that is being deleted gets its SIGTERM first.
-type Refusals struct {
-	cfg  RefusalsConfig
+type refusals struct {
+	cfg  refusalsConfig
 	kick chan struct{}
 
 	mu      sync.Mutex
@@ -27,8 +27,8 @@ type Refusals struct {
 	gen     uint64 // counts StepDowns: a refusal recorded while Run dialled is not lifted by that dial
 }
 
-// RefusalsConfig configures Refusals.
-type RefusalsConfig struct {
+// refusalsConfig configures refusals.
+type refusalsConfig struct {
 	// App is the application's host:port (proxy.app).
 	App string
 	// Set records the refusal (why) or lifts it (""), also when Probe
@@ -37,7 +37,8 @@ type RefusalsConfig struct {
 	Set func(why string)
 	// DialTimeout bounds each dial (proxy.dial_timeout).
 	DialTimeout time.Duration
-	// RetryEvery paces the dials while the application refuses. Default 1s.
+	// RetryEvery paces the dials while the application refuses. Default
+	// defaultRetryEvery.
 	RetryEvery time.Duration
 	// Clock paces them. Default clock.Real().
 	Clock clock.Clock
@@ -45,13 +46,13 @@ type RefusalsConfig struct {
 	Logger *slog.Logger
 }
 
-// DefaultRetryEvery is RefusalsConfig.RetryEvery's default.
-const DefaultRetryEvery = time.Second
+// defaultRetryEvery is refusalsConfig.RetryEvery's default.
+const defaultRetryEvery = time.Second
 
-// NewRefusals returns Refusals for cfg; Run must run.
-func NewRefusals(cfg RefusalsConfig) *Refusals {
+// newRefusals returns refusals for cfg; Run must run.
+func newRefusals(cfg refusalsConfig) *refusals {
 	if cfg.RetryEvery <= 0 {
-		cfg.RetryEvery = DefaultRetryEvery
+		cfg.RetryEvery = defaultRetryEvery
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real()
@@ -59,12 +60,12 @@ func NewRefusals(cfg RefusalsConfig) *Refusals {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Refusals{cfg: cfg, kick: make(chan struct{}, 1)}
+	return &refusals{cfg: cfg, kick: make(chan struct{}, 1)}
 }
 
 // StepDown is the proxy's Leadership.StepDown (Leadership.OnStepDown): it
 // never blocks.
-func (r *Refusals) StepDown(reason string) {
+func (r *refusals) StepDown(reason string) {
 	r.mu.Lock()
 	r.refused = true
 	r.gen++
@@ -77,7 +78,7 @@ func (r *Refusals) StepDown(reason string) {
 }
 
 // Refused reports whether the refusal stands.
-func (r *Refusals) Refused() bool {
+func (r *refusals) Refused() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.refused
@@ -85,7 +86,7 @@ func (r *Refusals) Refused() bool {
 
 // Run watches a refusal until the application takes a connection again,
 // every time one is recorded, until ctx ends.
-func (r *Refusals) Run(ctx context.Context) {
+func (r *refusals) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -117,7 +118,7 @@ func (r *Refusals) Run(ctx context.Context) {
 // publishes that its application is not up, so that a leader leaving for
 // good does not hand over to it (docs/DESIGN.md, "Handoff"); it stands
 // meanwhile.
-func (r *Refusals) Probe(ctx context.Context) {
+func (r *refusals) Probe(ctx context.Context) {
 	r.mu.Lock()
 	gen := r.gen
 	r.mu.Unlock()
@@ -143,7 +144,7 @@ func (r *Refusals) Probe(ctx context.Context) {
 
 // await dials the application every RetryEvery until it takes a
 // connection (true) or ctx ends (false).
-func (r *Refusals) await(ctx context.Context) bool {
+func (r *refusals) await(ctx context.Context) bool {
 	d := net.Dialer{Timeout: r.cfg.DialTimeout}
 	for {
 		select {

@@ -6,78 +6,144 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/metrics"
 	"github.com/electd/electd/internal/proxy"
 )
 
 // Sidecar is the forwarding proxy as electd runs it (docs/DESIGN.md,
 // "Forwarding"): its ports, bound before anything touches ZooKeeper; the
-// proxy on the election's Leadership; the Refusals that withdraw this
+// proxy on the election's Leadership; the refusals that withdraw this
 // participant while its application refuses connections. Listen, then
-// Build, then Watch and Serve; StopServing at shutdown.
+// Build, then Watch and Serve; HandOver and StopServing at shutdown.
+//
+// Without proxy.listen the Sidecar is disabled: it binds nothing,
+// publishes no address, registers no metric, serves nothing, and its Yield
+// and HandOver run what they are given and nothing else.
 type Sidecar struct {
-	// Advertise is what peers dial, as published (the caller derives it
-	// from Bound before Build).
-	Advertise string
-
+	on           bool
 	cfg          proxy.Config
+	advertise    string // what peers dial, as published
 	px           *proxy.Proxy
+	el           Election
 	lead         *Leadership
-	refusals     *Refusals
+	refusals     *refusals
+	log          *slog.Logger
 	client, peer net.Listener
 	sctx         context.Context // Serve's; StopServing ends it
 	stop         context.CancelFunc
 	done         chan struct{} // closed when Serve has returned
 }
 
-// Listen binds cfg's ports (cfg.Listeners).
-func Listen(cfg proxy.Config) (*Sidecar, error) {
+// Listen binds cfg's ports (cfg.Listeners), or returns a disabled Sidecar
+// when cfg.Listen is empty. advertise is proxy.advertise as internal/config
+// derived it; a port 0 there stands for the port bound.
+func Listen(cfg proxy.Config, advertise string) (*Sidecar, error) {
+	s := &Sidecar{cfg: cfg, done: make(chan struct{}), log: slog.New(slog.DiscardHandler)}
+	s.sctx, s.stop = context.WithCancel(context.Background())
+	if cfg.Listen == "" {
+		close(s.done)
+		return s, nil
+	}
 	client, peer, err := cfg.Listeners()
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on proxy.listen or proxy.peer_listen: %w", err)
 	}
-	s := &Sidecar{cfg: cfg, client: client, peer: peer, done: make(chan struct{})}
-	s.sctx, s.stop = context.WithCancel(context.Background())
+	s.on, s.client, s.peer = true, client, peer
+	s.advertise = withPort(advertise, s.bound())
 	return s, nil
 }
 
-// Bound is the address peers reach: the peer port in TCP mode, else the
+// bound is the address peers reach: the peer port in TCP mode, else the
 // client port.
-func (s *Sidecar) Bound() net.Addr {
+func (s *Sidecar) bound() net.Addr {
 	if s.peer != nil {
 		return s.peer.Addr()
 	}
 	return s.client.Addr()
 }
 
+// withPort is advertise with port 0 replaced by bound's.
+func withPort(advertise string, bound net.Addr) string {
+	host, port, err := net.SplitHostPort(advertise)
+	if err != nil || port != "0" {
+		return advertise
+	}
+	_, got, err := net.SplitHostPort(bound.String())
+	if err != nil {
+		return advertise
+	}
+	return net.JoinHostPort(host, got)
+}
+
+// ChecksApp says whether this participant publishes whether its
+// application is up (the proxy's view of it: docs/DESIGN.md, "Handoff"):
+// only a working Sidecar does.
+func (s *Sidecar) ChecksApp() bool { return s.on }
+
+// Advertise is the address the election publishes for peers
+// (election.Config.Proxy): "" when disabled.
+func (s *Sidecar) Advertise() string { return s.advertise }
+
+// TermEnd is election.Config.TermEnd: a selector's term ends through the
+// proxy's Yield, as every other hand-over does; nil when disabled.
+func (s *Sidecar) TermEnd() func(ctx context.Context, release func(context.Context) error) error {
+	if !s.on {
+		return nil
+	}
+	return s.Yield
+}
+
 // Close releases the ports of a Sidecar that never served.
 func (s *Sidecar) Close() {
+	if !s.on {
+		return
+	}
 	_ = s.client.Close()
 	if s.peer != nil {
 		_ = s.peer.Close()
 	}
 }
 
-// Build makes the proxy on el, recording to rec; its step-downs withdraw
-// this participant through refused (the candidacy's SetAppRefused) until
-// the application takes connections again.
-func (s *Sidecar) Build(el Election, rec proxy.Recorder, refused func(why string), log *slog.Logger) error {
-	s.lead = NewLeadership(el)
-	s.cfg.Logger, s.cfg.Recorder = log, rec
+// Build makes the proxy on el, its metrics on reg (election=<path>); its
+// step-downs withdraw this participant through refused (the candidacy's
+// SetAppRefused) until the application takes connections again, and what
+// it sees of the application is published with el.SetAppUp. It does
+// nothing when disabled.
+func (s *Sidecar) Build(el Election, reg prometheus.Registerer, path string, refused func(why string), log *slog.Logger) error {
+	if !s.on {
+		return nil
+	}
+	s.el, s.lead, s.log = el, NewLeadership(el), log
+	s.cfg.Logger, s.cfg.Recorder = log, metrics.NewProxy(reg, path, s)
 	px, err := proxy.New(s.lead, s.cfg)
 	if err != nil {
 		return err
 	}
 	s.px = px
-	s.refusals = NewRefusals(RefusalsConfig{App: s.cfg.App, Set: refused, DialTimeout: s.cfg.DialTimeout, Logger: log})
+	set := func(why string) {
+		refused(why)
+		el.SetAppUp(why == "")
+	}
+	s.refusals = newRefusals(refusalsConfig{App: s.cfg.App, Set: set, DialTimeout: s.cfg.DialTimeout, Logger: log})
 	s.lead.OnStepDown(s.refusals.StepDown)
 	log.Info("forwarding the application's traffic to the leader", "mode", s.cfg.Mode, "listen", s.client.Addr().String(),
-		"app", s.cfg.App, "advertise", s.Advertise, "hold_time", s.cfg.HoldTime)
+		"app", s.cfg.App, "advertise", s.advertise, "hold_time", s.cfg.HoldTime)
 	return nil
 }
 
-// Proxy is the proxy Build made: every hand-over goes through its Yield.
-func (s *Sidecar) Proxy() *proxy.Proxy { return s.px }
+// Yield is the proxy's graceful hand-over (proxy.Proxy.Yield): it stops
+// handing traffic to the application, waits for what it has (bounded),
+// runs f and routes again. Disabled, it runs f.
+func (s *Sidecar) Yield(ctx context.Context, f func(context.Context) error) error {
+	if !s.on {
+		return f(ctx)
+	}
+	return s.px.Yield(ctx, f)
+}
 
 // Held and Open are the proxy's gauges, read at scrape time
 // (metrics.ProxySource): its metrics exist before it does.
@@ -87,20 +153,46 @@ func (s *Sidecar) Open() int { return s.px.Open() }
 // Watch follows the election and the application's refusals until ctx
 // ends, and says when the application first takes a connection (Probe).
 func (s *Sidecar) Watch(ctx context.Context) {
+	if !s.on {
+		return
+	}
 	go s.lead.Watch(ctx)
 	go s.refusals.Run(ctx)
 	go s.refusals.Probe(ctx)
 }
 
 // Serve serves the proxy until StopServing, and returns an error when it
-// stops before that.
+// stops before that. Disabled, it returns nil at once.
 func (s *Sidecar) Serve() error {
+	if !s.on {
+		return nil
+	}
 	defer close(s.done)
 	err := s.px.Serve(s.sctx, s.client, s.peer)
 	if s.sctx.Err() == nil {
-		return fmt.Errorf("the forwarding proxy stopped: %v", err)
+		return fmt.Errorf("the forwarding proxy stopped: %w", err)
 	}
 	return err
+}
+
+// HandOver is the start of the shutdown (docs/DESIGN.md, "Process"):
+// stop answers 503 and stops exec mode's command. With a proxy it runs in
+// the proxy's Yield, and this participant then withdraws, so that
+// election.handoff picks its successor now and the held requests go to
+// it; it stays an observer, forwarding, until shutdown ends. Disabled,
+// stop runs and leadership stays until the shutdown resigns.
+func (s *Sidecar) HandOver(ctx context.Context, stop func(context.Context)) {
+	if !s.on {
+		stop(ctx)
+		return
+	}
+	err := s.px.Yield(ctx, func(ctx context.Context) error {
+		stop(ctx)
+		return s.el.SetCandidate(ctx, false, election.LossShutdown)
+	})
+	if err != nil {
+		s.log.Warn("could not hand over before shutting down; resigning instead", "err", err)
+	}
 }
 
 // StopServing ends Serve, which gives what is in flight and held the
@@ -114,15 +206,13 @@ func (s *Sidecar) StopServing(ctx context.Context) {
 	}
 }
 
-// State is the proxy's line on /leader and the status page.
-func (s *Sidecar) State() api.ProxyStatus {
+// State is the proxy's line on /leader and the status page; nil when
+// disabled.
+func (s *Sidecar) State() *api.ProxyStatus {
+	if !s.on {
+		return nil
+	}
 	st := s.px.State()
-	return api.ProxyStatus{Mode: string(st.Mode), Advertise: s.Advertise, Route: st.Route, To: st.To,
+	return &api.ProxyStatus{Mode: string(st.Mode), Advertise: s.advertise, Route: st.Route, To: st.To,
 		Held: st.Held, Connections: st.Connections, InFlight: st.InFlight}
-}
-
-// TermEnd is election.Config.TermEnd: a selector's term ends through the
-// proxy's Yield, as every other hand-over does.
-func (s *Sidecar) TermEnd(ctx context.Context, release func(context.Context) error) error {
-	return s.px.Yield(ctx, release)
 }

@@ -22,7 +22,7 @@ type observer interface {
 // and a "state" event per change of own state, and a ": keepalive" comment
 // every keepAlive. It ends when the client goes, stops reading for
 // WriteTimeout, or Observe's channel closes. Streams are capped by streams.
-func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped, c Candidacy, px func() api.ProxyStatus) http.HandlerFunc {
+func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped, c Candidacy, px func() *api.ProxyStatus) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			sseHeaders(w.Header())
@@ -56,7 +56,7 @@ type sse struct {
 	rc  *http.ResponseController
 	now func() time.Time
 	c   Candidacy
-	px  func() api.ProxyStatus
+	px  func() *api.ProxyStatus
 }
 
 // stream writes events from ch until it closes, ctx ends or a write fails.

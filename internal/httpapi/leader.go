@@ -50,10 +50,9 @@ func newLeaderBody(st election.Status, now func() time.Time) api.Leader {
 }
 
 // withProxy adds the forwarding proxy's state, when there is a proxy.
-func withProxy(b *api.Leader, px func() api.ProxyStatus) {
+func withProxy(b *api.Leader, px func() *api.ProxyStatus) {
 	if px != nil {
-		p := px()
-		b.Proxy = &p
+		b.Proxy = px()
 	}
 }
 
@@ -64,7 +63,7 @@ func sessionHex(id int64) string {
 }
 
 // leader serves GET /leader: who leads, as JSON or as text for scripts.
-func leader(el statusReader, now func() time.Time, c Candidacy, kube func() api.KubeStatus, px func() api.ProxyStatus) http.HandlerFunc {
+func leader(el statusReader, now func() time.Time, c Candidacy, kube func() *api.KubeStatus, px func() *api.ProxyStatus) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		text, err := wantsText(r)
 		if err != nil {
@@ -83,8 +82,7 @@ func leader(el statusReader, now func() time.Time, c Candidacy, kube func() api.
 		b := newLeaderBody(st, now)
 		selfCandidacy(&b.Self, c)
 		if kube != nil {
-			k := kube()
-			b.Kubernetes = &k
+			b.Kubernetes = kube()
 		}
 		withProxy(&b, px)
 		writeJSON(w, code, b)

@@ -86,15 +86,17 @@ func TestLeaderProxy(t *testing.T) {
 	l := *st.Leader
 	l.Proxy = "10.0.0.7:4041"
 	st.Leader = &l
-	px := func() api.ProxyStatus {
-		return api.ProxyStatus{Mode: "http", Advertise: "10.0.0.8:4041", Route: "leader", To: "10.0.0.7:4041", Held: 2, Connections: 5}
+	px := func() *api.ProxyStatus {
+		return &api.ProxyStatus{Mode: "http", Advertise: "10.0.0.8:4041", Route: "leader", To: "10.0.0.7:4041", Held: 2, Connections: 5}
 	}
 	_, body := doGet(t, newTestRouter(newFake(st), Options{Proxy: px}), "/leader")
 	mustContain(t, body, `"fencing_token":4294967302,"proxy":"10.0.0.7:4041"}`)
 	mustContain(t, body, `"proxy":{"mode":"http","advertise":"10.0.0.8:4041","route":"leader","to":"10.0.0.7:4041","held":2,"connections":5,"in_flight":0}`)
-	_, body = doGet(t, newTestRouter(newFake(followerSt), Options{}), "/leader")
-	if strings.Contains(body, "proxy") {
-		t.Errorf("without a proxy, /leader says %s", body)
+	for _, opts := range []Options{{}, {Proxy: func() *api.ProxyStatus { return nil }}} {
+		_, body = doGet(t, newTestRouter(newFake(followerSt), opts), "/leader")
+		if strings.Contains(body, "proxy") {
+			t.Errorf("without a proxy, /leader says %s", body)
+		}
 	}
 }
 

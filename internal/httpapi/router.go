@@ -78,11 +78,13 @@ type Options struct {
 	// Switchover serves POST /leader/release?to=; nil answers it 501.
 	Switchover Switcher
 	// Kubernetes, when set, is the leader label and Lease mirror's state,
-	// shown under "kubernetes" on GET /leader.
-	Kubernetes func() api.KubeStatus
+	// shown under "kubernetes" on GET /leader; nil, or a nil state: no
+	// mirror.
+	Kubernetes func() *api.KubeStatus
 	// Proxy, when set, is the forwarding proxy's state, shown under
-	// "proxy" on GET /leader and in every /events event.
-	Proxy func() api.ProxyStatus
+	// "proxy" on GET /leader and in every /events event; nil, or a nil
+	// state: no proxy.
+	Proxy func() *api.ProxyStatus
 	// History serves GET /history, the recent transitions the status page
 	// (GET /) shows; nil answers 404.
 	History HistoryReader

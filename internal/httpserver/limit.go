@@ -238,13 +238,14 @@ func (l *connLimit) track(next http.Handler) http.Handler {
 	})
 }
 
-// held is httpapi.Options.Held: the request's connection is held (never
-// evicted) until the returned function is called.
-func (l *connLimit) held(r *http.Request) func() {
+// Held is httpapi.Options.Held: the request's connection is held (never
+// evicted) until the returned function is called. A request that no
+// Server of this package accepted holds nothing.
+func Held(r *http.Request) func() {
 	tc := connOf(r)
 	if tc == nil {
 		return func() {}
 	}
-	l.set(tc, stateHeld)
-	return func() { l.set(tc, stateBusy) }
+	tc.l.set(tc, stateHeld)
+	return func() { tc.l.set(tc, stateBusy) }
 }

@@ -142,7 +142,7 @@ func TestConnLimitEvictsTheLongestBusyWhenNoneWaits(t *testing.T) {
 	p.l.set(b, stateBusy) // the longest in a handler
 	p.l.set(a, stateBusy)
 	p.l.set(c, stateBusy)
-	p.l.held(requestOn(a))
+	Held(requestOn(a))
 	p.dial("d")
 	p.expectClosed("b")
 }
@@ -150,8 +150,8 @@ func TestConnLimitEvictsTheLongestBusyWhenNoneWaits(t *testing.T) {
 func TestConnLimitNeverEvictsHeld(t *testing.T) {
 	p := newLimitPair(t, 2)
 	a, b := p.dial("a"), p.dial("b")
-	endA := p.l.held(requestOn(a))
-	p.l.held(requestOn(b))
+	endA := Held(requestOn(a))
+	Held(requestOn(b))
 	// Every connection is held (the caps forbid it; validate keeps room):
 	// the newcomer is admitted over the cap, nobody is evicted.
 	p.dial("c")

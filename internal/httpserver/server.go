@@ -1,8 +1,9 @@
-// Package httpserver serves electd's HTTP API (internal/httpapi) the way
-// docs/DESIGN.md's "HTTP API" bounds it: HTTP/1.1 with fixed header and
-// write limits, at most http.max_connections connections (connLimit evicts
-// the idlest of the busiest client rather than refusing a probe), TLS from
-// a certificate that may rotate, request logs throttled, and the server's
+// Package httpserver serves electd's HTTP API (the router internal/httpapi
+// builds) the way docs/DESIGN.md's "HTTP API" bounds it: HTTP/1.1 with
+// fixed header and write limits, at most http.max_connections connections
+// (connLimit evicts the idlest of the busiest client rather than refusing
+// a probe; Held tells it which requests its caps bound), TLS from a
+// certificate that may rotate, its error log throttled, and the server's
 // own metrics.
 package httpserver
 
@@ -17,9 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/logging"
@@ -38,32 +37,23 @@ const (
 	drainTimeout = 2 * time.Second
 )
 
-// Config is what the server is built from, apart from the election.
+// Config is what the server is built from, apart from its handler.
 type Config struct {
-	// MaxConnections, MaxStreams and MaxWaiters are the keys
-	// http.max_connections, http.max_streams and http.max_waiters,
-	// validated by internal/config.
+	// MaxConnections is http.max_connections, validated by
+	// internal/config.
 	MaxConnections int
-	MaxStreams     int
-	MaxWaiters     int
 	// GetCertificate serves TLS with the certificate it returns (a
 	// *config.KeyPair's, reloaded as its files rotate); nil serves plain
 	// HTTP.
 	GetCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
-	AdminToken     string
-	Live           func() error
-	// Registry is served on /metrics and gets the server's own metrics,
-	// labelled with the election Path.
-	Registry     *prometheus.Registry
+	// Registry gets the server's own metrics, labelled with the election
+	// Path.
+	Registry     prometheus.Registerer
 	Path         string
-	DroppedLines func() uint64          // log lines lost (logging.AsyncWriter.Dropped)
-	Kubernetes   func() api.KubeStatus  // the label mirror's state for /leader, or nil
-	Proxy        func() api.ProxyStatus // the forwarding proxy's state for /leader and /events, or nil
-	Candidacy    httpapi.Candidacy      // GET/POST /candidacy
-	Switchover   httpapi.Switcher       // POST /leader/release?to=
-	History      httpapi.HistoryReader  // GET /history
-	Logger       *slog.Logger
-	Clock        clock.Clock // of the request-log throttle; default clock.Real()
+	DroppedLines func() uint64 // log lines lost (logging.AsyncWriter.Dropped)
+	// Logger gets the server's errors, throttled.
+	Logger *slog.Logger
+	Clock  clock.Clock // of the error log's throttle; default clock.Real()
 }
 
 // Server is the API's server: the http.Server, the connection limit it
@@ -74,37 +64,22 @@ type Server struct {
 	ln    net.Listener // limit, under TLS when configured
 }
 
-// New builds the HTTP server of el on ln: the API within the caps, request
-// logs throttled, the server's own metrics on c.Registry. Requests'
-// contexts derive from ctx, so cancelling it ends streams and long polls.
-func New(ctx context.Context, ln net.Listener, el httpapi.Election, c Config) *Server {
+// New builds the HTTP server of h (the API's router, httpapi.NewRouter,
+// whose Options.Held is Held) on ln: at most c.MaxConnections connections,
+// the server's own metrics on c.Registry. Requests' contexts derive from
+// ctx, so cancelling it ends streams and long polls.
+func New(ctx context.Context, ln net.Listener, h http.Handler, c Config) *Server {
 	if c.Clock == nil {
 		c.Clock = clock.Real()
 	}
 	limit := newConnLimit(ln, c.MaxConnections, func() {})
 	sm := metrics.NewServer(c.Registry, c.Path, limit.Open, c.DroppedLines)
 	limit.evicted = sm.ConnectionEvicted
-	reqLog := slog.New(logging.NewThrottle(c.Logger.Handler(), logging.RequestLogEvery, c.Clock, true))
 	errLog := slog.New(logging.NewThrottle(c.Logger.Handler(), logging.RequestLogEvery, c.Clock, false))
-	handler := httpapi.NewRouter(el, httpapi.Options{
-		AdminToken: c.AdminToken,
-		Metrics:    promhttp.HandlerFor(c.Registry, promhttp.HandlerOpts{Registry: c.Registry}),
-		Live:       c.Live,
-		Logger:     reqLog,
-		MaxStreams: c.MaxStreams,
-		MaxWaiters: c.MaxWaiters,
-		Held:       limit.held,
-		Refused:    sm.RequestRefused,
-		Candidacy:  c.Candidacy,
-		Switchover: c.Switchover,
-		Kubernetes: c.Kubernetes,
-		Proxy:      c.Proxy,
-		History:    c.History,
-	})
-	return newServer(ctx, limit, handler, c.GetCertificate, errLog)
+	return newServer(ctx, limit, h, c.GetCertificate, errLog)
 }
 
-// newServer serves h (whose Options.Held is limit.held) through limit,
+// newServer serves h through limit,
 // under TLS when getCert is set.
 func newServer(ctx context.Context, limit *connLimit, h http.Handler, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), log *slog.Logger) *Server {
 	var protocols http.Protocols

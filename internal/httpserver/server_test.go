@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/httpapi"
+	"github.com/electd/electd/internal/metrics"
 
 	"github.com/electd/electd/tests/wait"
 )
@@ -81,14 +84,18 @@ func startAPI(t *testing.T, opts caps, certs *config.KeyPair) *apiUnderTest {
 	a := &apiUnderTest{addr: ln.Addr().String(), reg: prometheus.NewRegistry()}
 	base, cancel := context.WithCancel(context.Background())
 	c := Config{
-		MaxConnections: opts.MaxConnections, MaxStreams: opts.MaxStreams, MaxWaiters: opts.MaxWaiters,
-		Live: func() error { return nil }, Registry: a.reg, Path: "/stub",
+		MaxConnections: opts.MaxConnections, Registry: a.reg, Path: "/stub",
 		DroppedLines: func() uint64 { return 0 }, Logger: slog.New(slog.DiscardHandler),
 	}
 	if certs != nil {
 		c.GetCertificate = certs.GetCertificate
 	}
-	a.srv = New(base, ln, newStubElection(), c)
+	router := httpapi.NewRouter(newStubElection(), httpapi.Options{
+		Metrics:    promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg}),
+		MaxStreams: opts.MaxStreams, MaxWaiters: opts.MaxWaiters,
+		Held: Held, Refused: metrics.NewAPI(a.reg, "/stub").RequestRefused,
+	})
+	a.srv = New(base, ln, router, c)
 	served := make(chan error, 1)
 	go func() { served <- a.srv.Serve() }()
 	t.Cleanup(func() {

@@ -127,55 +127,67 @@ func validateSubdomain(s string) error {
 }
 
 // Validate checks every field and that the token and CA files are usable.
-// Its errors are *FieldError.
+// It returns every wrong field at once, each *FieldError, joined
+// (errors.Join): one error a field, the first found.
 func (c Config) Validate() error {
 	if !c.Enabled() {
 		return nil
 	}
+	var errs []error
+	wrong := map[string]bool{}
+	add := func(field string, err error) {
+		if err != nil && !wrong[field] {
+			wrong[field] = true
+			errs = append(errs, &FieldError{Pkg: "kube", Field: field, Err: err})
+		}
+	}
 	if c.LeaderLabel != "" {
-		if err := ValidateLabelKey(c.LeaderLabel); err != nil {
-			return fieldErrorf("LeaderLabel", "%v", err)
-		}
-		if c.PodName == "" {
-			return fieldErrorf("PodName", "empty and $POD_NAME is not set; set POD_NAME from the downward API (metadata.name)")
-		}
-		if err := validateSubdomain(c.PodName); err != nil {
-			return fieldErrorf("PodName", "%v", err)
-		}
+		add("LeaderLabel", ValidateLabelKey(c.LeaderLabel))
+		add("PodName", validatePodName(c.PodName))
 	}
 	if c.LeaseName != "" {
-		if err := validateSubdomain(c.LeaseName); err != nil {
-			return fieldErrorf("LeaseName", "%v", err)
-		}
+		add("LeaseName", validateSubdomain(c.LeaseName))
 		if c.Identity == "" {
-			return fieldErrorf("LeaseName", "set, but the participant has no id")
+			add("LeaseName", errors.New("set, but the participant has no id"))
 		}
 	}
-	if c.Namespace == "" {
-		return fieldErrorf("Namespace", "empty, $POD_NAMESPACE is not set and %s cannot be read", DefaultNamespaceFile)
-	}
-	if len(c.Namespace) > 63 || !dnsLabelRE.MatchString(c.Namespace) {
-		return fieldErrorf("Namespace", "%q is not a DNS label", c.Namespace)
-	}
+	add("Namespace", validateNamespace(c.Namespace))
 	if c.Server == "" {
 		// Server comes from the pod's environment: name the field that needs it.
 		field := "LeaderLabel"
 		if c.LeaderLabel == "" {
 			field = "LeaseName"
 		}
-		return fieldErrorf(field, "set, but $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT are not: "+
-			"electd must run in a pod (or those variables must name the API server)")
+		add(field, errors.New("set, but $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT are not: "+
+			"electd must run in a pod (or those variables must name the API server)"))
 	}
 	if c.RecheckInterval < 0 || c.RecheckInterval > 0 && c.RecheckInterval < time.Second {
-		return fieldErrorf("RecheckInterval", "%v is below 1s", c.RecheckInterval)
+		add("RecheckInterval", fmt.Errorf("%v is below 1s", c.RecheckInterval))
 	}
 	if _, err := readToken(c.TokenFile); err != nil {
-		return fieldErrorf("TokenFile", "%v", err)
+		add("TokenFile", err)
 	}
 	if c.Transport == nil {
 		if _, err := loadCA(c.CAFile); err != nil {
-			return fieldErrorf("CAFile", "%v", err)
+			add("CAFile", err)
 		}
+	}
+	return errors.Join(errs...)
+}
+
+func validatePodName(name string) error {
+	if name == "" {
+		return errors.New("empty and $POD_NAME is not set; set POD_NAME from the downward API (metadata.name)")
+	}
+	return validateSubdomain(name)
+}
+
+func validateNamespace(ns string) error {
+	switch {
+	case ns == "":
+		return fmt.Errorf("empty, $POD_NAMESPACE is not set and %s cannot be read", DefaultNamespaceFile)
+	case len(ns) > 63 || !dnsLabelRE.MatchString(ns):
+		return fmt.Errorf("%q is not a DNS label", ns)
 	}
 	return nil
 }
@@ -184,10 +196,6 @@ func (c Config) Validate() error {
 // wrong, Err says how. A caller that sets the fields from its own
 // configuration keys maps Field back to the key, as for election.FieldError.
 type FieldError = fielderr.Error
-
-func fieldErrorf(field, format string, args ...any) error {
-	return fielderr.Errorf("kube", field, format, args...)
-}
 
 // InClusterServer is the API server's URL from the variables the kubelet
 // sets in every container, or "" outside a pod.

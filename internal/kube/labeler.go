@@ -33,8 +33,11 @@ const (
 )
 
 // Labeler mirrors one participant's leadership into its pod's label and
-// the Lease. Build it with New, run it with Run, end it with Stop.
+// the Lease. Build it with New, run it with Run, end it with Stop. A
+// Labeler for a Config that is not Enabled is off: it mirrors nothing,
+// Run and Stop return at once and Status is nil.
 type Labeler struct {
+	off   bool
 	cfg   Config
 	api   *client
 	src   Source
@@ -57,19 +60,24 @@ type stopRequest struct {
 	errc chan error
 }
 
-// New checks cfg (see Config.Validate) and builds a Labeler for src.
+// New checks cfg (see Config.Validate) and builds a Labeler for src: one
+// that is off when cfg is not Enabled.
 func New(cfg Config, src Source) (*Labeler, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
 	if !cfg.Enabled() {
-		return nil, errors.New("kube: neither a leader label nor a lease name is configured")
+		done := make(chan struct{})
+		close(done)
+		return &Labeler{off: true, done: done}, nil
 	}
 	cfg = cfg.withDefaults()
 	api, err := newClient(cfg)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger.Info("mirroring leadership into Kubernetes", "server", cfg.Server, "namespace", cfg.Namespace,
+		"pod", cfg.PodName, "label", cfg.LeaderLabel, "lease", cfg.LeaseName)
 	log := cfg.Logger.With("namespace", cfg.Namespace)
 	if cfg.LeaderLabel != "" {
 		log = log.With("pod", cfg.PodName, "label", cfg.LeaderLabel)
@@ -89,11 +97,16 @@ func New(cfg Config, src Source) (*Labeler, error) {
 	}, nil
 }
 
-// Status returns what the Labeler last achieved; it never waits on the API server.
-func (l *Labeler) Status() Status {
+// Status returns what the Labeler last achieved, nil when it is off; it
+// never waits on the API server.
+func (l *Labeler) Status() *Status {
+	if l.off {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.st
+	st := l.st
+	return &st
 }
 
 // round is one sync in progress.
@@ -119,6 +132,9 @@ func (l *Labeler) start(ctx context.Context, leading bool) *round {
 // the opposite state; a failed round is retried with backoff; a leader
 // repeats its round every RecheckInterval.
 func (l *Labeler) Run(ctx context.Context) error {
+	if l.off {
+		return nil
+	}
 	defer close(l.done)
 	obsCtx, cancelObs := context.WithCancel(ctx)
 	defer cancelObs()

@@ -14,6 +14,12 @@ import (
 // rate it sends (4,735 lines from one token-timing probe before this).
 const RequestLogEvery = 10 * time.Second
 
+// RequestLog is log for request-level lines (httpapi.Options.Logger): each
+// message at most once every RequestLogEvery on clk.
+func RequestLog(log *slog.Logger, clk clock.Clock) *slog.Logger {
+	return slog.New(NewThrottle(log.Handler(), RequestLogEvery, clk, true))
+}
+
 // maxThrottleKeys bounds the messages tracked apart; past it they share one
 // budget (messages are constant strings in electd, so this is a backstop).
 const maxThrottleKeys = 64

@@ -22,12 +22,6 @@ type StatusSource interface {
 	Status() election.Status
 }
 
-// StatusFunc adapts a function to StatusSource.
-type StatusFunc func() election.Status
-
-// Status calls f.
-func (f StatusFunc) Status() election.Status { return f() }
-
 // BuildInfo labels electd_build_info.
 type BuildInfo struct {
 	Version   string
@@ -66,11 +60,10 @@ var (
 	_ election.SessionRecorder = (*Metrics)(nil)
 )
 
-// New registers every electd metric on reg, with the const label
-// election=<path>. src is read once per scrape for all gauges; since the
-// Metrics is needed to build the election that will be the source, pass a
-// StatusFunc that reads it once built.
-func New(reg prometheus.Registerer, path string, src StatusSource, info BuildInfo) *Metrics {
+// New registers electd's counters on reg, with the const label
+// election=<path>, and returns them for the election to record to; the
+// gauges read from the election come with CollectStatus once it exists.
+func New(reg prometheus.Registerer, path string, info BuildInfo) *Metrics {
 	labels := prometheus.Labels{"election": path}
 	f := promauto.With(reg)
 	opts := func(name, help string) prometheus.CounterOpts {
@@ -117,8 +110,13 @@ func New(reg prometheus.Registerer, path string, src StatusSource, info BuildInf
 		},
 		Help: "Always 1; the labels say which electd this is.",
 	}, func() float64 { return 1 })
-	reg.MustRegister(newStatusCollector(path, src))
 	return m
+}
+
+// CollectStatus registers on reg the gauges computed from src's Status,
+// read once per scrape for all of them, so that they agree.
+func CollectStatus(reg prometheus.Registerer, path string, src StatusSource) {
+	reg.MustRegister(newStatusCollector(path, src))
 }
 
 // LeadershipAcquired implements election.Recorder.

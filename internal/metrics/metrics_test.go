@@ -37,7 +37,8 @@ func setup(t *testing.T) (*prometheus.Registry, *fakeSource, *Metrics) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	src := &fakeSource{}
-	m := New(reg, path, src, BuildInfo{Version: "1.2.3", Commit: "abc", GoVersion: "go1.26"})
+	m := New(reg, path, BuildInfo{Version: "1.2.3", Commit: "abc", GoVersion: "go1.26"})
+	CollectStatus(reg, path, src)
 	return reg, src, m
 }
 
@@ -176,11 +177,14 @@ func TestEveryDesignMetricIsRegistered(t *testing.T) {
 	}
 }
 
-func TestStatusFunc(t *testing.T) {
+// The gauges are read from the election at scrape time, however late it
+// came after the counters it records to.
+func TestCollectStatusLate(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	leads := false
-	New(reg, path, StatusFunc(func() election.Status { return election.Status{IsLeader: leads} }), BuildInfo{})
-	leads = true
+	New(reg, path, BuildInfo{})
+	src := &fakeSource{}
+	CollectStatus(reg, path, src)
+	src.set(election.Status{IsLeader: true})
 	if got := gather(t, reg, "electd_is_leader", nil); got != 1 {
 		t.Fatalf("electd_is_leader = %v, want 1", got)
 	}

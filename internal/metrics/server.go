@@ -10,11 +10,10 @@ import (
 var refusalReasons = []string{"streams", "waiters", "participants"}
 
 // Server counts what the HTTP server and the log writer turned away or
-// lost, so that an operator sees a flood, or caps set too low, or a log
-// reader that stalls. Its methods never block.
+// lost, so that an operator sees a flood, or a log reader that stalls.
+// Its methods never block.
 type Server struct {
 	evicted prometheus.Counter
-	refused *prometheus.CounterVec
 }
 
 // NewServer registers the server's metrics on reg with election=<path>.
@@ -25,11 +24,6 @@ func NewServer(reg prometheus.Registerer, path string, openConns func() int, dro
 	s := &Server{
 		evicted: f.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "http_connections_evicted_total",
 			ConstLabels: labels, Help: "Idle or slow HTTP connections closed to make room for a new one at http.max_connections."}),
-		refused: f.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "http_requests_refused_total",
-			ConstLabels: labels, Help: "Requests answered 503 at a cap, by cap."}, []string{"reason"}),
-	}
-	for _, r := range refusalReasons {
-		s.refused.WithLabelValues(r)
 	}
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "http_connections", ConstLabels: labels,
 		Help: "Open HTTP connections."}, func() float64 { return float64(openConns()) })
@@ -42,5 +36,23 @@ func NewServer(reg prometheus.Registerer, path string, openConns func() int, dro
 // ConnectionEvicted counts one eviction.
 func (s *Server) ConnectionEvicted() { s.evicted.Inc() }
 
-// RequestRefused counts one request refused at the cap named reason.
-func (s *Server) RequestRefused(reason string) { s.refused.WithLabelValues(reason).Inc() }
+// API counts the requests the HTTP API refused at a cap, so that an
+// operator sees caps set too low. Its method never blocks.
+type API struct {
+	refused *prometheus.CounterVec
+}
+
+// NewAPI registers the API's metrics on reg with election=<path>.
+func NewAPI(reg prometheus.Registerer, path string) *API {
+	a := &API{refused: promauto.With(reg).NewCounterVec(prometheus.CounterOpts{Namespace: namespace,
+		Name: "http_requests_refused_total", ConstLabels: prometheus.Labels{"election": path},
+		Help: "Requests answered 503 at a cap, by cap."}, []string{"reason"})}
+	for _, r := range refusalReasons {
+		a.refused.WithLabelValues(r)
+	}
+	return a
+}
+
+// RequestRefused counts one request refused at the cap named reason
+// (httpapi.Options.Refused).
+func (a *API) RequestRefused(reason string) { a.refused.WithLabelValues(reason).Inc() }

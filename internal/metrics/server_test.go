@@ -14,7 +14,7 @@ func TestServerMetrics(t *testing.T) {
 	s := NewServer(reg, path, func() int { return open }, func() uint64 { return dropped })
 	s.ConnectionEvicted()
 	s.ConnectionEvicted()
-	s.RequestRefused("streams")
+	NewAPI(reg, path).RequestRefused("streams")
 	open, dropped = 7, 12
 	want := `
 # HELP electd_http_connections Open HTTP connections.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/proctest"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -62,7 +63,7 @@ func startCurator(env *env, cp, connect, path string, n int, timeout time.Durati
 		return nil, err
 	}
 	c.lines = bufio.NewScanner(stdout)
-	if err := env.spawn.start(c.cmd); err != nil {
+	if err := proctest.Start(c.cmd); err != nil {
 		return nil, fmt.Errorf("start java: %w", err)
 	}
 	if _, err := c.expect("READY"); err != nil {

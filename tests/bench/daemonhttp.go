@@ -88,12 +88,12 @@ func (d *daemon) metric(ctx context.Context, name string) (float64, error) {
 // awaitLease waits until d holds a lease (it renews as leader or next in
 // line), so that a handoff to it needs no renewal first.
 func (d *daemon) awaitLease(ctx context.Context) error {
-	for {
-		if v, err := d.metric(ctx, "electd_lease_remaining_seconds"); err == nil && v > 0 {
-			return nil
-		}
-		if err := d.pause(ctx, 20*time.Millisecond); err != nil {
-			return fmt.Errorf("electd %s: no lease: %w", d.id, err)
-		}
+	err := d.poll(ctx, func() bool {
+		v, err := d.metric(ctx, "electd_lease_remaining_seconds")
+		return err == nil && v > 0
+	})
+	if err != nil {
+		return fmt.Errorf("electd %s: no lease: %w", d.id, err)
 	}
+	return nil
 }

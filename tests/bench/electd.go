@@ -7,26 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 )
 
-// daemon is one electd process the bench started. Its log (JSON, debug
-// level) goes to a file that the timeline reads.
+// daemon is one electd process the bench started (tests/electdtest). Its
+// log (JSON, debug level) goes to a file that the timeline reads.
 type daemon struct {
+	*electdtest.Proc
 	id      string
 	addr    string // its HTTP API, 127.0.0.1:port
 	logPath string
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	exited  <-chan struct{}
 }
 
 // electdOpts says how to run electd processes.
@@ -38,19 +35,13 @@ type electdOpts struct {
 	sessionTimeout time.Duration
 	logLevel       string
 	handoff        string // election.handoff; "" is next
-	spawn          *spawner
 }
 
 // startDaemon starts one electd on a port of its own choosing and waits
 // until it serves /readyz (joined and knows the leader) or ctx ends.
 // extra flags follow the ones every daemon gets.
 func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) (*daemon, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	d := &daemon{id: id, addr: addr, logPath: filepath.Join(o.dir, id+".log"), exited: make(chan struct{})}
-	f, err := os.Create(d.logPath)
+	addr, err := electdtest.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +49,7 @@ func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) 
 	if handoff == "" {
 		handoff = "next"
 	}
-	d.cmd = exec.Command(o.binary,
+	args := append([]string{
 		"--id", id, "--zookeeper.servers", o.servers,
 		"--zookeeper.session_timeout", o.sessionTimeout.String(),
 		"--election.path", o.path, "--http.addr", addr,
@@ -66,19 +57,12 @@ func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) 
 		// The next in line takes over, as in Curator and ZooKeeper's floor:
 		// the handoff compared is the same one, and the bench knows the
 		// successor (docs/DESIGN.md, "Handoff").
-		"--election.handoff", handoff)
-	d.cmd.Args = append(d.cmd.Args, extra...)
-	d.cmd.Env = cleanEnv()
-	d.cmd.Stdout, d.cmd.Stderr = f, f
-	if err := o.spawn.start(d.cmd); err != nil {
-		f.Close()
+		"--election.handoff", handoff}, extra...)
+	p, err := electdtest.Launch(o.binary, electdtest.Spec{Name: id, Addr: addr, Args: args, Dir: o.dir, FreshLog: true})
+	if err != nil {
 		return nil, fmt.Errorf("start electd: %w", err)
 	}
-	go func() {
-		_ = d.cmd.Wait()
-		f.Close()
-		close(d.exited)
-	}()
+	d := &daemon{Proc: p, id: id, addr: addr, logPath: p.LogPath, exited: p.Exited()}
 	if err := d.awaitReady(ctx); err != nil {
 		d.kill()
 		return nil, err
@@ -86,53 +70,26 @@ func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) 
 	return d, nil
 }
 
-// cleanEnv is the bench's environment without ELECTD_* and POD_NAME, which
-// would configure the daemons behind the flags' back.
-func cleanEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ELECTD_") && !strings.HasPrefix(kv, "POD_NAME=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// freeAddr returns a loopback address with a port free a moment ago
-// (electd's http.addr takes no port 0).
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
 // awaitReady polls /readyz until 200.
 func (d *daemon) awaitReady(ctx context.Context) error {
-	for {
-		if code, _ := d.get(ctx, "/readyz"); code == http.StatusOK {
-			return nil
-		}
-		if err := d.pause(ctx, 20*time.Millisecond); err != nil {
-			return fmt.Errorf("electd %s not ready: %w", d.id, err)
-		}
+	if err := d.WaitHTTP(ctx, "/readyz", http.StatusOK); err != nil {
+		return fmt.Errorf("electd %s not ready: %w", d.id, err)
 	}
+	return nil
 }
 
-// pause waits d unless the process exits or ctx ends first.
-func (d *daemon) pause(ctx context.Context, wait time.Duration) error {
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-d.exited:
-		return fmt.Errorf("exited; log %s:\n%s", d.logPath, electdtest.TailFile(d.logPath, 20))
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// poll calls check every 20 ms (tests/wait) until it holds, or until the
+// process exits or ctx ends.
+func (d *daemon) poll(ctx context.Context, check func() bool) error {
+	return wait.Until(ctx, 0, 20*time.Millisecond, func() error {
+		switch {
+		case check():
+			return nil
+		case !d.Alive():
+			return wait.Stop(fmt.Errorf("exited; log %s:\n%s", d.logPath, electdtest.TailFile(d.logPath, 20)))
+		}
+		return errors.New("not yet")
+	})
 }
 
 var httpClient = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8}}
@@ -154,25 +111,15 @@ func (d *daemon) get(ctx context.Context, path string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-func (d *daemon) signal(sig syscall.Signal) error { return d.cmd.Process.Signal(sig) }
+func (d *daemon) signal(sig syscall.Signal) error { return d.Signal(sig) }
 
 // kill ends the process (if it still runs) and waits for it.
-func (d *daemon) kill() {
-	_ = d.cmd.Process.Kill()
-	<-d.exited
-}
+func (d *daemon) kill() { d.Kill() }
 
 // stop sends SIGTERM and waits up to 15 s, then kills.
-func (d *daemon) stop() {
-	_ = d.signal(syscall.SIGTERM)
-	select {
-	case <-d.exited:
-	case <-time.After(15 * time.Second):
-		d.kill()
-	}
-}
+func (d *daemon) stop() { _ = d.Stop(15 * time.Second) }
 
-func (d *daemon) pid() int { return d.cmd.Process.Pid }
+func (d *daemon) pid() int { return d.Pid() }
 
 // logLine is the part of electd's JSON log lines the bench reads.
 type logLine struct {

@@ -18,7 +18,6 @@ type env struct {
 	dir    string
 	electd string
 	single *zktest.Ensemble
-	spawn  *spawner
 	out    io.Writer // progress lines
 }
 
@@ -38,7 +37,6 @@ func (e *env) electdOpts(path string, timeout time.Duration) electdOpts {
 		path:           path,
 		sessionTimeout: timeout,
 		logLevel:       "debug",
-		spawn:          e.spawn,
 	}
 }
 

@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/forward"
+	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // ForwardResult is the forwarding proxy's section (issue 22): what a
@@ -138,7 +141,7 @@ func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
 // application, and puts the proxy in the pool once it has joined.
 func (r *forwardRig) start(ctx context.Context, m *forwardMember) error {
 	var err error
-	if m.proxy, err = freeAddr(); err != nil {
+	if m.proxy, err = electdtest.FreeAddr(); err != nil {
 		return err
 	}
 	m.d, err = startDaemon(ctx, r.opts, m.id, "--proxy.listen", m.proxy, "--proxy.app", m.app.Addr,
@@ -162,18 +165,17 @@ func (r *forwardRig) close() {
 // settled waits until a member other than old leads and every running
 // member's proxy routes to it.
 func (r *forwardRig) settled(ctx context.Context, old *forwardMember) (*forwardMember, error) {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if l := r.leader(ctx, old); l != nil {
-			return l, nil
+	var l *forwardMember
+	err := wait.Until(ctx, time.Minute, 10*time.Millisecond, func() error {
+		if l = r.leader(ctx, old); l == nil {
+			return errors.New("no leader that every proxy routes to")
 		}
-		if time.Now().After(deadline) {
-			return nil, errors.New("forward: no leader that every proxy routes to within a minute")
-		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
-			return nil, err
-		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("forward: %w", err)
 	}
+	return l, ctx.Err()
 }
 
 func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMember {
@@ -212,7 +214,7 @@ func startFloorProxy(env *env, target string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if err := env.spawn.start(cmd); err != nil {
+	if err := proctest.Start(cmd); err != nil {
 		return "", nil, err
 	}
 	stop := func() {

@@ -21,7 +21,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	env := &env{cfg: cfg, dir: dir, electd: cfg.Electd, spawn: &spawner{}, out: cfg.Progress}
+	env := &env{cfg: cfg, dir: dir, electd: cfg.Electd, out: cfg.Progress}
 	if env.electd == "" {
 		env.progress("building electd")
 		if env.electd, err = buildGo(dir, "electd", "github.com/electd/electd/cmd/electd"); err != nil {

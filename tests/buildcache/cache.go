@@ -103,6 +103,27 @@ func lockFile(path string) (*os.File, error) {
 	}
 }
 
+// Lock takes an exclusive flock on path (created if need be), for work one
+// process on the machine may do at a time: when another holds it, waiting
+// is called once, then Lock blocks until it is free. The kernel drops the
+// lock if its holder dies; unlock drops it.
+func Lock(path string, waiting func()) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("buildcache: %w", err)
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if waiting != nil {
+			waiting()
+		}
+		if err := flock(f, syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return func() { f.Close() }, nil
+}
+
 // ensure fills dir unless it exists; the caller holds the entry's exclusive lock.
 func ensure(root, dir string, fill func(string) error) error {
 	if _, err := os.Stat(dir); err == nil {

@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/wait"
 )
 
 // stall is how long nobody must be seen answering for the observer to count
@@ -99,29 +102,27 @@ func (r *run) finish() {
 // participant, owned by the session it reports), then counts what is wrong.
 func (r *run) checkOrphans(d time.Duration) {
 	r.t.Helper()
-	deadline := time.Now().Add(d)
 	var nodes []invariant.Node
 	var orphans []invariant.Node
 	var missing []string
 	var err error
 	var ids []string
-	for {
+	if wait.Until(context.Background(), d, 100*time.Millisecond, func() error {
 		ids = ids[:0]
 		for _, p := range r.live() {
 			ids = append(ids, p.Name)
 		}
-		nodes, err = readNodes(r.env.servers(), r.path, 10*time.Second)
-		if err == nil {
-			orphans, missing = invariant.Orphans(r.spec.Mode, nodes, ids)
-			if len(orphans) == 0 && len(missing) == 0 && r.raceOwnerOK(nodes) {
-				r.event("nodes under %s: %s", r.path, nodesString(nodes))
-				return
-			}
+		if nodes, err = readNodes(r.env.servers(), r.path, 10*time.Second); err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			break
+		orphans, missing = invariant.Orphans(r.spec.Mode, nodes, ids)
+		if len(orphans) == 0 && len(missing) == 0 && r.raceOwnerOK(nodes) {
+			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		return errors.New("orphans or missing nodes")
+	}) == nil {
+		r.event("nodes under %s: %s", r.path, nodesString(nodes))
+		return
 	}
 	r.mu.Lock()
 	r.res.Orphans, r.res.Missing = len(orphans), len(missing)

@@ -1,12 +1,15 @@
 package chaos
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/wait"
 )
 
 // The ZooKeeper-side faults: a server killed (4), isolated (5), the whole
@@ -30,17 +33,18 @@ func (r *run) leaderSession(l *electdtest.Proc) (int64, int64) {
 // no renewal of the lease on it can have begun before.
 func (r *run) waitSessionOn(sid int64, not int, d time.Duration) (int, time.Duration) {
 	r.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if i, est := r.env.connection(sid); i >= 0 && i != not {
-			// A wall-clock reading (ms, from ZooKeeper) on the observer's clock.
-			return i, est.Sub(r.obs.Epoch().Round(0))
+	var on int
+	var est time.Time
+	if wait.Until(context.Background(), d, 20*time.Millisecond, func() error {
+		if on, est = r.env.connection(sid); on >= 0 && on != not {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			r.fatalf("session 0x%x on no server within %s", sid, d)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return errors.New("on no other server")
+	}) != nil {
+		r.fatalf("session 0x%x on no server within %s", sid, d)
 	}
+	// A wall-clock reading (ms, from ZooKeeper) on the observer's clock.
+	return on, est.Sub(r.obs.Epoch().Round(0))
 }
 
 // faultServerKill (fault 4) kills -9 the ZooKeeper server holding the

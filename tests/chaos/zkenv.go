@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,30 +67,14 @@ func (e *env) memberOf(sid int64) int {
 	return i
 }
 
-// consConn matches one connection of a server's `cons` answer: its session id
-// and when the connection was established (ms since the epoch, server clock).
-var consConn = regexp.MustCompile(`sid=0x([0-9a-fA-F]+)[^)]*?\best=(\d+)`)
-
 // connection finds the server holding session sid's connection (-1 when none
 // does) and when that connection was established.
 func (e *env) connection(sid int64) (int, time.Time) {
-	for i, m := range e.members() {
-		if !m.Running() {
-			continue
-		}
-		out, err := m.FourLetter("cons")
-		if err != nil {
-			continue
-		}
-		for _, c := range consConn.FindAllStringSubmatch(out, -1) {
-			id, err1 := strconv.ParseUint(c[1], 16, 64)
-			est, err2 := strconv.ParseInt(c[2], 10, 64)
-			if err1 == nil && err2 == nil && int64(id) == sid {
-				return i, time.UnixMilli(est)
-			}
-		}
+	m, est := e.ens.Connection(sid)
+	if m == nil {
+		return -1, est
 	}
-	return -1, time.Time{}
+	return e.index(m), est
 }
 
 // zkLeader is the index of the ZooKeeper leader (or the standalone server).

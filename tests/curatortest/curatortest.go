@@ -12,6 +12,7 @@ package curatortest
 
 import (
 	"bufio"
+	"context"
 	_ "embed"
 	"fmt"
 	"io"
@@ -20,10 +21,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/electd/electd/tests/proctest"
 	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -125,6 +129,7 @@ type Participant struct {
 	replies chan string   // every stdout line that is not an EVENT
 	exited  chan struct{} // closed once the JVM has exited and been reaped
 	exitErr error         // set before exited is closed
+	ended   atomic.Bool   // set before exited is closed
 	startup time.Duration
 
 	cmdMu  sync.Mutex // one command at a time
@@ -171,7 +176,7 @@ func Start(t testing.TB, connect, path, mode, id string, term time.Duration) *Pa
 		t.Fatalf("curatortest: %v", err)
 	}
 	begin := time.Now()
-	if err := p.cmd.Start(); err != nil {
+	if err := proctest.Start(p.cmd); err != nil { // dies with the test binary
 		t.Fatalf("curatortest: start %s: %v", java, err)
 	}
 	t.Cleanup(func() {
@@ -231,6 +236,7 @@ func (p *Participant) read(stdout io.Reader) {
 		}
 	}
 	p.exitErr = p.cmd.Wait()
+	p.ended.Store(true)
 	close(p.exited)
 }
 
@@ -334,27 +340,24 @@ func (p *Participant) Leading() (bool, error) {
 // WaitStatus polls Status every 10 ms until cond holds and returns that status; after timeout
 // it returns the last status (or error) seen, wrapped in an error.
 func (p *Participant) WaitStatus(timeout time.Duration, cond func(Status) bool) (Status, error) {
-	deadline := time.Now().Add(timeout)
 	var last Status
-	var lastErr error
-	for {
+	err := wait.Until(context.Background(), timeout, 10*time.Millisecond, func() error {
 		s, err := p.Status()
-		if err == nil && cond(s) {
-			return s, nil
+		last = s
+		switch {
+		case err == nil && cond(s):
+			return nil
+		case p.ended.Load():
+			return wait.Stop(fmt.Errorf("%s: the JVM exited (%v) while waiting; stderr:\n%s", p, p.exitErr, p.Stderr()))
+		case err != nil:
+			return fmt.Errorf("condition not met; last error: %w", err)
 		}
-		last, lastErr = s, err
-		if time.Now().After(deadline) {
-			if lastErr != nil {
-				return last, fmt.Errorf("%s: condition not met within %v; last error: %w", p, timeout, lastErr)
-			}
-			return last, fmt.Errorf("%s: condition not met within %v; last status: %s", p, timeout, last)
-		}
-		select {
-		case <-p.exited:
-			return last, fmt.Errorf("%s: the JVM exited (%v) while waiting; stderr:\n%s", p, p.exitErr, p.Stderr())
-		case <-time.After(10 * time.Millisecond):
-		}
+		return fmt.Errorf("condition not met; last status: %s", s)
+	})
+	if err != nil && !p.ended.Load() {
+		return last, fmt.Errorf("%s: %w", p, err)
 	}
+	return last, err
 }
 
 // Release ends leadership and re-queues: selector: the current takeLeadership returns now (a

@@ -1,11 +1,14 @@
 package curatortest_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/electd/electd/tests/curatortest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -29,20 +32,18 @@ func mustStatus(t *testing.T, p *curatortest.Participant, cond func(curatortest.
 
 func waitEvents(t *testing.T, p *curatortest.Participant, want ...bool) {
 	t.Helper()
-	deadline := time.Now().Add(agree)
-	for {
+	if err := wait.Until(context.Background(), agree, 10*time.Millisecond, func() error {
 		ev := p.Events()
 		got := make([]bool, len(ev))
 		for i, e := range ev {
 			got[i] = e.Leader
 		}
-		if slices.Equal(got, want) {
-			return
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("%s: events %v, want leader flags %v", p, ev, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: events %v, want leader flags %v", p, ev, want)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -121,18 +122,15 @@ func TestTwoParticipants(t *testing.T) {
 		path := "/curatortest/term"
 		a := curatortest.Start(t, ens.ConnectString(), path, curatortest.Selector, "a", 300*time.Millisecond)
 		b := curatortest.Start(t, ens.ConnectString(), path, curatortest.Selector, "b", 300*time.Millisecond)
-		deadline := time.Now().Add(agree)
-		for {
-			na, nb := leaderEvents(a), leaderEvents(b)
-			if na >= 3 && nb >= 3 {
-				t.Logf("a led %d times, b %d times", na, nb)
-				break
+		if err := wait.Until(context.Background(), agree, 20*time.Millisecond, func() error {
+			if na, nb := leaderEvents(a), leaderEvents(b); na < 3 || nb < 3 {
+				return fmt.Errorf("a led %d times (%v), b %d times (%v); want 3 each", na, a.Events(), nb, b.Events())
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after %v: a led %d times (%v), b %d times (%v); want 3 each", agree, na, a.Events(), nb, b.Events())
-			}
-			time.Sleep(20 * time.Millisecond)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
+		t.Logf("a led %d times, b %d times", leaderEvents(a), leaderEvents(b))
 		if err := a.Close(); err != nil {
 			t.Error(err)
 		}

@@ -3,6 +3,7 @@ package demo
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // sidecar is one electd process of the demo.
@@ -79,54 +81,62 @@ func (d *demo) table(p probe) {
 	}
 }
 
+// errTwoLeaders is waitAgreed's finding of two leaders at once.
+var errTwoLeaders = errors.New("two leaders at once")
+
 // waitAgreed polls until exactly one sidecar leads, it is not not, and every running
 // sidecar names it. Two leaders fail at once when the first, asked again after the
 // second answered, still leads with the same fencing token: that they were seen in one
 // round may only be a handoff between two questions.
 func (d *demo) waitAgreed(ctx context.Context, not string, within time.Duration) (probe, error) {
-	deadline := time.Now().Add(within)
-	for {
-		p := d.probeAll(ctx)
+	var p probe
+	err := wait.Until(ctx, within, poll, func() error {
+		p = d.probeAll(ctx)
 		if len(p.leaders) > 1 {
 			first := d.byID(p.leaders[0])
 			if h, err := ask(ctx, first.proc.LeaderHealth); err == nil && h.Status == http.StatusOK && h.FencingToken == p.tokens[first.id] {
 				d.table(p)
-				return p, fmt.Errorf("two leaders at once: %s", strings.Join(p.leaders, " and "))
+				return wait.Stop(fmt.Errorf("%w: %s", errTwoLeaders, strings.Join(p.leaders, " and ")))
 			}
 		}
 		if p.agreed != "" && p.agreed != not {
-			return p, nil
+			return nil
 		}
-		if time.Now().After(deadline) {
-			d.table(p)
-			return p, fmt.Errorf("no single agreed leader within %v", within)
-		}
-		if err := sleep(ctx, poll); err != nil {
-			return p, err
-		}
+		return errors.New("no single agreed leader")
+	})
+	switch {
+	case err == nil, ctx.Err() != nil:
+		return p, ctx.Err()
+	case errors.Is(err, errTwoLeaders):
+		return p, err
 	}
+	d.table(p)
+	return p, fmt.Errorf("no single agreed leader within %v", within)
 }
 
 // waitNewLeader polls /healthz/leader of the running sidecars but not until one
 // answers 200, and returns it.
 func (d *demo) waitNewLeader(ctx context.Context, not string, within time.Duration) (*sidecar, error) {
-	deadline := time.Now().Add(within)
-	for {
+	var found *sidecar
+	err := wait.Until(ctx, within, 10*time.Millisecond, func() error {
 		for _, s := range d.sidecars {
 			if s.id == not || !s.running() {
 				continue
 			}
 			if h, err := ask(ctx, s.proc.LeaderHealth); err == nil && h.Status == http.StatusOK {
-				return s, nil
+				found = s
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no new leader within %v after %s let go", within, not)
-		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
-			return nil, err
-		}
+		return errors.New("no new leader")
+	})
+	switch {
+	case err == nil:
+		return found, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
 	}
+	return nil, fmt.Errorf("no new leader within %v after %s let go", within, not)
 }
 
 func (d *demo) byID(id string) *sidecar {
@@ -169,15 +179,4 @@ func electedNote(s *sidecar, t0 time.Time) string {
 		return ""
 	}
 	return fmt.Sprintf(" (by %s's log: elected %d ms after it; the rest is polling)", s.id, at.Sub(t0).Milliseconds())
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // election: three sidecars join; one leads and all agree.
@@ -92,16 +94,18 @@ func (d *demo) showLeader(ctx context.Context) error {
 	// The leader counts the queue 100 ms after it changes (a burst of
 	// joins costs one read): wait for the count of every sidecar.
 	var mfs map[string]*dto.MetricFamily
-	deadline := time.Now().Add(leaderWithin)
-	for {
-		var err error
-		if mfs, err = ask(ctx, l.proc.Metrics); err != nil {
-			return err
+	var askErr error
+	_ = wait.Until(ctx, leaderWithin, 20*time.Millisecond, func() error {
+		if mfs, askErr = ask(ctx, l.proc.Metrics); askErr != nil {
+			return wait.Stop(askErr)
 		}
-		if n := participantsOf(mfs); n == sidecarCount || time.Now().After(deadline) {
-			break
+		if participantsOf(mfs) != sidecarCount {
+			return errors.New("not every sidecar counted yet")
 		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if askErr != nil {
+		return askErr
 	}
 	for _, name := range []string{"electd_fencing_token", "electd_is_leader", "electd_participants"} {
 		for _, line := range sampleLines(mfs[name]) {

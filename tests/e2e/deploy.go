@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // ProbeInterval is how often the Service is asked who answers (as in the
@@ -159,29 +161,18 @@ func (d *Deployment) WaitStable(ctx context.Context, timeout time.Duration) (str
 }
 
 func waitAnswer(ctx context.Context, p *Prober, since time.Time, pod string, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if _, ok := p.FirstFrom(since, pod); ok {
-			return true
+	return wait.Until(ctx, timeout, 20*time.Millisecond, func() error {
+		if _, ok := p.FirstFrom(since, pod); !ok {
+			return errors.New("no answer")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+		return nil
+	}) == nil
 }
 
-// poll calls check every 100 ms until it passes, ctx ends or timeout.
+// poll calls check every 100 ms (tests/wait) until it passes, ctx ends or
+// timeout.
 func poll(ctx context.Context, timeout time.Duration, check func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("after %v: %w", timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return wait.Until(ctx, timeout, 100*time.Millisecond, check)
 }
 
 // LogLine is one line of a container's log with the runtime's timestamp.

@@ -31,13 +31,16 @@ const (
 // with it too.
 var raceEnabled bool
 
-var built struct {
+// builds are Build's (with -race when the caller has it) and Plain's.
+type builds struct {
 	once   sync.Once
 	path   string
 	err    error
-	how    string // what Build did, for the first test's log
+	how    string // what the build did, for the first test's log
 	logged sync.Once
 }
+
+var built, plain builds
 
 // Binary returns the electd binary for this run of the tests, building it if needed. In
 // -short mode it skips t: -short runs the unit tests alone. A failed build fails t.
@@ -67,17 +70,33 @@ func Binary(t testing.TB) string {
 // once) wait for it, so a run builds once; the next run with the same sources builds
 // nothing.
 func Build() (string, error) {
-	built.once.Do(func() { built.path, built.err = build() })
+	built.once.Do(func() { built.path, built.err = build(&built, raceEnabled) })
 	return built.path, built.err
 }
 
-func build() (string, error) {
+// Plain is Binary built without the race detector, whatever the caller's
+// build: the memory and file-descriptor figures of a -race build say
+// nothing about the real one.
+func Plain(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("electdtest: runs the electd binary (and what it talks to); skipped in -short mode")
+	}
+	plain.once.Do(func() { plain.path, plain.err = build(&plain, false) })
+	if plain.err != nil {
+		t.Fatal(plain.err)
+	}
+	plain.logged.Do(func() { t.Logf("electdtest: %s (no -race): %s", plain.path, plain.how) })
+	return plain.path
+}
+
+func build(b *builds, race bool) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
 	}
 	args := []string{"build", "-ldflags", "-X main.version=" + Version + " -X main.commit=" + Commit}
-	if raceEnabled {
+	if race {
 		args = append(args, "-race")
 	}
 	key, err := sourceKey(root, args)
@@ -100,11 +119,11 @@ func build() (string, error) {
 	}
 	switch waited := time.Since(start); {
 	case took > 0:
-		built.how = fmt.Sprintf("built by this test binary in %v", took.Round(time.Millisecond))
+		b.how = fmt.Sprintf("built by this test binary in %v", took.Round(time.Millisecond))
 	case waited > time.Second:
-		built.how = fmt.Sprintf("built by another test binary; waited %v for it", waited.Round(time.Millisecond))
+		b.how = fmt.Sprintf("built by another test binary; waited %v for it", waited.Round(time.Millisecond))
 	default:
-		built.how = "built before, in the cache"
+		b.how = "built before, in the cache"
 	}
 	return filepath.Join(dir, "electd"), nil
 }

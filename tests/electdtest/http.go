@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/tests/wait"
 )
 
 // maxBody bounds what the helpers read of an answer.
@@ -23,7 +24,12 @@ const maxBody = 4 << 20
 // Do sends one request (with "Authorization: Bearer token" unless token is "") and
 // returns the status and body. An error means no answer.
 func (p *Proc) Do(ctx context.Context, method, path, token string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+p.Addr+path, nil)
+	return p.DoBody(ctx, method, path, token, "")
+}
+
+// DoBody is Do with a request body.
+func (p *Proc) DoBody(ctx context.Context, method, path, token, body string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+p.Addr+path, strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -35,8 +41,8 @@ func (p *Proc) Do(ctx context.Context, method, path, token string) (int, []byte,
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	return resp.StatusCode, body, err
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	return resp.StatusCode, b, err
 }
 
 // Get is Do with GET and no token.
@@ -44,24 +50,20 @@ func (p *Proc) Get(ctx context.Context, path string) (int, []byte, error) {
 	return p.Do(ctx, http.MethodGet, path, "")
 }
 
-// WaitHTTP polls GET path until it answers want, failing when ctx ends or the process
-// exits first (with the tail of its log).
+// WaitHTTP polls GET path (tests/wait) until it answers want, failing when
+// ctx ends or the process exits first (with the tail of its log).
 func (p *Proc) WaitHTTP(ctx context.Context, path string, want int) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	return wait.Until(ctx, 0, 20*time.Millisecond, func() error {
 		st, _, err := p.Get(ctx, path)
-		if err == nil && st == want {
+		switch {
+		case err == nil && st == want:
 			return nil
+		case !p.Alive():
+			return wait.Stop(fmt.Errorf("electd %s exited (%v) before %s answered %d; log tail:\n%s",
+				p.Name, p.ExitErr(), path, want, p.LogTail(20)))
 		}
-		select {
-		case <-p.exited:
-			return fmt.Errorf("electd %s exited (%v) before %s answered %d; log tail:\n%s", p.Name, p.err, path, want, p.LogTail(20))
-		case <-ctx.Done():
-			return fmt.Errorf("electd %s: %s did not answer %d (last %d, %v): %w", p.Name, path, want, st, err, ctx.Err())
-		case <-tick.C:
-		}
-	}
+		return fmt.Errorf("electd %s: %s did not answer %d (last %d, %v)", p.Name, path, want, st, err)
+	})
 }
 
 // Health is /healthz/leader's answer as the tests read it: with its status,

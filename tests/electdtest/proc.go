@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/proctest"
 )
 
 // Spec says how to start one electd process.
@@ -35,6 +37,9 @@ type Spec struct {
 	// Output, when set, receives the process's stdout and stderr instead of its log
 	// file (a pipe a test reads, or stalls); the caller owns it.
 	Output *os.File
+	// FreshLog empties the log file first; by default a process started again under
+	// the same name and Dir appends to it.
+	FreshLog bool
 }
 
 // Proc is one running (or exited) electd process.
@@ -45,9 +50,7 @@ type Proc struct {
 	LogPath    string
 	ConfigPath string // "" without a Config
 
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error // cmd.Wait's result, set before exited is closed
+	proc   *proctest.Process
 	client *http.Client
 
 	mu       sync.Mutex
@@ -70,7 +73,7 @@ func Start(t testing.TB, s Spec) *Proc {
 	t.Cleanup(func() {
 		p.Kill()
 		if t.Failed() {
-			t.Logf("log of %s (%s, %s, %v), last 200 lines:\n%s", p.Name, p.Addr, p.LogPath, p.err, p.LogTail(200))
+			t.Logf("log of %s (%s, %s, %v), last 200 lines:\n%s", p.Name, p.Addr, p.LogPath, p.proc.Err(), p.LogTail(200))
 		}
 	})
 	return p
@@ -101,7 +104,6 @@ func Launch(bin string, s Spec) (*Proc, error) {
 		Addr:    addr,
 		Dir:     s.Dir,
 		LogPath: filepath.Join(s.Dir, name+".log"),
-		exited:  make(chan struct{}),
 		client:  &http.Client{Transport: &http.Transport{Proxy: nil}},
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
@@ -120,7 +122,11 @@ func Launch(bin string, s Spec) (*Proc, error) {
 		args = append(args, "--config", p.ConfigPath)
 	}
 	args = append(args, s.Args...)
-	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if s.FreshLog {
+		flags |= os.O_TRUNC
+	}
+	logf, err := os.OpenFile(p.LogPath, flags, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("electdtest: %w", err)
 	}
@@ -128,19 +134,16 @@ func Launch(bin string, s Spec) (*Proc, error) {
 	if s.Output != nil {
 		out = s.Output
 	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(CleanEnviron(), s.Env...)
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	p.cmd.SysProcAttr = sysProcAttr()
-	if err := p.cmd.Start(); err != nil {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(CleanEnviron(), s.Env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// A process group of its own: a terminal's Ctrl-C reaches the test or
+	// demo, which then stops it in order, and not electd directly.
+	cmd.SysProcAttr = proctest.Group()
+	if p.proc, err = proctest.Run(cmd, func() { logf.Close() }); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("electdtest: start %s: %w", name, err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
 	return p, nil
 }
 
@@ -168,25 +171,18 @@ func FreeAddr() (string, error) {
 }
 
 // Pid is the process id.
-func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+func (p *Proc) Pid() int { return p.proc.Pid() }
 
 // Alive reports whether the process has not exited.
-func (p *Proc) Alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (p *Proc) Alive() bool { return !p.proc.Exited() }
 
 // Exited is closed once the process has exited.
-func (p *Proc) Exited() <-chan struct{} { return p.exited }
+func (p *Proc) Exited() <-chan struct{} { return p.proc.Done() }
 
 // ExitErr waits for the exit and returns cmd.Wait's error: nil for status 0.
 func (p *Proc) ExitErr() error {
-	<-p.exited
-	return p.err
+	<-p.proc.Done()
+	return p.proc.Err()
 }
 
 // Wait waits up to timeout for the exit. ok is false if the process still runs.
@@ -194,8 +190,8 @@ func (p *Proc) Wait(timeout time.Duration) (err error, ok bool) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case <-p.exited:
-		return p.err, true
+	case <-p.proc.Done():
+		return p.proc.Err(), true
 	case <-t.C:
 		return nil, false
 	}
@@ -219,7 +215,7 @@ func ExitStatus(err error) int {
 // mark the exit that follows as asked for (see Unexpected).
 func (p *Proc) Signal(sig syscall.Signal) error {
 	if !p.Alive() {
-		return fmt.Errorf("electdtest: %s has exited (%v)", p.Name, p.err)
+		return fmt.Errorf("electdtest: %s has exited (%v)", p.Name, p.proc.Err())
 	}
 	switch sig {
 	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL:
@@ -227,7 +223,7 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 		p.expected = true
 		p.mu.Unlock()
 	}
-	return p.cmd.Process.Signal(sig)
+	return p.proc.Cmd.Process.Signal(sig)
 }
 
 // Pause stops the process (SIGSTOP).
@@ -265,14 +261,14 @@ func (p *Proc) Kill() {
 	if p.Alive() {
 		_ = p.Signal(syscall.SIGKILL)
 	}
-	<-p.exited
+	<-p.proc.Done()
 }
 
 // Stop sends SIGTERM (continuing a paused process first) and waits up to timeout for the
 // exit, then kills it. It returns the exit error of a graceful exit.
 func (p *Proc) Stop(timeout time.Duration) error {
 	if !p.Alive() {
-		return p.err
+		return p.proc.Err()
 	}
 	if p.Paused() {
 		_ = p.Resume()

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/proctest"
 )
 
 // runTimeout bounds Run: electd that has nothing to serve exits at once, so this only
@@ -25,18 +27,20 @@ func Run(t testing.TB, env []string, args ...string) Result {
 	cmd.Env = append(CleanEnviron(), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Start(); err != nil {
+	p, err := proctest.Run(cmd, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		return Result{Status: ExitStatus(err), Stdout: o.String(), Stderr: e.String()}
+	case <-p.Done():
+		return Result{Status: ExitStatus(p.Err()), Stdout: o.String(), Stderr: e.String()}
 	case <-time.After(runTimeout):
 		_ = cmd.Process.Kill()
-		<-done
+		<-p.Done()
 		t.Fatalf("electd %v did not exit within %v; stderr:\n%s", args, runTimeout, e.String())
 		return Result{}
 	}
 }
+
+// Outcome is r's status, stdout and stderr.
+func (r Result) Outcome() (status int, stdout, stderr string) { return r.Status, r.Stdout, r.Stderr }

@@ -14,8 +14,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/electd/electd/tests/buildcache"
+	"github.com/electd/electd/tests/proctest"
 )
 
 // CacheEnv names a directory that replaces the default cache root
@@ -258,21 +260,14 @@ func isExecutable(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// lockFile takes an exclusive flock, waiting for another holder; the
-// kernel drops it if the holder dies.
+// lockFile takes an exclusive flock (tests/buildcache), waiting for
+// another holder; the kernel drops it if the holder dies.
 func lockFile(path string, progress io.Writer) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("kubetest: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fmt.Fprintf(progress, "kubetest: another process is building the Kubernetes binaries; waiting for it (%s)\n", path)
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("kubetest: lock %s: %w", path, err)
+	return buildcache.Lock(path, func() {
+		if progress != nil {
+			fmt.Fprintf(progress, "kubetest: another process is building the Kubernetes binaries; waiting for it (%s)\n", path)
 		}
-	}
-	return func() { f.Close() }, nil
+	})
 }
 
 // removeStaleBuilds deletes build- directories that a killed build left
@@ -291,10 +286,4 @@ func removeStaleBuilds(root string) {
 	}
 }
 
-func tail(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	return "..." + s[len(s)-n:]
-}
+func tail(s string, n int) string { return proctest.Tail(s, n) }

@@ -14,9 +14,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // Timeouts.
@@ -43,8 +45,8 @@ type Cluster struct {
 	Dir        string // keys, logs and etcd's data
 
 	client    *http.Client
-	etcd      *process
-	apiserver *process
+	etcd      *proctest.Process
+	apiserver *proctest.Process
 	ports     []*port
 }
 
@@ -62,7 +64,7 @@ func Start(t testing.TB) *Cluster {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("kubetest: end of the API server's log (%s):\n%s", c.apiserver.log, c.apiserver.tail(3000))
+			t.Logf("kubetest: end of the API server's log (%s):\n%s", c.apiserver.Log, c.apiserver.Tail(3000))
 		}
 		c.Close()
 	})
@@ -180,8 +182,7 @@ func randomToken() string {
 }
 
 func (c *Cluster) waitEtcd(url string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	err := wait.Until(context.Background(), 30*time.Second, 100*time.Millisecond, func() error {
 		resp, err := http.Get(url)
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
@@ -189,41 +190,43 @@ func (c *Cluster) waitEtcd(url string) error {
 			if resp.StatusCode == 200 && strings.Contains(string(b), `"true"`) {
 				return nil
 			}
+			err = fmt.Errorf("%d %s", resp.StatusCode, proctest.Tail(string(b), 200))
 		}
-		if c.etcd.exited() || time.Now().After(deadline) {
-			return fmt.Errorf("kubetest: etcd did not become healthy (%v); its log %s ends:\n%s", err, c.etcd.log, c.etcd.tail(2000))
+		if c.etcd.Exited() {
+			return wait.Stop(fmt.Errorf("exited (%v)", c.etcd.Err()))
 		}
-		time.Sleep(100 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("kubetest: etcd did not become healthy (%w); its log %s ends:\n%s", err, c.etcd.Log, c.etcd.Tail(2000))
 	}
+	return nil
 }
 
 func (c *Cluster) waitReady() error {
-	deadline := time.Now().Add(ReadyTimeout)
-	var last string
-	for {
+	err := wait.Until(context.Background(), ReadyTimeout, 250*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		code, body, err := c.Do(ctx, c.AdminToken, http.MethodGet, "/readyz", "", nil)
 		cancel()
 		if err == nil && code == 200 {
 			return nil
 		}
-		last = fmt.Sprintf("%d %v %s", code, err, tail(string(body), 500))
-		if c.apiserver.exited() {
-			return fmt.Errorf("kubetest: kube-apiserver exited; its log %s ends:\n%s", c.apiserver.log, c.apiserver.tail(3000))
+		if c.apiserver.Exited() {
+			return wait.Stop(errors.New("kube-apiserver exited"))
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("kubetest: kube-apiserver not ready after %v (last /readyz: %s); its log %s ends:\n%s",
-				ReadyTimeout, last, c.apiserver.log, c.apiserver.tail(3000))
-		}
-		time.Sleep(250 * time.Millisecond)
+		return fmt.Errorf("last /readyz: %d %v %s", code, err, proctest.Tail(string(body), 500))
+	})
+	if err != nil {
+		return fmt.Errorf("kubetest: kube-apiserver not ready: %w; its log %s ends:\n%s", err, c.apiserver.Log, c.apiserver.Tail(3000))
 	}
+	return nil
 }
 
 // Close stops the API server, then etcd, and releases the ports.
 func (c *Cluster) Close() {
-	for _, p := range []*process{c.apiserver, c.etcd} {
+	for _, p := range []*proctest.Process{c.apiserver, c.etcd} {
 		if p != nil {
-			p.stop(stopTimeout)
+			p.Stop(stopTimeout)
 		}
 	}
 	for _, p := range c.ports {
@@ -232,58 +235,11 @@ func (c *Cluster) Close() {
 	c.ports = nil
 }
 
-// process is one child: its output goes to a log file; it gets SIGKILL if
-// the test binary dies first.
-type process struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-func startProcess(logPath, bin string, args ...string) (*process, error) {
-	f, err := os.Create(logPath)
+// startProcess starts bin with args, its output in logPath.
+func startProcess(logPath, bin string, args ...string) (*proctest.Process, error) {
+	p, err := proctest.RunLogged(logPath, exec.Command(bin, args...))
 	if err != nil {
 		return nil, fmt.Errorf("kubetest: %w", err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("kubetest: start %s: %w", bin, err)
-	}
-	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() {
-		cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
 	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (p *process) stop(timeout time.Duration) {
-	if p.exited() {
-		return
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(timeout):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *process) tail(n int) string {
-	b, _ := os.ReadFile(p.log)
-	return tail(string(b), n)
 }

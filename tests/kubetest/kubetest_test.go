@@ -1,12 +1,15 @@
 package kubetest
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/wait"
 )
 
 // The cluster authenticates the admin and service-account tokens minted by
@@ -84,12 +87,10 @@ func TestClusterAuthenticatesAndAuthorizes(t *testing.T) {
 		}
 	}
 	// RBAC takes effect through the API server's informers: wait for it.
-	deadline := time.Now().Add(30 * time.Second)
-	for codeOf(c.As(tok, http.MethodGet, pods, "", nil, nil)) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("list pods with the Role: %v", c.As(tok, http.MethodGet, pods, "", nil, nil))
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := wait.Until(context.Background(), 30*time.Second, 100*time.Millisecond, func() error {
+		return c.As(tok, http.MethodGet, pods, "", nil, nil)
+	}); err != nil {
+		t.Fatalf("list pods with the Role: %v", err)
 	}
 	if code := codeOf(c.As(tok, http.MethodDelete, pods+"/x", "", nil, nil)); code != http.StatusForbidden {
 		t.Errorf("delete a pod with a list-only Role: %d, want 403", code)

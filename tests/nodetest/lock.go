@@ -3,8 +3,8 @@ package nodetest
 import (
 	"fmt"
 	"io"
-	"os"
-	"syscall"
+
+	"github.com/electd/electd/tests/buildcache"
 )
 
 // LockPath serializes node runs on a machine: the paths a node uses are
@@ -13,16 +13,7 @@ import (
 const LockPath = "/run/electd-e2e.lock"
 
 func lockMachine(progress io.Writer) (unlock func(), err error) {
-	f, err := os.OpenFile(LockPath, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("nodetest: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	return buildcache.Lock(LockPath, func() {
 		fmt.Fprintf(progress, "nodetest: another node run holds %s; waiting for it to end\n", LockPath)
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("nodetest: lock %s: %w", LockPath, err)
-		}
-	}
-	return func() { f.Close() }, nil
+	})
 }

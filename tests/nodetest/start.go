@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -146,22 +147,22 @@ func (n *Node) startAll(images []string) error {
 	return nil
 }
 
-// waitFor polls check until it passes, the process exits, or readyTimeout.
+// waitFor polls check (tests/wait) until it passes, the process exits, or
+// readyTimeout.
 func waitFor(what string, p *process, check func() error) error {
-	deadline := time.Now().Add(readyTimeout)
-	for {
+	exited := false
+	err := wait.Until(context.Background(), readyTimeout, 200*time.Millisecond, func() error {
 		err := check()
-		if err == nil {
-			return nil
+		if err != nil && p.exited() {
+			exited = true
+			return wait.Stop(fmt.Errorf("nodetest: %s exited before %s; its log %s ends:\n%s", p.name, what, p.log, p.tail(3000)))
 		}
-		if p.exited() {
-			return fmt.Errorf("nodetest: %s exited before %s; its log %s ends:\n%s", p.name, what, p.log, p.tail(3000))
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nodetest: no %s after %v (%v); %s's log ends:\n%s", what, readyTimeout, err, p.name, p.tail(3000))
-		}
-		time.Sleep(200 * time.Millisecond)
+		return err
+	})
+	if err == nil || exited {
+		return err
 	}
+	return fmt.Errorf("nodetest: no %s (%w); %s's log ends:\n%s", what, err, p.name, p.tail(3000))
 }
 
 // get fetches url from inside the namespace and wants want in the body.

@@ -3,6 +3,7 @@ package promtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +21,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/wait"
 )
 
 const (
@@ -52,10 +54,7 @@ type Server struct {
 	LogPath string
 	API     v1.API // client_golang's client of the HTTP API
 
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error // cmd.Wait's result, set before exited is closed
-
+	proc      *proctest.Process
 	targetsMu sync.Mutex // SetTargets' writes
 }
 
@@ -178,22 +177,18 @@ func launch(bin, dir, cfgPath string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("promtest: %w", err)
 	}
-	s := &Server{Addr: addr, Dir: dir, LogPath: logPath, API: v1.NewAPI(client), exited: make(chan struct{})}
-	s.cmd = exec.Command(bin,
+	s := &Server{Addr: addr, Dir: dir, LogPath: logPath, API: v1.NewAPI(client)}
+	cmd := exec.Command(bin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr,
 	)
-	s.cmd.Dir = dir
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.SysProcAttr = sysProcAttr()
-	if err := s.cmd.Start(); err != nil {
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = proctest.Group()
+	if s.proc, err = proctest.Run(cmd, nil); err != nil {
 		return nil, fmt.Errorf("promtest: start %s: %w", bin, err)
 	}
-	go func() {
-		s.err = s.cmd.Wait()
-		close(s.exited)
-	}()
 	return s, nil
 }
 
@@ -206,44 +201,33 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// waitReady polls /-/ready until it answers 200, failing when ctx ends or the
-// server exits first.
+// waitReady polls /-/ready (tests/wait) until it answers 200, failing when
+// ctx ends or the server exits first.
 func (s *Server) waitReady(ctx context.Context) error {
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last string
-	for {
+	err := wait.Until(ctx, readyTimeout, 50*time.Millisecond, func() error {
 		resp, err := client.Get("http://" + s.Addr + "/-/ready")
-		if err == nil {
+		switch {
+		case err == nil && resp.StatusCode == http.StatusOK:
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
+			return nil
+		case !s.Alive():
+			return wait.Stop(fmt.Errorf("promtest: prometheus exited (%v) before it was ready; log tail:\n%s", s.proc.Err(), s.LogTail(20)))
+		case err == nil:
+			resp.Body.Close()
+			err = errors.New(resp.Status)
 		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("promtest: prometheus exited (%v) before it was ready; log tail:\n%s", s.err, s.LogTail(20))
-		case <-ctx.Done():
-			return fmt.Errorf("promtest: prometheus not ready at %s (last: %s): %w; log tail:\n%s", s.Addr, last, ctx.Err(), s.LogTail(20))
-		case <-tick.C:
-		}
+		return err
+	})
+	if err != nil && s.Alive() {
+		return fmt.Errorf("promtest: prometheus not ready at %s (last: %w); log tail:\n%s", s.Addr, err, s.LogTail(20))
 	}
+	return err
 }
 
 // Alive reports whether the process has not exited.
-func (s *Server) Alive() bool {
-	select {
-	case <-s.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (s *Server) Alive() bool { return !s.proc.Exited() }
 
 // Stop sends SIGTERM and waits up to 10 s for the exit, then kills the
 // server. Stopping a stopped server does nothing. The error says why the
@@ -252,20 +236,13 @@ func (s *Server) Stop() error {
 	if !s.Alive() {
 		return nil
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	t := time.NewTimer(stopTimeout)
-	defer t.Stop()
-	select {
-	case <-s.exited:
-		if s.err != nil {
-			return fmt.Errorf("prometheus exited with %w after SIGTERM", s.err)
-		}
-		return nil
-	case <-t.C:
-		_ = s.cmd.Process.Kill()
-		<-s.exited
+	if !s.proc.Stop(stopTimeout) {
 		return fmt.Errorf("prometheus did not exit within %v of SIGTERM; killed", stopTimeout)
 	}
+	if err := s.proc.Err(); err != nil {
+		return fmt.Errorf("prometheus exited with %w after SIGTERM", err)
+	}
+	return nil
 }
 
 // SetTargets makes the server scrape addrs (host:port, job Job) under name,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -27,7 +28,7 @@ import (
 func freezeInsideSession(t *testing.T, m *zktest.Member, g *group) {
 	t.Helper()
 	recent := sessionTimeout / 6
-	waitFor(t, 2*sessionTimeout, "every session answered within the last "+recent.String(), func() bool {
+	wait.For(t, 2*sessionTimeout, "every session answered within the last "+recent.String(), func() bool {
 		conns, err := m.Conns()
 		if err != nil {
 			return false
@@ -62,7 +63,7 @@ func freezeInsideSession(t *testing.T, m *zktest.Member, g *group) {
 	}
 	defer resume()
 	for _, p := range g.procs {
-		waitFor(t, sessionTimeout, p.Name+"'s connection timed out", func() bool {
+		wait.For(t, sessionTimeout, p.Name+"'s connection timed out", func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			v, err := p.View(ctx)

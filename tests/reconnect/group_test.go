@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -47,7 +48,7 @@ func startGroup(t *testing.T, ens *zktest.Ensemble, mode string) *group {
 		})
 		g.procs = append(g.procs, p)
 		// Each in turn, so the queue's order is the start order.
-		waitFor(t, 60*time.Second, p.Name+" joined", func() bool {
+		wait.For(t, 60*time.Second, p.Name+" joined", func() bool {
 			v, err := p.View(context.Background())
 			return err == nil && v.LeaderID() == g.leader().Name && (i != 0 || v.Self.IsLeader)
 		})
@@ -61,7 +62,7 @@ func startGroup(t *testing.T, ens *zktest.Ensemble, mode string) *group {
 func (g *group) waitSettled(t *testing.T) {
 	t.Helper()
 	for _, p := range g.procs {
-		waitFor(t, 60*time.Second, p.Name+" connected and naming "+g.leader().Name, func() bool {
+		wait.For(t, 60*time.Second, p.Name+" connected and naming "+g.leader().Name, func() bool {
 			v, err := p.View(context.Background())
 			return err == nil && v.Self.State == "connected" && v.LeaderID() == g.leader().Name &&
 				v.Self.IsLeader == (p == g.leader())

@@ -19,6 +19,7 @@ import (
 
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -83,7 +84,7 @@ func TestRollingRestartInsideSession(t *testing.T) {
 		if err := m.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 60*time.Second, fmt.Sprintf("server %d serving again", m.ID()), func() bool {
+		wait.For(t, 60*time.Second, fmt.Sprintf("server %d serving again", m.ID()), func() bool {
 			mode := m.Mode()
 			return mode == "leader" || mode == "follower"
 		})
@@ -166,12 +167,12 @@ func (r *rest) settled(t *testing.T) {
 	if err := electdtest.WaitIdle(ctxFor(t, 45*time.Second), r.procs, r.rest, window); err != nil {
 		t.Error(err)
 	}
-	waitFor(t, 30*time.Second, "the watches set before the fault, and no others", func() bool {
+	wait.For(t, 30*time.Second, "the watches set before the fault, and no others", func() bool {
 		return reflect.DeepEqual(r.sessionWatches(t), r.watches)
 	})
 	// The servers' own count, over every session: a participant that
 	// re-reads the queue shows here whatever it counts itself.
-	waitFor(t, 45*time.Second, "ZooKeeper's load back to its rate at rest", func() bool {
+	wait.For(t, 45*time.Second, "ZooKeeper's load back to its rate at rest", func() bool {
 		a, err := r.ens.PacketsReceived()
 		if err != nil {
 			return false
@@ -210,7 +211,7 @@ func waitAll(t *testing.T, gs []*group, desc string, cond func(electdtest.Leader
 	t.Helper()
 	for _, g := range gs {
 		for _, p := range g.procs {
-			waitFor(t, 60*time.Second, p.Name+": "+desc, func() bool {
+			wait.For(t, 60*time.Second, p.Name+": "+desc, func() bool {
 				v, err := p.View(context.Background())
 				return err == nil && cond(v)
 			})
@@ -222,18 +223,6 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitFor polls cond until it holds or d has passed.
-func waitFor(t *testing.T, d time.Duration, desc string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, desc)
-		}
-		sleep(50 * time.Millisecond)
-	}
 }
 
 func sleep(d time.Duration) { <-time.After(d) }

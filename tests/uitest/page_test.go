@@ -2,12 +2,14 @@ package uitest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/electd/electd/tests/wait"
 )
 
 // page is what the status page shows, read from its DOM in one evaluation.
@@ -86,26 +88,24 @@ func readPage(ctx context.Context) (page, error) {
 // when satisfied, else what is still missing.
 func waitPage(t *testing.T, tab *Tab, timeout time.Duration, what string, ok func(page) string) page {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
 	var last page
-	var missing string
-	for {
+	err := wait.Until(context.Background(), timeout, 50*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(tab.Ctx, 5*time.Second)
 		p, err := readPage(ctx)
 		cancel()
-		if err == nil {
-			last = p
-			if missing = ok(p); missing == "" {
-				return p
-			}
-		} else {
-			missing = "reading the page: " + err.Error()
+		if err != nil {
+			return fmt.Errorf("reading the page: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s: %s\nthe page showed: %s", timeout, what, missing, describe(last))
+		last = p
+		if missing := ok(p); missing != "" {
+			return errors.New(missing)
 		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("waited for %s: %v\nthe page showed: %s", what, err, describe(last))
 	}
+	return last
 }
 
 // describe renders p for a failure message.

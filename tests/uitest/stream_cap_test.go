@@ -3,6 +3,7 @@ package uitest
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -69,20 +71,18 @@ func TestStatusPageStreamCap(t *testing.T) {
 		}
 		return ""
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if err := wait.Until(context.Background(), 20*time.Second, 50*time.Millisecond, func() error {
 		s, err := openStream(t, base)
-		if err == nil && s.status == http.StatusOK {
-			s.close()
-			break
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			s.close()
+		s.close()
+		if s.status != http.StatusOK {
+			return fmt.Errorf("%d", s.status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET /events never answered 200 after the page was hidden (last: %d %v)", s.status, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatalf("GET /events never answered 200 after the page was hidden (last: %v)", err)
 	}
 	setHidden(t, tab, false)
 	waitPage(t, tab, 20*time.Second, "the shown page to stream again", func(p page) string {

@@ -1,21 +1,65 @@
 // Package wait is the tests' one polling helper: wait until a condition
-// holds, or fail the test.
+// holds, or fail the test (For); wait until a check passes, or return its
+// last error (Until), for the harnesses that start real parts and report
+// rather than fail.
 package wait
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 )
 
+// every is For's pause between two polls.
+const every = 10 * time.Millisecond
+
 // For polls cond every 10ms until it holds, failing t after timeout with
-// what it waited for.
-func For(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+// what it waited for. It returns how long it waited.
+func For(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(every)
+	}
+	return time.Since(start)
+}
+
+// Until calls check every interval until it returns nil, or returns its
+// last error, wrapped with how long it waited, once ctx ends or timeout
+// has passed (0: ctx alone bounds it). A check that returns a Stop error
+// ends the wait at once with that error (a process that exited cannot
+// become ready).
+func Until(ctx context.Context, timeout, interval time.Duration, check func() error) error {
+	start := time.Now()
+	for {
+		err := check()
+		if err == nil {
+			return nil
+		}
+		if s, ok := err.(stopError); ok {
+			return s.err
+		}
+		if waited := time.Since(start); ctx.Err() != nil || timeout > 0 && waited > timeout {
+			return fmt.Errorf("after %v: %w", waited.Round(time.Millisecond), err)
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
+
+// Stop makes Until return err at once.
+func Stop(err error) error { return stopError{err} }
+
+type stopError struct{ err error }
+
+func (s stopError) Error() string { return s.err.Error() }
+func (s stopError) Unwrap() error { return s.err }

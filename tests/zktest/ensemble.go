@@ -86,6 +86,13 @@ type Ensemble struct {
 	isolated map[int]bool
 }
 
+// Standalone starts one server with a 500 ms tick (sessions of 1 s to
+// 10 s), stopped at the end of the test, and returns its connect string.
+func Standalone(t testing.TB) string {
+	t.Helper()
+	return Start(t, Options{Servers: 1, TickTime: 500 * time.Millisecond}).ConnectString()
+}
+
 // Start starts an ensemble on free loopback ports with fresh data dirs, waits until it
 // serves (standalone: srvr says standalone; ensemble: one leader and all others follower),
 // and registers t.Cleanup to kill everything and remove the dirs (logging the tail of each

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/wait"
 )
 
 // peerConns looks at every established connection to a server's real quorum or election
@@ -74,7 +76,7 @@ func TestIsolate(t *testing.T) {
 	start := time.Now()
 	e.Isolate(old)
 	var newLeader *Member
-	waitFor(t, 20*time.Second, "the other two servers to elect a new leader", func() bool {
+	wait.For(t, 20*time.Second, "the other two servers to elect a new leader", func() bool {
 		newLeader = nil
 		followers := 0
 		for _, m := range e.Members() {
@@ -119,7 +121,7 @@ func TestIsolate(t *testing.T) {
 	follower := old
 	start = time.Now()
 	e.Isolate(follower)
-	waitFor(t, 20*time.Second, "the isolated follower to stop serving", func() bool { return follower.Mode() == "" })
+	wait.For(t, 20*time.Second, "the isolated follower to stop serving", func() bool { return follower.Mode() == "" })
 	t.Logf("the isolated follower stopped serving after %v", time.Since(start))
 	if e.Leader() != leader {
 		t.Fatalf("leader changed from %v to %v when a follower was isolated", leader, e.Leader())

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/electd/electd/tests/proctest"
 )
 
 // stopTimeout is how long Stop waits after SIGTERM before it kills the server.
@@ -38,21 +40,10 @@ type Member struct {
 	want bool     // started and not stopped or killed since: an exit is a crash
 }
 
-// process is one run of a server JVM.
+// process is one run of a server JVM (tests/proctest).
 type process struct {
-	cmd       *exec.Cmd
-	done      chan struct{} // closed once the process has been reaped
-	err       error         // exit status, valid once done is closed
-	logOffset int64         // where this run's output starts in the log file
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
+	*proctest.Process
+	logOffset int64 // where this run's output starts in the log file
 }
 
 // ID returns the server id (1-based; 1 for a standalone server).
@@ -69,7 +60,7 @@ func (m *Member) LogPath() string { return m.logPath }
 func (m *Member) Running() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.proc != nil && !m.proc.exited()
+	return m.proc != nil && !m.proc.Exited()
 }
 
 // Start starts the server again with the same config, ports and data dir. It returns once
@@ -96,20 +87,14 @@ func (m *Member) Start() error {
 	cmd.Dir = m.dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = proctest.Group() // a signal reaches the whole JVM
 	m.unholdPorts()
-	if err := spawn(cmd); err != nil {
+	run, err := proctest.Run(cmd, nil)
+	if err != nil {
 		m.holdPorts()
 		return fmt.Errorf("zktest: server %d: start java: %w", m.id, err)
 	}
-	p := &process{cmd: cmd, done: make(chan struct{}), logOffset: off}
-	go func() {
-		err := cmd.Wait()
-		m.mu.Lock()
-		p.err = err
-		m.mu.Unlock()
-		close(p.done)
-	}()
+	p := &process{Process: run, logOffset: off}
 	m.mu.Lock()
 	m.proc = p
 	m.want = true
@@ -130,13 +115,13 @@ func (m *Member) Stop() error {
 	t := time.NewTimer(stopTimeout)
 	defer t.Stop()
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-t.C:
 		err = errors.Join(err, signalGroup(p, syscall.SIGKILL))
-		<-p.done
+		<-p.Done()
 	case <-m.e.closing:
 		_ = signalGroup(p, syscall.SIGKILL)
-		<-p.done
+		<-p.Done()
 	}
 	m.afterExit(p)
 	if err != nil {
@@ -158,7 +143,7 @@ func (m *Member) killLocked() {
 		return
 	}
 	_ = signalGroup(p, syscall.SIGKILL)
-	<-p.done
+	<-p.Done()
 	m.afterExit(p)
 }
 
@@ -183,10 +168,10 @@ func (m *Member) afterExit(p *process) {
 }
 
 func signalGroup(p *process, sig syscall.Signal) error {
-	if p.exited() {
+	if p.Exited() {
 		return nil
 	}
-	pid := p.cmd.Process.Pid
+	pid := p.Pid()
 	err := syscall.Kill(-pid, sig) // the JVM leads its own process group (Setpgid)
 	if errors.Is(err, syscall.ESRCH) {
 		err = syscall.Kill(pid, sig)
@@ -270,12 +255,10 @@ func (m *Member) exitError() error {
 	m.mu.Lock()
 	p, want := m.proc, m.want
 	m.mu.Unlock()
-	if p == nil || !want || !p.exited() {
+	if p == nil || !want || !p.Exited() {
 		return nil
 	}
-	m.mu.Lock()
-	status := p.err
-	m.mu.Unlock()
+	status := p.Err()
 	err := fmt.Errorf("zktest: server %d (%s) exited unexpectedly (%v); log %s:\n%s",
 		m.id, m.Addr(), status, m.logPath, m.logTail(40))
 	if m.portCollision() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -63,7 +64,7 @@ func TestProxy(t *testing.T) {
 			t.Fatalf("Counts() = %d creates, %d requests; want 1 and >= 2", creates, requests)
 		}
 		c.Close()
-		waitFor(t, 5*time.Second, "Conns() to drop to 0", func() bool { return p.Conns() == 0 })
+		wait.For(t, 5*time.Second, "Conns() to drop to 0", func() bool { return p.Conns() == 0 })
 	})
 
 	t.Run("blackhole holds bytes until heal", func(t *testing.T) {
@@ -71,7 +72,7 @@ func TestProxy(t *testing.T) {
 		p := newProxy(t, server)
 		p.Blackhole()
 		answer := ruokThrough(t, p)
-		waitFor(t, 5*time.Second, "the held connection to count", func() bool { return p.Conns() == 1 })
+		wait.For(t, 5*time.Second, "the held connection to count", func() bool { return p.Conns() == 1 })
 		never(t, 300*time.Millisecond, "a blackholed connection was answered", func() bool { return len(answer) > 0 })
 		p.Heal()
 		select {
@@ -98,7 +99,7 @@ func TestProxy(t *testing.T) {
 		if d := time.Since(start); d < timeout/3 {
 			t.Fatalf("the client gave up after %v, before its read timeout", d)
 		}
-		waitFor(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
+		wait.For(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
 		if c.State() == zk.StateHasSession {
 			t.Fatal("client has a session through a blackhole")
 		}
@@ -115,8 +116,8 @@ func TestProxy(t *testing.T) {
 		c := connect(t, []string{p.Addr()}, 4*time.Second)
 		sid := c.SessionID()
 		p.Reset()
-		waitFor(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
-		waitFor(t, 10*time.Second, "a new session event", func() bool { return c.count(zk.StateHasSession) >= 2 })
+		wait.For(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
+		wait.For(t, 10*time.Second, "a new session event", func() bool { return c.count(zk.StateHasSession) >= 2 })
 		if c.SessionID() != sid {
 			t.Fatalf("session %#x after Reset, want the same %#x", c.SessionID(), sid)
 		}
@@ -165,13 +166,13 @@ func TestProxy(t *testing.T) {
 		p := newProxy(t, server)
 		c := connect(t, []string{p.Addr()}, 4*time.Second)
 		p.Refuse()
-		waitFor(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
+		wait.For(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
 		if got, err := fourLetter(p.Addr(), "ruok"); err == nil {
 			t.Fatalf("a connection through a refusing proxy answered %q", got)
 		}
 		// The aborted connection leaves the proxy's set when its goroutines
 		// end, which can be just after the client saw the disconnect.
-		waitFor(t, 5*time.Second, "the aborted connection to leave the proxy", func() bool { return p.Conns() == 0 })
+		wait.For(t, 5*time.Second, "the aborted connection to leave the proxy", func() bool { return p.Conns() == 0 })
 		never(t, 1500*time.Millisecond, "the client got a connection or a session through Refuse", func() bool {
 			return p.Conns() != 0 || c.State() == zk.StateHasSession
 		})
@@ -195,7 +196,7 @@ func TestProxy(t *testing.T) {
 		if !errors.Is(err, zk.ErrConnectionClosed) {
 			t.Fatalf("create through DropAfterCreate: %v, want %v", err, zk.ErrConnectionClosed)
 		}
-		waitFor(t, 5*time.Second, "/dropped to exist on the server", func() bool {
+		wait.For(t, 5*time.Second, "/dropped to exist on the server", func() bool {
 			ok, _, err := direct.Exists("/dropped")
 			return err == nil && ok
 		})

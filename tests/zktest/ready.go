@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/tests/wait"
 )
 
 // WaitReady waits until every running member serves and the ensemble has a leader
@@ -19,30 +21,32 @@ import (
 // in which mode).
 func (e *Ensemble) WaitReady(ctx context.Context) error {
 	lastLogCheck := time.Now()
-	for {
-		state, err := e.readiness()
-		if err != nil {
-			return err
-		}
-		if state == "" {
+	state, futile := "", false
+	err := wait.Until(ctx, 0, pollInterval, func() error {
+		s, err := e.readiness()
+		switch {
+		case err != nil:
+			futile = true
+			return wait.Stop(err)
+		case s == "":
 			return nil
 		}
+		state = s
 		if time.Since(lastLogCheck) > time.Second {
 			lastLogCheck = time.Now()
 			for _, m := range e.members {
 				if m.Running() && m.portCollision() {
-					return fmt.Errorf("%w: %s, log %s:\n%s", errPortCollision, m, m.logPath, m.logTail(20))
+					futile = true
+					return wait.Stop(fmt.Errorf("%w: %s, log %s:\n%s", errPortCollision, m, m.logPath, m.logTail(20)))
 				}
 			}
 		}
-		t := time.NewTimer(pollInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("zktest: ensemble not ready (%s): %w", state, ctx.Err())
-		case <-t.C:
-		}
+		return errors.New(s)
+	})
+	if err != nil && !futile {
+		return fmt.Errorf("zktest: ensemble not ready (%s): %w", state, ctx.Err())
 	}
+	return err
 }
 
 // readiness returns "" when ready, else what is missing; an error when waiting is futile.
@@ -119,12 +123,21 @@ func (e *Ensemble) Leader() *Member {
 	return nil
 }
 
-var consSession = regexp.MustCompile(`sid=0x([0-9a-fA-F]+)`)
+// consConn matches one connection of a server's `cons` answer: its session
+// id and, once established, when (ms since the epoch, server clock).
+var consConn = regexp.MustCompile(`sid=0x([0-9a-fA-F]+)(?:[^)]*?\best=(\d+))?`)
 
 // ServerOfSession returns the member whose `cons` output lists the session (sid=0x...), or
 // nil.
 func (e *Ensemble) ServerOfSession(sessionID int64) *Member {
-	want := strconv.FormatUint(uint64(sessionID), 16)
+	m, _ := e.Connection(sessionID)
+	return m
+}
+
+// Connection returns the member holding the session's connection (nil when
+// none does) and when that connection was established, as the member's
+// `cons` says (zero when it does not).
+func (e *Ensemble) Connection(sessionID int64) (*Member, time.Time) {
 	for _, m := range e.members {
 		if !m.Running() {
 			continue
@@ -133,11 +146,16 @@ func (e *Ensemble) ServerOfSession(sessionID int64) *Member {
 		if err != nil {
 			continue
 		}
-		for _, match := range consSession.FindAllStringSubmatch(out, -1) {
-			if strings.TrimLeft(strings.ToLower(match[1]), "0") == want {
-				return m
+		for _, c := range consConn.FindAllStringSubmatch(out, -1) {
+			if id, err := strconv.ParseUint(c[1], 16, 64); err != nil || int64(id) != sessionID {
+				continue
 			}
+			var est time.Time
+			if ms, err := strconv.ParseInt(c[2], 10, 64); err == nil {
+				est = time.UnixMilli(ms)
+			}
+			return m, est
 		}
 	}
-	return nil
+	return nil, time.Time{}
 }

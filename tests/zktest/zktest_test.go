@@ -9,20 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
-
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // never fails the test if cond holds at any poll during d.
 func never(t *testing.T, d time.Duration, what string, cond func() bool) {
@@ -76,7 +65,7 @@ func connect(t *testing.T, servers []string, sessionTimeout time.Duration) *clie
 
 func (c *client) waitSession(t *testing.T) {
 	t.Helper()
-	waitFor(t, 15*time.Second, "a ZooKeeper session", func() bool { return c.State() == zk.StateHasSession })
+	wait.For(t, 15*time.Second, "a ZooKeeper session", func() bool { return c.State() == zk.StateHasSession })
 }
 
 // count returns how many times the client entered state s.

@@ -1,0 +1,214 @@
+package manifests
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// sidecar returns the rendered Deployment and its electd container.
+func sidecar(t *testing.T, objs []object) (*appsv1.Deployment, *corev1.Container) {
+	t.Helper()
+	for _, o := range objs {
+		d, ok := o.obj.(*appsv1.Deployment)
+		if !ok {
+			continue
+		}
+		for i, c := range d.Spec.Template.Spec.InitContainers {
+			if c.Name == "electd" {
+				return d, &d.Spec.Template.Spec.InitContainers[i]
+			}
+		}
+		t.Fatalf("Deployment %s has no electd init container", d.Name)
+	}
+	t.Fatal("no Deployment rendered")
+	return nil, nil
+}
+
+func envOf(c *corev1.Container) map[string]corev1.EnvVar {
+	m := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		m[e.Name] = e
+	}
+	return m
+}
+
+func kinds(objs []object) map[string]bool {
+	m := map[string]bool{}
+	for _, o := range objs {
+		m[o.key()] = true
+	}
+	return m
+}
+
+const customValues = `
+app:
+  name: web
+electd:
+  id: "web-$(POD_NAME)"
+  servers: [zk-1.example:2181, "[2001:db8::1]:2181"]
+  path: /services/web
+  mode: selector
+  adminToken:
+    secretName: web-admin
+    key: admin-token
+  zookeeperAuth:
+    secretName: web-zookeeper
+    key: digest
+  resources:
+    requests: {cpu: 20m, memory: 48Mi}
+    limits: {memory: 96Mi}
+  extraEnv:
+    - name: ELECTD_ZOOKEEPER_SESSION_TIMEOUT
+      value: 6s
+zookeeper:
+  enabled: false
+`
+
+// TestChartValues renders the chart with every value the issue names set
+// (id, servers, path, mode, Secrets, resources) and checks where each one
+// lands.
+func TestChartValues(t *testing.T) {
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte(customValues), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs := decodeAll(t, "helm template -f values.yaml", render(t, "-f", values))
+	got := kinds(objs)
+	for _, k := range []string{"Deployment/web", "Service/web", "PodDisruptionBudget/web", "NetworkPolicy/web"} {
+		if !got[k] {
+			t.Errorf("no %s among %v", k, got)
+		}
+	}
+	if len(objs) != 4 {
+		t.Errorf("rendered %v; want the four app objects only (no ZooKeeper and its policy, no Secret)", got)
+	}
+
+	d, c := sidecar(t, objs)
+	env := envOf(c)
+	for name, want := range map[string]string{
+		"ELECTD_ID":                        "web-$(POD_NAME)",
+		"ELECTD_ZOOKEEPER_SERVERS":         "zk-1.example:2181,[2001:db8::1]:2181",
+		"ELECTD_ELECTION_PATH":             "/services/web",
+		"ELECTD_ELECTION_MODE":             "selector",
+		"ELECTD_ADVERTISE":                 "$(POD_IP):8080",
+		"ELECTD_ZOOKEEPER_SESSION_TIMEOUT": "6s",
+	} {
+		if env[name].Value != want {
+			t.Errorf("%s = %q, want %q", name, env[name].Value, want)
+		}
+	}
+	ref := env["ELECTD_HTTP_ADMIN_TOKEN"].ValueFrom
+	if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "web-admin" || ref.SecretKeyRef.Key != "admin-token" {
+		t.Errorf("ELECTD_HTTP_ADMIN_TOKEN: %+v, want Secret web-admin key admin-token", env["ELECTD_HTTP_ADMIN_TOKEN"])
+	}
+	want := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("48Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("96Mi")},
+	}
+	if v := secretVolume(d, "zookeeper-auth"); v == nil || v.SecretName != "web-zookeeper" ||
+		len(v.Items) != 1 || v.Items[0].Key != "digest" || v.Items[0].Path != "auth" {
+		t.Errorf("volume zookeeper-auth: %+v, want Secret web-zookeeper key digest as the file auth", v)
+	}
+	if !reflect.DeepEqual(c.Resources, want) {
+		t.Errorf("electd resources %+v, want %+v", c.Resources, want)
+	}
+	if sel := d.Spec.Selector.MatchLabels; sel["app.kubernetes.io/name"] != "web" || sel["app.kubernetes.io/instance"] != "app" {
+		t.Errorf("selector %v, want name web and instance app", sel)
+	}
+}
+
+// TestChartAdminTokenOff: without a token there is no Secret and no
+// variable, and electd answers 403 on mutating endpoints.
+func TestChartAdminTokenOff(t *testing.T) {
+	objs := decodeAll(t, "helm template", render(t, "--set", "electd.adminToken.enabled=false"))
+	if kinds(objs)["Secret/app-electd-admin"] {
+		t.Error("a Secret is rendered with adminToken.enabled=false")
+	}
+	if _, c := sidecar(t, objs); envOf(c)["ELECTD_HTTP_ADMIN_TOKEN"].Name != "" {
+		t.Error("ELECTD_HTTP_ADMIN_TOKEN is set with adminToken.enabled=false")
+	}
+}
+
+// TestChartCreatesNoSecret: by default the chart refers to the Secrets and
+// creates none (no known or throw-away credentials in a release).
+func TestChartCreatesNoSecret(t *testing.T) {
+	for _, o := range decodeAll(t, "helm template", render(t)) {
+		if o.kind == "Secret" {
+			t.Errorf("the chart renders %s by default", o.key())
+		}
+	}
+}
+
+// TestChartTokenIsRandom: with adminToken.create, each install without a
+// Secret gets its own token.
+func TestChartTokenIsRandom(t *testing.T) {
+	token := func() string {
+		for _, o := range decodeAll(t, "helm template", render(t, "--set", "electd.adminToken.create=true")) {
+			if s, ok := o.obj.(*corev1.Secret); ok {
+				return s.StringData["token"]
+			}
+		}
+		t.Fatal("no Secret rendered")
+		return ""
+	}
+	if a, b := token(), token(); a == b || len(a) < 32 {
+		t.Errorf("tokens %q and %q: want two different random ones", a, b)
+	}
+}
+
+// TestChartRejectsBadValues: a bad value fails `helm template` (and so
+// install and upgrade) with a message that names it, before anything
+// reaches the cluster.
+func TestChartRejectsBadValues(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // in Helm's message
+	}{
+		{"unknown mode", []string{"--set", "electd.mode=leader"}, "/electd/mode"},
+		{"unknown routing", []string{"--set", "routing=labels"}, "/routing"},
+		{"malformed leader label", []string{"--set", "label.key=electd.io/leader!"}, "/label/key"},
+		{"malformed Secret key", []string{"--set", "electd.zookeeperAuth.key=a/b"}, "/electd/zookeeperAuth/key"},
+		{"empty metrics peer", []string{"--set", "networkPolicy.metricsFrom[0]=null"}, "/networkPolicy/metricsFrom/0"},
+		{"relative path", []string{"--set", "electd.path=services/app"}, "/electd/path"},
+		{"server without a port", []string{"--set", "electd.servers={zk-1}"}, "/electd/servers/0"},
+		{"duration without a unit", []string{"--set", "electd.shutdownTimeout=10"}, "/electd/shutdownTimeout"},
+		{"misspelt key", []string{"--set", "electd.modes=latch"}, "modes"},
+		{"one replica", []string{"--set", "app.replicas=1"}, "/app/replicas"},
+		{"app on electd's port", []string{"--set", "app.port=4040"}, "/app/port"},
+		{"proxy on electd's port", []string{"--set", "proxy.port=4040"}, "/proxy/port"},
+		{"proxy on the app's port", []string{"--set", "routing=proxy", "--set", "proxy.port=8080"}, "proxy.port"},
+		{"even ensemble", []string{"--set", "zookeeper.replicas=2"}, "/zookeeper/replicas"},
+		{"no servers and no ensemble", []string{"--set", "zookeeper.enabled=false"}, "electd.servers"},
+		{"one id for all pods", []string{"--set", "electd.id=web"}, "electd.id"},
+		{"too old a Kubernetes", []string{"--kube-version", "1.28.0"}, "kubeVersion"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"template", "app", chart, "--kube-version", kubeVersion}, c.args...)
+			out, stderr, status := helm(t, args...)
+			if status == 0 {
+				t.Fatalf("helm template %v rendered:\n%.300s", c.args, out)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("helm template %v: %q does not name %s", c.args, stderr, c.want)
+			}
+		})
+	}
+}
+
+// secretVolume is the Secret volume of the pod template named name.
+func secretVolume(d *appsv1.Deployment, name string) *corev1.SecretVolumeSource {
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == name {
+			return v.Secret
+		}
+	}
+	return nil
+}
