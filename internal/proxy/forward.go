@@ -87,8 +87,9 @@ var (
 // forward hands q to the application (this participant leads) or to the
 // leader's proxy. What is handed to the application is cut when the
 // leadership ends. A forward to the leader's proxy is bound to that
-// leader's term: when a newer leader is known it is sent there if the old
-// one provably never took it (endTerm), else it ends. An upgrade sent to
+// leader's term (placedScope): when a newer leader is known it is sent
+// there if the old one provably never took it (endTerm), else it ends; a
+// view that only lost the leader for a moment ends nothing. An upgrade sent to
 // the leader's proxy is cut when this view of the leader changes until
 // its 101 names the leadership that took it, and from then on once a
 // newer one is known.
@@ -121,7 +122,8 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 	if d.way == toApp || a.upgrade {
 		a.bind(d.scope)
 	} else {
-		stop := context.AfterFunc(d.scope, func() { h.endTerm(a, d.scope, cancel) })
+		term := p.placedScope(d.route.Token)
+		stop := context.AfterFunc(term, func() { h.endTerm(a, term, cancel) })
 		defer stop()
 		// Until the leader's proxy takes it, the hold time bounds the wait
 		// (the leader's proxy answers when it runs out, within a ping).
@@ -164,8 +166,8 @@ func (h *httpProxy) guard(q *request, cancel context.CancelCauseFunc) *guard {
 	})
 }
 
-// endTerm ends a forward whose leader's term ended (scope, this view of
-// the leader, is over). Sent again (termEnded) when it provably never
+// endTerm ends a forward whose leader's term ended (scope, its
+// placedScope, is over). Sent again (termEnded) when it provably never
 // reached that leader's application: a newer leader is known, so that
 // leader's lease has ended and it takes nothing more; and it had not said
 // it took this one when it answered a ping sent after (what it wrote

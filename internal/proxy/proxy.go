@@ -232,18 +232,19 @@ func (p *Proxy) syncLocked(r Route) {
 	}
 	for tok, s := range p.placed {
 		if r.Token > tok { // a newer leadership than the one that took them
-			s.cancel(errLeaderChanged)
+			s.cancel(errNewerLeader)
 			delete(p.placed, tok)
 		}
 	}
 }
 
-// placedScope is the scope of a connection spliced through the leader's
-// proxy and taken by the leadership with this fencing token: cut once a
-// newer leadership is known (stolon's proxy cuts connections to a master
-// that is no longer elected; a connection re-forwarded on the way to a
-// newer leader than this participant has heard of yet is not cut by the
-// view that lags). Ended already when the view has moved past it.
+// placedScope is the scope of what went to the leadership with this
+// fencing token through its proxy (a spliced connection, an upgrade, a
+// forward): it ends once a newer leadership is known (stolon's proxy cuts
+// connections to a master that is no longer elected), never merely because
+// this participant's view lost the leader for a moment (a hand-over in
+// progress, its own session lost), nor by a view that lags behind a
+// re-forward (TCP mode). Ended already when the view has moved past it.
 func (p *Proxy) placedScope(token int64) context.Context {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -258,7 +259,7 @@ func (p *Proxy) placedScope(token int64) context.Context {
 	default:
 	}
 	if r := p.routeLocked(); r.Token > token {
-		s.cancel(errLeaderChanged)
+		s.cancel(errNewerLeader)
 		return s.ctx
 	}
 	if p.placed == nil {

@@ -318,7 +318,7 @@ func (t *tcpProxy) splice(c *trackedConn, up net.Conn, scope context.Context) Re
 		return ResultOK
 	}
 	switch err := *errp; {
-	case errors.Is(err, errLeadershipLost), errors.Is(err, errLeaderChanged):
+	case errors.Is(err, errLeadershipLost), errors.Is(err, errLeaderChanged), errors.Is(err, errNewerLeader):
 		return ResultLeadershipLost
 	case errors.Is(err, errIdle):
 		return ResultIdle

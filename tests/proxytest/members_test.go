@@ -34,14 +34,15 @@ type fence struct {
 	ran        map[string]string // request id -> who ran it
 }
 
-// once records that who ran request id.
-func (f *fence) once(who, id string) {
+// once records that who ran request id; a GET may be sent again (RFC
+// 9110, 9.2.2): only other methods are checked.
+func (f *fence) once(who, id, method string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ran == nil {
 		f.ran = map[string]string{}
 	}
-	if first, ok := f.ran[id]; ok {
+	if first, ok := f.ran[id]; ok && method != http.MethodGet {
 		f.violations = append(f.violations, fmt.Sprintf("request %s ran twice: at %s, then at %s", id, first, who))
 	}
 	f.ran[id] = who
@@ -92,7 +93,7 @@ func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
 			return
 		}
-		f.once(name, r.Header.Get("X-Request-Id"))
+		f.once(name, r.Header.Get("X-Request-Id"), r.Method)
 		fmt.Fprintf(w, "%s %d", name, tok)
 	}))
 	t.Cleanup(m.app.Close)
