@@ -10,7 +10,7 @@ import (
 )
 
 // A forward from a peer's proxy, on PeerListen (docs/DESIGN.md,
-// "Forwarding": every hop names its election and its leader). It names
+// "Forwarding": every forward names its election and its leader). It names
 // the election and the leadership (fencing token) it is meant for; this
 // proxy takes it only when it is that leadership, with a valid lease, and
 // says so in an interim 102 (Electd-Taken) before its application gets
