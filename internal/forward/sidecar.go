@@ -64,7 +64,7 @@ func (s *Sidecar) Build(el Election, rec proxy.Recorder, refused func(why string
 	s.refusals = NewRefusals(RefusalsConfig{App: s.cfg.App, Set: refused, DialTimeout: s.cfg.DialTimeout, Logger: log})
 	s.lead.OnStepDown(s.refusals.StepDown)
 	log.Info("forwarding the application's traffic to the leader", "mode", s.cfg.Mode, "listen", s.client.Addr().String(),
-		"app", s.cfg.App, "advertise", s.Advertise, "hold_time", s.cfg.HoldTime)
+		"peer_listen", s.peer.Addr().String(), "app", s.cfg.App, "advertise", s.Advertise, "hold_time", s.cfg.HoldTime)
 	return nil
 }
 

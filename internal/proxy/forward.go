@@ -51,8 +51,9 @@ type attempt struct {
 	conn     atomic.Bool                      // a connection was had: the request may have been sent
 	cc       atomic.Pointer[http2.ClientConn] // the peer connection it went on
 	// taken: the leader's proxy said it takes it (its 102); termEnded:
-	// a newer leader is known and that proxy answered a ping without.
-	taken, termEnded atomic.Bool
+	// a newer leader is known and that proxy answered a ping without;
+	// answered: the answer's headers are in.
+	taken, termEnded, answered atomic.Bool
 	view             *Route // the view of a proxy that bounced it
 	redirected       bool   // that view named a newer leader: routed there at once
 	// bind makes the attempt end with scope instead (ModifyResponse runs
@@ -168,20 +169,28 @@ func (h *httpProxy) guard(q *request, cancel context.CancelCauseFunc) *guard {
 }
 
 // endTerm ends a forward whose leader's term ended (scope, its
-// placedScope, is over). Sent again (termEnded) when it provably never
-// reached that leader's application: a newer leader is known, so that
-// leader's lease has ended and it takes nothing more; and it had not said
-// it took this one when it answered a ping sent after (what it wrote
-// before the ping's answer has arrived, in order), or nothing was sent
-// yet at all. Otherwise it ends: taken (or unproven) is "may or may not
-// have been processed", unless the request may be sent twice.
+// placedScope, is over), once a ping to that leader's proxy came back or
+// failed: what it wrote before the ping's answer has arrived, in order.
+// Sent again (termEnded) when it provably never reached that leader's
+// application: a newer leader is known, so that leader's lease has ended
+// and it takes nothing more, and it had not said it took this one, or
+// nothing was sent yet at all. An answer under way goes on: that leader's
+// proxy finishes it (its application answered while it led: a graceful
+// hand-over drains first) or cuts it. The rest ends: taken (or unproven)
+// is "may or may not have been processed", unless it may be sent twice.
 func (h *httpProxy) endTerm(a *attempt, scope context.Context, cancel context.CancelCauseFunc) {
 	cause := context.Cause(scope)
-	if errors.Is(cause, errNewerLeader) && !a.taken.Load() {
-		cc := a.cc.Load()
-		if cc == nil || h.pool.ping(cc) == nil && !a.taken.Load() {
-			a.termEnded.Store(true)
-		}
+	if !errors.Is(cause, errNewerLeader) {
+		cancel(cause) // shutting down
+		return
+	}
+	cc := a.cc.Load()
+	pinged := cc == nil || h.pool.ping(cc) == nil
+	switch {
+	case a.answered.Load():
+		return
+	case pinged && !a.taken.Load():
+		a.termEnded.Store(true)
 	}
 	cancel(cause)
 }
@@ -299,6 +308,7 @@ func (h *httpProxy) modify(res *http.Response) error {
 		a.redirected = p.redirect(v)
 		return errBounced // judge routes it again; nothing is written
 	}
+	a.answered.Store(true)
 	tunnel := res.StatusCode == http.StatusSwitchingProtocols
 	var token int64
 	if tunnel && a.to == TargetLeader {

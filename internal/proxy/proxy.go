@@ -325,6 +325,19 @@ func (p *Proxy) redirect(v Route) bool {
 	return true
 }
 
+// currentLocked is the route now, with the scopes brought in line with
+// it; closed reports that Serve is shutting down.
+func (p *Proxy) currentLocked() (r Route, closed bool) {
+	r = p.routeLocked()
+	p.syncLocked(r)
+	select {
+	case <-p.closed:
+		return r, true
+	default:
+		return r, false
+	}
+}
+
 // decide re-checks the route right before traffic is handed on
 // (docs/DESIGN.md, "Forwarding"). hop is how many proxies forwarded it
 // already (TCP mode; a client's request or connection has 0); drain
@@ -332,14 +345,10 @@ func (p *Proxy) redirect(v Route) bool {
 func (p *Proxy) decide(hop int, drain bool) decision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.routeLocked()
-	p.syncLocked(r)
-	select {
-	case <-p.closed:
-		return decision{way: toNone, route: r}
-	default:
-	}
+	r, closed := p.currentLocked()
 	switch {
+	case closed:
+		return decision{way: toNone, route: r}
 	case r.Leading && p.yielding == 0:
 		if drain {
 			p.inflight++
@@ -366,15 +375,11 @@ func (p *Proxy) decide(hop int, drain bool) decision {
 func (p *Proxy) decideTake(election string, token int64) decision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.routeLocked()
-	p.syncLocked(r)
-	select {
-	case <-p.closed:
-		return decision{way: toNone, route: r}
-	default:
-	}
+	r, closed := p.currentLocked()
 	mine := r.Leading && r.Election == election && r.Token == token && election != ""
 	switch {
+	case closed:
+		return decision{way: toNone, route: r}
 	case mine && p.yielding == 0:
 		p.inflight++
 		return decision{way: toApp, route: r, scope: p.term.ctx}
@@ -396,9 +401,8 @@ func (p *Proxy) view() Route {
 func (p *Proxy) stillLeads(token int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.routeLocked()
-	p.syncLocked(r)
-	return r.Leading && r.Token == token && p.term != nil
+	r, closed := p.currentLocked()
+	return !closed && r.Leading && r.Token == token && p.term != nil
 }
 
 // appDone ends a request counted in flight by decide.

@@ -110,6 +110,7 @@ type App struct {
 	srv    *http.Server
 	served chan struct{}
 	count  int
+	hung   chan struct{} // while not nil, requests wait for it to close: the application hangs
 }
 
 // StartApp serves an application for name on a free loopback port.
@@ -135,10 +136,36 @@ func (a *App) serve(ln net.Listener) {
 	}()
 }
 
+// Hang makes the application take connections and answer nothing, until
+// Unhang.
+func (a *App) Hang() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.hung == nil {
+		a.hung = make(chan struct{})
+	}
+}
+
+// Unhang lets the requests it held go on.
+func (a *App) Unhang() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.hung != nil {
+		close(a.hung)
+		a.hung = nil
+	}
+}
+
 func (a *App) handle(w http.ResponseWriter, r *http.Request) {
 	// Checked as it arrives: what a fenced storage would see first.
 	tok := r.Header.Get(HeaderFencingToken)
 	a.fence.check(a.Name, r.Header.Get(HeaderLeaderID), tok)
+	a.mu.Lock()
+	hung := a.hung
+	a.mu.Unlock()
+	if hung != nil {
+		<-hung // a hung application: even a client gone does not wake it
+	}
 	if _, err := io.Copy(io.Discard, r.Body); err != nil {
 		return
 	}

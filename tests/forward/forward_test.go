@@ -331,3 +331,44 @@ func TestForwardingThroughSelectorTerms(t *testing.T) {
 		t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
 	}
 }
+
+// A leader whose application hangs (it takes connections and answers
+// nothing) hands leadership on: its proxy counts answer timeouts, and
+// proxy.app_timeout_stepdown (3) of them in a row step it down. Every
+// request ends within the hold time plus the response timeout: those the
+// hung application had end 504, POSTs forwarded to it may end with a clean
+// 503, the rest go to the new leader. Then the application answers again,
+// its participant stands again, and everyone is back at rest.
+func TestForwardingHungApplication(t *testing.T) {
+	const response = 500 * time.Millisecond
+	c := startCluster(t, 3, func(cfg *electdtest.Config) { cfg.ProxyResponseTimeout = response })
+	l := c.settled(nil)
+	ld := c.load()
+	wait.For(t, patience, "requests before the fault", func() bool { return ld.Count() >= 60 })
+	at := time.Now()
+	l.app.Hang()
+	t.Cleanup(l.app.Unhang)
+	nl := c.settled(l)
+	took := time.Since(at)
+	n := ld.Count()
+	wait.For(t, patience, "requests after the hand-over", func() bool { return ld.Count() >= n+60 })
+	results := ld.Stop()
+	l.app.Unhang()
+	t.Logf("%s's application hung: %s leads %v later; %d requests, %d failed, slowest %v", l.name, nl.name,
+		took.Round(time.Millisecond), len(results), len(Failed(results)), Slowest(results).Round(time.Millisecond))
+	for _, r := range results {
+		if r.Latency() > holdTime+response+slack {
+			t.Errorf("answered after %v, past the hold time and the response timeout: %v", r.Latency(), r)
+		}
+	}
+	for _, r := range Failed(results) {
+		if r.Err != nil || r.Code != http.StatusGatewayTimeout && !Clean503(r) {
+			t.Errorf("failed, not with a 504 or a clean 503: %v", r)
+		}
+	}
+	if v := c.fence.Violations(); len(v) > 0 {
+		t.Fatalf("%d violations; first: %s", len(v), v[0])
+	}
+	waitStanding(t, l)
+	c.idle()
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/electd/electd/internal/proxy"
 	forwardtest "github.com/electd/electd/tests/forward"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -45,7 +46,7 @@ func handoffs(t *testing.T, resend bool) {
 	for i := range 4 {
 		m := startMember(t, ens, "/proxy/handoffs", fmt.Sprintf("p%d", i), f, resend)
 		ms = append(ms, m)
-		waitUntil(t, m.name+" to join", func() bool { return m.el.Status().Joined })
+		wait.For(t, patience, m.name+" to join", func() bool { return m.el.Status().Joined })
 	}
 	targets := forwardtest.NewPool()
 	for _, m := range ms {
@@ -55,7 +56,7 @@ func handoffs(t *testing.T, resend bool) {
 	// leader waits for a leader other than old that every proxy routes to.
 	leader := func(old *member) *member {
 		var l *member
-		waitUntil(t, "one new leader that every proxy routes to", func() bool {
+		wait.For(t, patience, "one new leader that every proxy routes to", func() bool {
 			l = nil
 			for _, m := range live {
 				if m.leads() {
@@ -111,7 +112,7 @@ func handoffs(t *testing.T, resend bool) {
 		nl := leader(l)
 		took := time.Since(start)
 		time.Sleep(300 * time.Millisecond)
-		waitUntil(t, "200 requests through this step", func() bool { return ld.Count() >= 200 })
+		wait.For(t, patience, "200 requests through this step", func() bool { return ld.Count() >= 200 })
 		results := ld.Stop()
 		judge(t, step.name, results, step.unproven)
 		t.Logf("%s: %s -> %s in %v; %d requests, slowest %v",

@@ -20,6 +20,7 @@ import (
 	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/proxy"
 	forwardtest "github.com/electd/electd/tests/forward"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -187,7 +188,7 @@ func (m *member) shutDown(t *testing.T, clients *forwardtest.Pool, others []*mem
 	if err != nil {
 		return err
 	}
-	waitUntil(t, "a new leader", func() bool {
+	wait.For(t, patience, "a new leader", func() bool {
 		for _, o := range others {
 			if o != m && o.leads() {
 				return true
@@ -201,13 +202,5 @@ func (m *member) shutDown(t *testing.T, clients *forwardtest.Pool, others []*mem
 	return m.el.Resign(ctx)
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
+// patience bounds every wait of these tests: it only ends a test that hangs.
+const patience = 15 * time.Second
