@@ -36,10 +36,12 @@ type Config struct {
 	ProxyPeer     string        // proxy.peer_listen
 	ProxyHoldTime time.Duration // proxy.hold_time
 	ProxyIdle     time.Duration // proxy.idle_timeout
-	// proxy.peer_timeout, proxy.response_timeout, proxy.resend_unread_body
+	// proxy.peer_timeout, proxy.response_timeout, proxy.resend_unread_body,
+	// proxy.max_connections
 	ProxyPeerTimeout     time.Duration
 	ProxyResponseTimeout time.Duration
 	ProxyResendUnread    bool
+	ProxyMaxConnections  int
 
 	ShutdownGrace   time.Duration
 	ShutdownTimeout time.Duration
@@ -88,6 +90,7 @@ type (
 		Peer       string `yaml:"peer_timeout,omitempty"`
 		Response   string `yaml:"response_timeout,omitempty"`
 		Resend     bool   `yaml:"resend_unread_body,omitempty"`
+		MaxConns   int    `yaml:"max_connections,omitempty"`
 	}
 )
 
@@ -116,7 +119,7 @@ func (c Config) YAML() []byte {
 		f.Log = &l
 	}
 	if p := (yamlProxy{c.ProxyListen, c.ProxyApp, c.ProxyMode, c.ProxyPeer, dur(c.ProxyHoldTime), dur(c.ProxyIdle),
-		dur(c.ProxyPeerTimeout), dur(c.ProxyResponseTimeout), c.ProxyResendUnread}); p != (yamlProxy{}) {
+		dur(c.ProxyPeerTimeout), dur(c.ProxyResponseTimeout), c.ProxyResendUnread, c.ProxyMaxConnections}); p != (yamlProxy{}) {
 		f.Proxy = &p
 	}
 	var b bytes.Buffer
