@@ -53,7 +53,7 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 				"leadership_lost (cut when this participant stopped leading), bounced (a peer's forward for a leadership this "+
 				"participant is not: sent back to be routed again), canceled, shutdown, maybe_processed (503 or 502: it may "+
 				"have reached an application and cannot be sent again), client_timeout (408: headers or a buffered body too "+
-				"slow), evicted (408: its body came slowest at the connection cap), misdirected (the leader's proxy takes "+
+				"slow), evicted (closed: its body came slowest at the connection cap), misdirected (the leader's proxy takes "+
 				"part in another election).", "result"),
 		conns: counter("proxy_connections_total",
 			"Connections to the forwarding proxy, by how they ended (HTTP mode counts only refused and evicted ones).", "result"),

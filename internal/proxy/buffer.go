@@ -120,8 +120,7 @@ func (h *httpProxy) receive(w *writer, r *http.Request, n int64) ([]byte, Result
 	case err == nil: // whole, just as the timer fired
 		return buf, ""
 	case tc != nil && tc.evicted.Load():
-		writeError(w, http.StatusRequestTimeout, "evicted: the proxy is at its connection limit and this request's body came slowest")
-		return nil, ResultEvicted
+		return nil, ResultEvicted // closed: the proxy is at its connection limit and this body came slowest
 	case late.Load():
 		writeError(w, http.StatusRequestTimeout, errBodyTimeout.Error()[len("proxy: "):])
 		return nil, ResultClientTimeout

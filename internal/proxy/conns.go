@@ -16,7 +16,7 @@ import (
 // evicts the connection that has waited longest outside a request (idle
 // between requests, or still to send its headers), as the API server
 // does; else the HTTP/1 connection whose body the proxy buffers and
-// receives slowest (the fewest bytes a second), which is answered 408;
+// receives slowest (the fewest bytes a second), which is closed;
 // when none is, and always in TCP mode, the newcomer is closed at once. A
 // flood of idle or dribbling connections therefore cannot lock clients
 // out, and nothing waits in the kernel's backlog for a slot. A request
@@ -108,10 +108,10 @@ func (ll *limited) Accept() (net.Conn, error) {
 			l.rec.Conn(ResultEvicted)
 		}
 		if slow != nil {
-			// Its handler reads no more and answers 408 (buffer.go), then
-			// the connection closes.
+			// Closed at once, so that its descriptor goes now: its handler
+			// finds its body cut and counts it evicted (buffer.go).
 			slow.evicted.Store(true)
-			_ = slow.Conn.SetReadDeadline(past)
+			_ = slow.Close()
 		}
 		return tc, nil
 	}

@@ -62,7 +62,7 @@ const (
 	ResultRefused Result = "refused"
 	// ResultEvicted: an HTTP connection closed to make room for a
 	// newcomer at MaxConnections: an idle one (a connection result), or
-	// one whose request was received slowest (a request result: 408).
+	// one whose buffered body was received slowest (a request result).
 	ResultEvicted Result = "evicted"
 )
 

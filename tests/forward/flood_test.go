@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // attackerAddr is where the floods come from: another address than the
@@ -101,6 +102,7 @@ func TestProxyFloods(t *testing.T) {
 	l := c.settled(nil)
 	f := c.follower(l, 0)
 	body := strings.Repeat("x", 1000)
+	before := openFDs(f.proc.Pid())
 	for _, fl := range []struct {
 		name string
 		n    int
@@ -113,7 +115,8 @@ func TestProxyFloods(t *testing.T) {
 			dribble("POST /w HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", body, 100*time.Millisecond)},
 	} {
 		t.Run(fl.name, func(t *testing.T) {
-			before := openFDs(f.proc.Pid())
+			// What the flood before opened is gone.
+			wait.For(t, patience, "the follower's descriptors back", func() bool { return openFDs(f.proc.Pid()) <= before+16 })
 			fd := newFlood()
 			defer fd.end()
 			fd.open(f.proxy, fl.n, fl.send)
