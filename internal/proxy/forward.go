@@ -54,8 +54,8 @@ type attempt struct {
 	// a newer leader is known and that proxy answered a ping without;
 	// answered: the answer's headers are in.
 	taken, termEnded, answered atomic.Bool
-	view             *Route // the view of a proxy that bounced it
-	redirected       bool   // that view named a newer leader: routed there at once
+	view                       *Route // the view of a proxy that bounced it
+	redirected                 bool   // that view named a newer leader: routed there at once
 	// bind makes the attempt end with scope instead (ModifyResponse runs
 	// on the handler's goroutine): an upgrade through a peer is bound to
 	// the leadership that took it once the 101 names it.
