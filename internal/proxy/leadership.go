@@ -46,7 +46,8 @@ type Leadership interface {
 	// so that no change falls between the two. Broadcast implements it.
 	Changed() <-chan struct{}
 	// StepDown asks the election to give leadership up because the local
-	// application refuses connections (docs/DESIGN.md, "Forwarding"). It
+	// application refuses connections or answers nothing (docs/DESIGN.md,
+	// "Forwarding": hand-overs). It
 	// must not block: start the hand-over and return. The proxy asks at
 	// most once per leadership (fencing token). Wire it through
 	// Proxy.Yield, so that requests the application is still answering
