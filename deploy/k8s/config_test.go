@@ -3,8 +3,8 @@ package k8s
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 

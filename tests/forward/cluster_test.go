@@ -2,12 +2,14 @@ package forward
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/invariant"
 	"github.com/electd/electd/tests/wait"
@@ -190,7 +192,8 @@ func (c *cluster) load() *Load {
 		Max: 3000, Timeout: holdTime + 5*time.Second})
 }
 
-// post sends an admin POST to m's API and wants 202.
+// post sends an admin POST to m's API and wants 202; a release's answer
+// says what the proxy's drain did (api.Release's drain).
 func (c *cluster) post(m *member, path string) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
@@ -199,6 +202,11 @@ func (c *cluster) post(m *member, path string) {
 	if err != nil || code != http.StatusAccepted {
 		c.t.Fatalf("POST %s to %s: %d %s %v", path, m.name, code, body, err)
 	}
+	var r api.Release
+	if err := json.Unmarshal(body, &r); err != nil || r.Drain == nil || r.Drain.WaitedSeconds < 0 {
+		c.t.Fatalf("POST %s to %s: %s (%v): want what the drain did", path, m.name, body, err)
+	}
+	c.t.Logf("%s: the drain waited %.3fs, %d requests left", path, r.Drain.WaitedSeconds, r.Drain.InFlight)
 }
 
 // leaderships counts the leaderships whose applications served requests.
