@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -35,6 +36,7 @@ type Fence struct {
 	owner      map[int64]string  // token -> the application that saw it
 	ran        map[string]string // request id -> the application that ran it
 	violations []string
+	stale      []string // a token lower than one seen: violations too, listed first
 }
 
 // NewFence returns an empty Fence.
@@ -66,7 +68,7 @@ func (f *Fence) check(app, id, token string) {
 	case id != app:
 		f.violations = append(f.violations, fmt.Sprintf("%s got leader id %q with token %d", app, id, tok))
 	case tok < f.max:
-		f.violations = append(f.violations, fmt.Sprintf("%s got token %d after token %d was seen: a stale leader served", app, tok, f.max))
+		f.stale = append(f.stale, fmt.Sprintf("%s got token %d after token %d was seen: a stale leader served", app, tok, f.max))
 	case f.owner[tok] != "" && f.owner[tok] != app:
 		f.violations = append(f.violations, fmt.Sprintf("%s got token %d, which %s got before", app, tok, f.owner[tok]))
 	}
@@ -76,11 +78,21 @@ func (f *Fence) check(app, id, token string) {
 	f.max = max(f.max, tok)
 }
 
-// Violations lists what the applications saw that a fence would refuse.
+// Violations lists what the applications saw that a fence would refuse,
+// the stale tokens first.
 func (f *Fence) Violations() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]string(nil), f.violations...)
+	return slices.Concat(f.stale, f.violations)
+}
+
+// Stale counts the violations that are a token lower than one seen (a
+// stale leader's request, which a fenced storage refuses); Violations
+// lists them first.
+func (f *Fence) Stale() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.stale)
 }
 
 // Tokens counts the tokens seen: the leaderships that served.

@@ -29,6 +29,31 @@ type scenario struct {
 	after func(c *cluster, l *member)
 	// judge checks a scenario that is not graceful.
 	judge func(t *testing.T, results []Result, at time.Time)
+	// pauses: the leader's electd is stopped, and may write a request it
+	// took before the stop to its application after it goes on, with its
+	// old fencing token: what the fencing token is for (the application's
+	// storage refuses it). Such deliveries are counted, never other
+	// violations.
+	pauses bool
+}
+
+// fenced fails the test for any request answered by a participant that
+// did not lead at that moment, but for the stale deliveries of a paused
+// leader (scenario.pauses).
+func (c *cluster) fenced(sc scenario) {
+	c.t.Helper()
+	v := c.fence.Violations()
+	if sc.pauses {
+		n := c.fence.Stale()
+		if len(v) > 0 {
+			c.t.Logf("requests a paused leader wrote to its application after it went on, with its old token (a fenced "+
+				"storage refuses them): %d", n)
+		}
+		v = v[min(n, len(v)):]
+	}
+	if len(v) > 0 {
+		c.t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
+	}
 }
 
 // TestForwardingThroughHandovers runs three electd processes with their
@@ -131,7 +156,7 @@ func scenarios(t *testing.T, unproven bool) []scenario {
 			l.cut = false
 			waitStanding(t, l) // back, a follower in a new session
 			c.pool.Add(l.name, l.proxy)
-		}, judge: judgeStall},
+		}, judge: judgeStall, pauses: true},
 		{name: "ZooKeeper cut off from the leader", do: func(c *cluster, l *member) {
 			l.cut = true
 			l.zk.Blackhole()
@@ -179,15 +204,14 @@ func run(t *testing.T, c *cluster, scs []scenario) {
 			case !sc.graceful:
 				sc.judge(t, results, at)
 			}
-			if v := c.fence.Violations(); len(v) > 0 {
-				t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
-			}
+			c.fenced(sc)
 			mark := time.Now()
 			if sc.after != nil {
 				sc.after(c, l)
 			}
 			restored := time.Since(mark)
 			c.idle()
+			c.fenced(sc) // what a paused leader let go of once it went on
 			t.Logf("restored in %v, at rest %v later", restored.Round(time.Millisecond), (time.Since(mark) - restored).Round(time.Millisecond))
 		})
 		if t.Failed() {
