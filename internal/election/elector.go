@@ -46,6 +46,7 @@ type Elector struct {
 	appUp                    atomic.Bool   // SetAppUp's last word
 	appKick                  chan struct{} // SetAppUp wakes Run
 	nReads, nWrites, nChecks atomic.Uint64
+	identity                 atomic.Pointer[string] // identity.go
 
 	mu     sync.Mutex
 	v      view
@@ -111,6 +112,9 @@ type loopState struct {
 	backoff   time.Duration
 	leasing   bool // this elector counts in the Session's lease demand
 	standing  bool // a candidate: joins and may lead (SetCandidate)
+	// identified is the session in which the election's identity was read
+	// (identity.go).
+	identified int64
 }
 
 type cmdKind int

@@ -187,6 +187,7 @@ func (e *Elector) step() (again bool, err error) {
 		l.sid, l.parentsOK = sid, false
 		e.ws.reset()
 	}
+	e.identify()
 	if err := e.syncMeta(); err != nil {
 		return false, err
 	}

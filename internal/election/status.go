@@ -15,6 +15,7 @@ func (e *Elector) Status() Status {
 		Advertise:      e.cfg.Advertise,
 		Proxy:          e.cfg.Proxy,
 		Node:           v.node,
+		Election:       e.electionID(),
 		Candidate:      v.standing,
 		IsLeader:       why == ReasonLeader,
 		Why:            why,

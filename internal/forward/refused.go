@@ -17,7 +17,11 @@ import (
 // newest a pod deletion hands over as a shutdown does); Run then dials the
 // application every RetryEvery and lifts the refusal at the first
 // connection it takes, so that an application that restarted stands
-// again. A pod that is being deleted gets its SIGTERM first.
+// again. A pod that is being deleted gets its SIGTERM first. A step-down
+// for an application that hangs (answer timeouts) is lifted as soon: a
+// hung application still takes connections, so its participant stands
+// again at the back of the line, and app.health_url keeps it out while it
+// fails its checks.
 type refusals struct {
 	cfg  refusalsConfig
 	kick chan struct{}

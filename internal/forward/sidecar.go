@@ -57,14 +57,8 @@ func Listen(cfg proxy.Config, advertise string) (*Sidecar, error) {
 	return s, nil
 }
 
-// bound is the address peers reach: the peer port in TCP mode, else the
-// client port.
-func (s *Sidecar) bound() net.Addr {
-	if s.peer != nil {
-		return s.peer.Addr()
-	}
-	return s.client.Addr()
-}
+// bound is the address peers reach: the peer port, in both modes.
+func (s *Sidecar) bound() net.Addr { return s.peer.Addr() }
 
 // withPort is advertise with port 0 replaced by bound's.
 func withPort(advertise string, bound net.Addr) string {
@@ -103,9 +97,7 @@ func (s *Sidecar) Close() {
 		return
 	}
 	_ = s.client.Close()
-	if s.peer != nil {
-		_ = s.peer.Close()
-	}
+	_ = s.peer.Close()
 }
 
 // Build makes the proxy on el, its metrics on reg (election=<path>); its
@@ -131,7 +123,7 @@ func (s *Sidecar) Build(el Election, reg prometheus.Registerer, path string, ref
 	s.refusals = newRefusals(refusalsConfig{App: s.cfg.App, Set: set, DialTimeout: s.cfg.DialTimeout, Logger: log})
 	s.lead.OnStepDown(s.refusals.StepDown)
 	log.Info("forwarding the application's traffic to the leader", "mode", s.cfg.Mode, "listen", s.client.Addr().String(),
-		"app", s.cfg.App, "advertise", s.advertise, "hold_time", s.cfg.HoldTime)
+		"peer_listen", s.peer.Addr().String(), "app", s.cfg.App, "advertise", s.advertise, "hold_time", s.cfg.HoldTime)
 	return nil
 }
 
@@ -145,10 +137,12 @@ func (s *Sidecar) Yield(ctx context.Context, f func(context.Context) error) erro
 	return s.px.Yield(ctx, f)
 }
 
-// Held and Open are the proxy's gauges, read at scrape time
-// (metrics.ProxySource): its metrics exist before it does.
-func (s *Sidecar) Held() int { return s.px.Held() }
-func (s *Sidecar) Open() int { return s.px.Open() }
+// Held, Open, PeerConns and Buffered are the proxy's gauges, read at
+// scrape time (metrics.ProxySource): its metrics exist before it does.
+func (s *Sidecar) Held() int       { return s.px.Held() }
+func (s *Sidecar) Open() int       { return s.px.Open() }
+func (s *Sidecar) PeerConns() int  { return s.px.PeerConns() }
+func (s *Sidecar) Buffered() int64 { return s.px.Buffered() }
 
 // Watch follows the election and the application's refusals until ctx
 // ends, and says when the application first takes a connection (Probe).
@@ -214,5 +208,6 @@ func (s *Sidecar) State() *api.ProxyStatus {
 	}
 	st := s.px.State()
 	return &api.ProxyStatus{Mode: string(st.Mode), Advertise: s.advertise, Route: st.Route, To: st.To,
-		Held: st.Held, Connections: st.Connections, InFlight: st.InFlight}
+		Held: st.Held, Connections: st.Connections, InFlight: st.InFlight,
+		PeerConnections: st.PeerConnections, BufferedBytes: st.Buffered}
 }

@@ -14,6 +14,12 @@ type Route struct {
 	// leads, else the leader's as last seen ("" and 0 when none is known).
 	ID    string
 	Token int64
+	// Election names the election this participant takes part in, the
+	// same at every participant and different for any other election
+	// (election.Status.Election: the path and the czxid of its node); a
+	// forward carries it, and a proxy takes only the forwards of its own
+	// election. "" until the election has read it.
+	Election string
 	// Addr is the leader's proxy address for its peers (the election's
 	// Participant.Proxy). It is empty while this participant leads, when
 	// no leader is known, when the leader publishes none (a Curator
@@ -40,7 +46,8 @@ type Leadership interface {
 	// so that no change falls between the two. Broadcast implements it.
 	Changed() <-chan struct{}
 	// StepDown asks the election to give leadership up because the local
-	// application refuses connections (docs/DESIGN.md, "Forwarding"). It
+	// application refuses connections or answers nothing (docs/DESIGN.md,
+	// "Forwarding": hand-overs). It
 	// must not block: start the hand-over and return. The proxy asks at
 	// most once per leadership (fencing token). Wire it through
 	// Proxy.Yield, so that requests the application is still answering

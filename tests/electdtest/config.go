@@ -33,9 +33,15 @@ type Config struct {
 	ProxyListen   string        // proxy.listen
 	ProxyApp      string        // proxy.app
 	ProxyMode     string        // proxy.mode: http, tcp
-	ProxyPeer     string        // proxy.peer_listen (tcp)
+	ProxyPeer     string        // proxy.peer_listen
 	ProxyHoldTime time.Duration // proxy.hold_time
 	ProxyIdle     time.Duration // proxy.idle_timeout
+	// proxy.peer_timeout, proxy.response_timeout, proxy.resend_unread_body,
+	// proxy.max_connections
+	ProxyPeerTimeout     time.Duration
+	ProxyResponseTimeout time.Duration
+	ProxyResendUnread    bool
+	ProxyMaxConnections  int
 
 	ShutdownGrace   time.Duration
 	ShutdownTimeout time.Duration
@@ -81,6 +87,10 @@ type (
 		PeerListen string `yaml:"peer_listen,omitempty"`
 		HoldTime   string `yaml:"hold_time,omitempty"`
 		Idle       string `yaml:"idle_timeout,omitempty"`
+		Peer       string `yaml:"peer_timeout,omitempty"`
+		Response   string `yaml:"response_timeout,omitempty"`
+		Resend     bool   `yaml:"resend_unread_body,omitempty"`
+		MaxConns   int    `yaml:"max_connections,omitempty"`
 	}
 )
 
@@ -108,7 +118,8 @@ func (c Config) YAML() []byte {
 	if l := (yamlLog{c.LogLevel, c.LogFormat}); l != (yamlLog{}) {
 		f.Log = &l
 	}
-	if p := (yamlProxy{c.ProxyListen, c.ProxyApp, c.ProxyMode, c.ProxyPeer, dur(c.ProxyHoldTime), dur(c.ProxyIdle)}); p != (yamlProxy{}) {
+	if p := (yamlProxy{c.ProxyListen, c.ProxyApp, c.ProxyMode, c.ProxyPeer, dur(c.ProxyHoldTime), dur(c.ProxyIdle),
+		dur(c.ProxyPeerTimeout), dur(c.ProxyResponseTimeout), c.ProxyResendUnread, c.ProxyMaxConnections}); p != (yamlProxy{}) {
 		f.Proxy = &p
 	}
 	var b bytes.Buffer

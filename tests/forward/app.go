@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -26,15 +27,34 @@ const (
 // carries a token lower than the highest seen, a token already seen at
 // another application, or a leader id that is not the application's own,
 // is a request answered by a participant that did not lead at that moment.
+// It also keeps the ledger of the requests the applications ran, by the
+// request id the first proxy gave each (X-Request-Id): one that is not
+// safe to repeat (a POST) and ran twice is a violation too.
 type Fence struct {
 	mu         sync.Mutex
 	max        int64
-	owner      map[int64]string // token -> the application that saw it
+	owner      map[int64]string  // token -> the application that saw it
+	ran        map[string]string // request id -> the application that ran it
 	violations []string
+	stale      []string // a token lower than one seen: violations too, listed first
 }
 
 // NewFence returns an empty Fence.
-func NewFence() *Fence { return &Fence{owner: map[int64]string{}} }
+func NewFence() *Fence { return &Fence{owner: map[int64]string{}, ran: map[string]string{}} }
+
+// once records that app ran the request with id and method; a GET may
+// be sent again (RFC 9110, 9.2.2), so only other methods are checked.
+func (f *Fence) once(app, id, method string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch first, ok := f.ran[id]; {
+	case id == "":
+		f.violations = append(f.violations, app+" got a request without X-Request-Id")
+	case ok && method != http.MethodGet:
+		f.violations = append(f.violations, fmt.Sprintf("%s %s ran twice: at %s, then at %s", method, id, first, app))
+	}
+	f.ran[id] = app
+}
 
 // check records one request that app received with token and leader id.
 func (f *Fence) check(app, id, token string) {
@@ -48,7 +68,7 @@ func (f *Fence) check(app, id, token string) {
 	case id != app:
 		f.violations = append(f.violations, fmt.Sprintf("%s got leader id %q with token %d", app, id, tok))
 	case tok < f.max:
-		f.violations = append(f.violations, fmt.Sprintf("%s got token %d after token %d was seen: a stale leader served", app, tok, f.max))
+		f.stale = append(f.stale, fmt.Sprintf("%s got token %d after token %d was seen: a stale leader served", app, tok, f.max))
 	case f.owner[tok] != "" && f.owner[tok] != app:
 		f.violations = append(f.violations, fmt.Sprintf("%s got token %d, which %s got before", app, tok, f.owner[tok]))
 	}
@@ -58,11 +78,21 @@ func (f *Fence) check(app, id, token string) {
 	f.max = max(f.max, tok)
 }
 
-// Violations lists what the applications saw that a fence would refuse.
+// Violations lists what the applications saw that a fence would refuse,
+// the stale tokens first.
 func (f *Fence) Violations() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]string(nil), f.violations...)
+	return slices.Concat(f.stale, f.violations)
+}
+
+// Stale counts the violations that are a token lower than one seen (a
+// stale leader's request, which a fenced storage refuses); Violations
+// lists them first.
+func (f *Fence) Stale() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.stale)
 }
 
 // Tokens counts the tokens seen: the leaderships that served.
@@ -92,6 +122,7 @@ type App struct {
 	srv    *http.Server
 	served chan struct{}
 	count  int
+	hung   chan struct{} // while not nil, requests wait for it to close: the application hangs
 }
 
 // StartApp serves an application for name on a free loopback port.
@@ -117,13 +148,40 @@ func (a *App) serve(ln net.Listener) {
 	}()
 }
 
+// Hang makes the application take connections and answer nothing, until
+// Unhang.
+func (a *App) Hang() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.hung == nil {
+		a.hung = make(chan struct{})
+	}
+}
+
+// Unhang lets the requests it held go on.
+func (a *App) Unhang() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.hung != nil {
+		close(a.hung)
+		a.hung = nil
+	}
+}
+
 func (a *App) handle(w http.ResponseWriter, r *http.Request) {
 	// Checked as it arrives: what a fenced storage would see first.
 	tok := r.Header.Get(HeaderFencingToken)
 	a.fence.check(a.Name, r.Header.Get(HeaderLeaderID), tok)
+	a.mu.Lock()
+	hung := a.hung
+	a.mu.Unlock()
+	if hung != nil {
+		<-hung // a hung application: even a client gone does not wake it
+	}
 	if _, err := io.Copy(io.Discard, r.Body); err != nil {
 		return
 	}
+	a.fence.once(a.Name, r.Header.Get("X-Request-Id"), r.Method)
 	a.mu.Lock()
 	a.count++
 	a.mu.Unlock()

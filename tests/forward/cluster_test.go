@@ -2,12 +2,14 @@ package forward
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/invariant"
 	"github.com/electd/electd/tests/wait"
@@ -39,6 +41,7 @@ type member struct {
 	spec  electdtest.Spec
 	proc  *electdtest.Proc
 	proxy string // proxy.listen
+	peer  string // proxy.peer_listen
 	app   *App
 	zk    *zktest.Proxy
 	cut   bool // zk blackholed: its view of the election stands still
@@ -75,11 +78,14 @@ func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
 		if m.proxy, err = electdtest.FreeAddr(); err != nil {
 			t.Fatal(err)
 		}
+		if m.peer, err = electdtest.FreeAddr(); err != nil {
+			t.Fatal(err)
+		}
 		m.spec = electdtest.Spec{Dir: filepath.Join(dir, m.name), Config: &electdtest.Config{
 			ID: m.name, Servers: []string{m.zk.Addr()}, SessionTimeout: sessionTimeout,
 			Path: "/forward", AdminToken: adminToken, LogFormat: "json",
 			ShutdownGrace: shutdownGrace, ShutdownTimeout: 10 * time.Second,
-			ProxyListen: m.proxy, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
+			ProxyListen: m.proxy, ProxyPeer: m.peer, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
 		}}
 		if tune != nil {
 			tune(m.spec.Config)
@@ -141,7 +147,7 @@ func (c *cluster) settled(old *member) *member {
 			if err != nil {
 				return false
 			}
-			views[m.name], proxies[m.name] = v, m.proxy
+			views[m.name], proxies[m.name] = v, m.peer
 		}
 		if name := Routed(views, proxies); name != "" {
 			l = c.member(name)
@@ -186,7 +192,8 @@ func (c *cluster) load() *Load {
 		Max: 3000, Timeout: holdTime + 5*time.Second})
 }
 
-// post sends an admin POST to m's API and wants 202.
+// post sends an admin POST to m's API and wants 202; a release's answer
+// says what the proxy's drain did (api.Release's drain).
 func (c *cluster) post(m *member, path string) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
@@ -195,6 +202,11 @@ func (c *cluster) post(m *member, path string) {
 	if err != nil || code != http.StatusAccepted {
 		c.t.Fatalf("POST %s to %s: %d %s %v", path, m.name, code, body, err)
 	}
+	var r api.Release
+	if err := json.Unmarshal(body, &r); err != nil || r.Drain == nil || r.Drain.WaitedSeconds < 0 {
+		c.t.Fatalf("POST %s to %s: %s (%v): want what the drain did", path, m.name, body, err)
+	}
+	c.t.Logf("%s: the drain waited %.3fs, %d requests left", path, r.Drain.WaitedSeconds, r.Drain.InFlight)
 }
 
 // leaderships counts the leaderships whose applications served requests.

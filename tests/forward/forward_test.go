@@ -2,6 +2,7 @@ package forward
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,10 +20,40 @@ type scenario struct {
 	// graceful scenarios fail no request; the others may fail what was
 	// in flight to the dead leader (crash) or answer a clean 503 (cut off).
 	graceful bool
+	// unproven: an application that stops on its own drops what it read
+	// after its shutdown began, which electd cannot prove unprocessed: by
+	// default such a POST gets a clean 502 or 503 saying it may or may not
+	// have been processed (and runs nowhere else); nothing else may fail.
+	unproven bool
 	// after restores what the scenario stopped, once a new leader leads.
 	after func(c *cluster, l *member)
 	// judge checks a scenario that is not graceful.
 	judge func(t *testing.T, results []Result, at time.Time)
+	// pauses: the leader's electd is stopped, and may write a request it
+	// took before the stop to its application after it goes on, with its
+	// old fencing token: what the fencing token is for (the application's
+	// storage refuses it). Such deliveries are counted, never other
+	// violations.
+	pauses bool
+}
+
+// fenced fails the test for any request answered by a participant that
+// did not lead at that moment, but for the stale deliveries of a paused
+// leader (scenario.pauses).
+func (c *cluster) fenced(sc scenario) {
+	c.t.Helper()
+	v := c.fence.Violations()
+	if sc.pauses {
+		n := c.fence.Stale()
+		if len(v) > 0 {
+			c.t.Logf("requests a paused leader wrote to its application after it went on, with its old token (a fenced "+
+				"storage refuses them): %d", n)
+		}
+		v = v[min(n, len(v)):]
+	}
+	if len(v) > 0 {
+		c.t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
+	}
 }
 
 // TestForwardingThroughHandovers runs three electd processes with their
@@ -34,7 +65,29 @@ type scenario struct {
 // hand-overs fail none. After each, every participant is back at rest.
 func TestForwardingThroughHandovers(t *testing.T) {
 	c := startCluster(t, 3, nil)
-	for _, sc := range []scenario{
+	run(t, c, scenarios(t, true))
+}
+
+// TestForwardingResendUnreadBody: with proxy.resend_unread_body, which
+// suits this application (it reads every body before it acts), an
+// application that stops on its own loses nothing either: what it dropped
+// unread goes to the new leader.
+func TestForwardingResendUnreadBody(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *electdtest.Config) { cfg.ProxyResendUnread = true })
+	var stops []scenario
+	for _, sc := range scenarios(t, true) {
+		if sc.unproven {
+			sc.unproven = false
+			stops = append(stops, sc)
+		}
+	}
+	run(t, c, stops)
+}
+
+// scenarios are the ways leadership moves; app-stop ones are unproven
+// when unproven is true (proxy.resend_unread_body off).
+func scenarios(t *testing.T, unproven bool) []scenario {
+	return []scenario{
 		{name: "SIGTERM", graceful: true, do: func(c *cluster, l *member) {
 			if err := l.proc.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
@@ -53,7 +106,7 @@ func TestForwardingThroughHandovers(t *testing.T) {
 			to := c.follower(l, 1) // not the next in line: the switchover moves it ahead
 			c.post(l, "/leader/release?to="+to.name)
 		}},
-		{name: "the application stops, then starts again", graceful: true, do: func(c *cluster, l *member) {
+		{name: "the application stops, then starts again", graceful: true, unproven: unproven, do: func(c *cluster, l *member) {
 			c.stopApp(l)
 		}, after: func(c *cluster, l *member) {
 			if err := l.app.Restart(); err != nil {
@@ -61,7 +114,7 @@ func TestForwardingThroughHandovers(t *testing.T) {
 			}
 			waitStanding(t, l) // it stands again once its application takes connections
 		}},
-		{name: "pod deletion: the application stops, then electd gets SIGTERM", graceful: true, do: func(c *cluster, l *member) {
+		{name: "pod deletion: the application stops, then electd gets SIGTERM", graceful: true, unproven: unproven, do: func(c *cluster, l *member) {
 			c.stopApp(l)
 			if err := l.proc.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
@@ -85,6 +138,25 @@ func TestForwardingThroughHandovers(t *testing.T) {
 			l.proc.Wait(patience)
 			c.start(l)
 		}, judge: judgeCrash},
+		{name: "the leader's electd stopped (SIGSTOP)", do: func(c *cluster, l *member) {
+			// As a paused VM, a lost node, or peers cut off from it: its
+			// clients are gone (a Service's endpoint would be), the other
+			// proxies forward to it until they give it up (a ping
+			// unanswered within proxy.peer_timeout) or learn of the new
+			// leader.
+			c.pool.Remove(l.name)
+			l.cut = true
+			if err := l.proc.Pause(); err != nil {
+				t.Fatal(err)
+			}
+		}, after: func(c *cluster, l *member) {
+			if err := l.proc.Resume(); err != nil {
+				t.Fatal(err)
+			}
+			l.cut = false
+			waitStanding(t, l) // back, a follower in a new session
+			c.pool.Add(l.name, l.proxy)
+		}, judge: judgeStall, pauses: true},
 		{name: "ZooKeeper cut off from the leader", do: func(c *cluster, l *member) {
 			l.cut = true
 			l.zk.Blackhole()
@@ -93,7 +165,12 @@ func TestForwardingThroughHandovers(t *testing.T) {
 			l.zk.Heal()
 			waitStanding(t, l) // back, a follower in a new session
 		}, judge: judgeCutOff},
-	} {
+	}
+}
+
+// run runs the scenarios one after another on c.
+func run(t *testing.T, c *cluster, scs []scenario) {
+	for _, sc := range scs {
 		t.Run(sc.name, func(t *testing.T) {
 			c.t = t
 			l := c.settled(nil)
@@ -111,6 +188,9 @@ func TestForwardingThroughHandovers(t *testing.T) {
 				t.Fatalf("only %d requests were sent", len(results))
 			}
 			failed := Failed(results)
+			if sc.unproven {
+				failed = judgeUnproven(t, failed)
+			}
 			t.Logf("%s -> %s in %v; %d requests, %d failed, slowest %v", l.name, nl.name, took.Round(time.Millisecond),
 				len(results), len(failed), Slowest(results).Round(time.Millisecond))
 			for _, r := range results {
@@ -124,21 +204,40 @@ func TestForwardingThroughHandovers(t *testing.T) {
 			case !sc.graceful:
 				sc.judge(t, results, at)
 			}
-			if v := c.fence.Violations(); len(v) > 0 {
-				t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
-			}
+			c.fenced(sc)
 			mark := time.Now()
 			if sc.after != nil {
 				sc.after(c, l)
 			}
 			restored := time.Since(mark)
 			c.idle()
+			c.fenced(sc) // what a paused leader let go of once it went on
 			t.Logf("restored in %v, at rest %v later", restored.Round(time.Millisecond), (time.Since(mark) - restored).Round(time.Millisecond))
 		})
 		if t.Failed() {
 			return
 		}
 	}
+}
+
+// judgeUnproven returns the failures that are not POSTs answered a clean
+// 502 or 503 saying they may or may not have been processed, and logs how
+// many were.
+func judgeUnproven(t *testing.T, failed []Result) []Result {
+	var rest []Result
+	maybe := 0
+	for _, r := range failed {
+		if r.Post && r.Err == nil && (r.Code == http.StatusBadGateway || r.Code == http.StatusServiceUnavailable) &&
+			strings.Contains(r.Body, "may or may not have been processed") {
+			maybe++
+			continue
+		}
+		rest = append(rest, r)
+	}
+	if maybe > 0 {
+		t.Logf("%d POSTs answered that they may or may not have been processed (the application dropped them)", maybe)
+	}
+	return rest
 }
 
 // follower is a running member other than l: the i-th in the members'
@@ -191,6 +290,32 @@ func judgeCrash(t *testing.T, results []Result, at time.Time) {
 	t.Logf("lost in flight at the crash: %d", lost)
 }
 
+// judgeStall lets only POSTs fail, and only with a clean 503 (with
+// Retry-After): those in flight to the stopped leader's proxy may have
+// reached its application, and are never sent again. A GET may be sent
+// twice: it goes to the new leader. An answer under way when the leader
+// stopped is cut (the client sees its connection close). Each request
+// ends within the hold time (checked for every scenario).
+func judgeStall(t *testing.T, results []Result, at time.Time) {
+	t.Helper()
+	n := 0
+	for _, r := range Failed(results) {
+		switch {
+		case r.Err != nil && r.Start.Before(at):
+			t.Logf("cut while its answer was under way: %v", r)
+		case !r.Post:
+			t.Errorf("a GET failed (it may be sent to the new leader): %v", r)
+		case !Clean503(r):
+			t.Errorf("failed, not with a clean 503: %v", r)
+		default:
+			n++
+		}
+	}
+	if n > 0 {
+		t.Logf("POSTs answered a clean 503 while the leader was stopped: %d; e.g. %s", n, strings.TrimSpace(Failed(results)[0].Body))
+	}
+}
+
 // judgeCutOff lets requests fail only with a clean 503 (with Retry-After):
 // what the leader cut off from ZooKeeper held, and POSTs cut from it as the
 // others learnt of the new leader.
@@ -229,4 +354,45 @@ func TestForwardingThroughSelectorTerms(t *testing.T) {
 	if v := c.fence.Violations(); len(v) > 0 {
 		t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
 	}
+}
+
+// A leader whose application hangs (it takes connections and answers
+// nothing) hands leadership on: its proxy counts answer timeouts, and
+// proxy.app_timeout_stepdown (3) of them in a row step it down. Every
+// request ends within the hold time plus the response timeout: those the
+// hung application had end 504, POSTs forwarded to it may end with a clean
+// 503, the rest go to the new leader. Then the application answers again,
+// its participant stands again, and everyone is back at rest.
+func TestForwardingHungApplication(t *testing.T) {
+	const response = 500 * time.Millisecond
+	c := startCluster(t, 3, func(cfg *electdtest.Config) { cfg.ProxyResponseTimeout = response })
+	l := c.settled(nil)
+	ld := c.load()
+	wait.For(t, patience, "requests before the fault", func() bool { return ld.Count() >= 60 })
+	at := time.Now()
+	l.app.Hang()
+	t.Cleanup(l.app.Unhang)
+	nl := c.settled(l)
+	took := time.Since(at)
+	n := ld.Count()
+	wait.For(t, patience, "requests after the hand-over", func() bool { return ld.Count() >= n+60 })
+	results := ld.Stop()
+	l.app.Unhang()
+	t.Logf("%s's application hung: %s leads %v later; %d requests, %d failed, slowest %v", l.name, nl.name,
+		took.Round(time.Millisecond), len(results), len(Failed(results)), Slowest(results).Round(time.Millisecond))
+	for _, r := range results {
+		if r.Latency() > holdTime+response+slack {
+			t.Errorf("answered after %v, past the hold time and the response timeout: %v", r.Latency(), r)
+		}
+	}
+	for _, r := range Failed(results) {
+		if r.Err != nil || r.Code != http.StatusGatewayTimeout && !Clean503(r) {
+			t.Errorf("failed, not with a 504 or a clean 503: %v", r)
+		}
+	}
+	if v := c.fence.Violations(); len(v) > 0 {
+		t.Fatalf("%d violations; first: %s", len(v), v[0])
+	}
+	waitStanding(t, l)
+	c.idle()
 }

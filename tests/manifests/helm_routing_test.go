@@ -118,28 +118,33 @@ func TestChartLabelRoutingValues(t *testing.T) {
 }
 
 // routing: proxy with its values set lands where the proxy flavour needs
-// it: electd listens on proxy.port and forwards to app.port, the Service
-// targets the proxy's port, the NetworkPolicy opens that port and not the
-// app's, every pod is Ready (/readyz), the rollout never lowers capacity,
+// it: electd listens on proxy.port (its peers on proxy.peerPort) and
+// forwards to app.port, whose proxy.appHealthPath it checks, the Service
+// targets the proxy's port, the NetworkPolicy opens those two ports and not
+// the app's, every pod is Ready (/readyz), the rollout never lowers capacity,
 // shutdown_grace covers kube-proxy's lag unless set, and there is no API
 // access. (The defaults of routing: proxy equal deploy/k8s-proxy:
 // render_test.go.)
 func TestChartProxyRoutingValues(t *testing.T) {
 	objs := decodeAll(t, "helm template", render(t, "--set", "routing=proxy", "--set", "app.name=web",
-		"--set", "proxy.port=9090", "--set", "app.port=3000"))
+		"--set", "proxy.port=9090", "--set", "proxy.peerPort=9191", "--set", "proxy.appHealthPath=/ready", "--set", "app.port=3000"))
 	d, sc := sidecar(t, objs)
 	env := envOf(sc)
 	for name, want := range map[string]string{
-		"ELECTD_PROXY_LISTEN":   ":9090",
-		"ELECTD_PROXY_APP":      "127.0.0.1:3000",
-		"ELECTD_SHUTDOWN_GRACE": "5s",
+		"ELECTD_PROXY_LISTEN":        ":9090",
+		"ELECTD_PROXY_PEER_LISTEN":   ":9191",
+		"ELECTD_PROXY_APP":           "127.0.0.1:3000",
+		"ELECTD_APP_HEALTH_URL":      "http://127.0.0.1:3000/ready",
+		"ELECTD_APP_HEALTH_INTERVAL": "2s",
+		"ELECTD_SHUTDOWN_GRACE":      "5s",
 	} {
 		if got := env[name].Value; got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	if !slices.ContainsFunc(sc.Ports, func(p corev1.ContainerPort) bool { return p.Name == "proxy" && p.ContainerPort == 9090 }) {
-		t.Errorf("electd's ports %+v lack proxy:9090", sc.Ports)
+	if !slices.ContainsFunc(sc.Ports, func(p corev1.ContainerPort) bool { return p.Name == "proxy" && p.ContainerPort == 9090 }) ||
+		!slices.ContainsFunc(sc.Ports, func(p corev1.ContainerPort) bool { return p.Name == "peer" && p.ContainerPort == 9191 }) {
+		t.Errorf("electd's ports %+v lack proxy:9090 and peer:9191", sc.Ports)
 	}
 	svc := objectOf[*corev1.Service](t, objs, "Service", "web")
 	if tp := svc.Spec.Ports[0].TargetPort; tp.String() != "proxy" {
@@ -149,8 +154,8 @@ func TestChartProxyRoutingValues(t *testing.T) {
 		t.Errorf("Service selector %v: with the proxy every pod takes traffic", svc.Spec.Selector)
 	}
 	np := objectOf[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy", "web")
-	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].Ports) != 1 || np.Spec.Ingress[0].Ports[0].Port.String() != "9090" {
-		t.Errorf("NetworkPolicy ingress %+v, want the proxy's port 9090 alone", np.Spec.Ingress)
+	if in := np.Spec.Ingress; len(in) != 1 || len(in[0].Ports) != 2 || in[0].Ports[0].Port.String() != "9090" || in[0].Ports[1].Port.String() != "9191" {
+		t.Errorf("NetworkPolicy ingress %+v, want the proxy's ports 9090 and 9191 alone", np.Spec.Ingress)
 	}
 	if p := sc.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
 		t.Errorf("electd's readiness probe %+v, want /readyz", p)

@@ -259,7 +259,8 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 			`auth_file: "{root}/etc/electd/zookeeper/auth"`, `admin_token: "***"`,
 		}},
 		{name: "routing: proxy", args: []string{"--set", "routing=proxy"}, secrets: both, want: []string{
-			`listen: ":4041"`, `app: "127.0.0.1:8080"`, `mode: "http"`, `advertise: "10.0.0.7:4041"`,
+			`listen: ":4041"`, `peer_listen: ":4042"`, `app: "127.0.0.1:8080"`, `mode: "http"`, `advertise: "10.0.0.7:4042"`,
+			`health_url: "http://127.0.0.1:8080/hostname"`, `health_interval: 2s`,
 			`shutdown_grace: 5s`, `leader_label: ""`, `admin_token: "***"`,
 		}},
 		{name: "no admin Secret: electd runs, mutating endpoints refused",
