@@ -115,11 +115,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A proxy that gives a request up closes its connection: one line,
+        # not a traceback per request.
+        err = sys.exc_info()[1]
+        if isinstance(err, (BrokenPipeError, ConnectionResetError)):
+            return
+        print("ledger app %s: %r from %s" % (self.name, err, client_address), file=sys.stderr, flush=True)
+
+
 def main():
     name, listen, ledger = sys.argv[1:4]
     host, port = listen.rsplit(":", 1)
-    srv = http.server.ThreadingHTTPServer((host, int(port)), Handler)
-    srv.daemon_threads = True
+    srv = Server((host, int(port)), Handler)
     srv.name, srv.ledger = name, Ledger(ledger)
     print("ledger app %s (python) on %s, ledger %s" % (name, listen, ledger), file=sys.stderr, flush=True)
     srv.serve_forever()
