@@ -12,7 +12,7 @@ import (
 
 // The package's tests share one standalone ZooKeeper, each on its own
 // election paths: a JVM start per test would cost more than most tests take.
-var zk struct {
+var shared struct {
 	once sync.Once
 	ens  *zktest.Ensemble
 	err  error
@@ -21,8 +21,8 @@ var zk struct {
 func TestMain(m *testing.M) {
 	ledger.MainIfApp() // a copy of this binary started as a Go application
 	code := m.Run()
-	if zk.ens != nil {
-		zk.ens.Close()
+	if shared.ens != nil {
+		shared.ens.Close()
 	}
 	os.Exit(code)
 }
@@ -33,9 +33,9 @@ func TestMain(m *testing.M) {
 func zookeeper(t *testing.T) *zktest.Ensemble {
 	t.Helper()
 	zktest.Require(t)
-	zk.once.Do(func() { zk.ens, zk.err = zktest.StartEnsemble(zktest.Options{}) })
-	if zk.err != nil {
-		t.Fatal(fmt.Errorf("dataplane: ZooKeeper: %w", zk.err))
+	shared.once.Do(func() { shared.ens, shared.err = zktest.StartEnsemble(zktest.Options{}) })
+	if shared.err != nil {
+		t.Fatal(fmt.Errorf("dataplane: ZooKeeper: %w", shared.err))
 	}
-	return zk.ens
+	return shared.ens
 }
