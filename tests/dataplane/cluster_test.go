@@ -178,8 +178,18 @@ func (c *cluster) procs() []*electdtest.Proc {
 // running member's proxy routes to it, and returns it.
 func (c *cluster) settled(old *member) *member {
 	c.t.Helper()
+	return c.settledWithin(old, patience)
+}
+
+// settledWithin is settled, failing the test after d.
+func (c *cluster) settledWithin(old *member, d time.Duration) *member {
+	c.t.Helper()
 	var l *member
-	wait.For(c.t, patience, "one leader that every proxy routes to", func() bool {
+	what := "one leader that every running proxy routes to"
+	if old != nil {
+		what = "a leader other than " + old.name + " that every running proxy routes to"
+	}
+	wait.For(c.t, d, what, func() bool {
 		l = nil
 		views, advertised := map[string]electdtest.LeaderView{}, map[string]string{}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

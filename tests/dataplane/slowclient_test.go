@@ -51,6 +51,7 @@ func TestSlowClients(t *testing.T) {
 	})
 	bound := holdTime + peerTimeout + slack
 	ld := ledger.StartLoad(ledger.LoadConfig{Rate: 10, Timeout: bound, Prefix: "slow"}, targets(fs[1], l, fs[1], l, fs[0])...)
+	defer ld.Stop()
 	wait.For(t, patience, "50 GETs", func() bool { return ld.Count() >= 50 })
 	reqs := ld.Stop()
 	during := c.usage()

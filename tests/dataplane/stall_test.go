@@ -25,6 +25,7 @@ func TestStalledLeader(t *testing.T) {
 	bound := holdTime + peerTimeout + slack
 	ld := ledger.StartLoad(ledger.LoadConfig{Rate: 110, PostEvery: 11, Timeout: bound + 5*time.Second, Prefix: "stall"},
 		targets(c.others(l)...)...)
+	defer ld.Stop()
 	wait.For(t, patience, "requests before the stall", func() bool { return ld.Count() >= 100 })
 	at := time.Now()
 	if err := l.proc.Pause(); err != nil {

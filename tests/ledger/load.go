@@ -75,6 +75,7 @@ type Load struct {
 	cfg    LoadConfig
 	client *http.Client
 	stop   chan struct{}
+	once   sync.Once
 	sender sync.WaitGroup // the pacing goroutine
 	inner  sync.WaitGroup // requests in flight
 
@@ -149,9 +150,10 @@ func (l *Load) Count() int {
 }
 
 // Stop stops sending, waits for the requests in flight (each within the
-// Timeout) and returns every result.
+// Timeout) and returns every result. It may be called again (deferred, for
+// a test that fails before it stops the load).
 func (l *Load) Stop() []Request {
-	close(l.stop)
+	l.once.Do(func() { close(l.stop) })
 	l.sender.Wait()
 	l.inner.Wait()
 	l.client.CloseIdleConnections()
