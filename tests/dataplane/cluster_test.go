@@ -3,7 +3,6 @@ package dataplane
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -88,7 +87,7 @@ func startCluster(t *testing.T, s setup) *cluster {
 		m := &member{name: fmt.Sprintf("%s%d", s.names, i)}
 		m.app = ledger.Start(t, s.langs[i%len(s.langs)], m.name, dir)
 		var err error
-		if m.proxy, err = freePair(); err != nil {
+		if m.proxy, err = electdtest.FreeAddrPair(); err != nil {
 			t.Fatal(err)
 		}
 		m.spec = electdtest.Spec{Dir: filepath.Join(dir, m.name), Config: &electdtest.Config{
@@ -106,25 +105,6 @@ func startCluster(t *testing.T, s setup) *cluster {
 	c.settled(nil)
 	c.takeRest()
 	return c
-}
-
-// freePair is a loopback address whose port and the next are free: the
-// data plane's peer port is proxy.listen's plus one unless set otherwise.
-func freePair() (string, error) {
-	for range 20 {
-		a, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return "", err
-		}
-		port := a.Addr().(*net.TCPAddr).Port
-		b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
-		a.Close()
-		if err == nil {
-			b.Close()
-			return a.Addr().String(), nil
-		}
-	}
-	return "", fmt.Errorf("dataplane: no two free consecutive loopback ports")
 }
 
 // start runs m's electd (again) and waits until it is ready.
