@@ -91,6 +91,7 @@ func (r *run) finish() {
 	r.t.Helper()
 	l := r.waitSingleLeader(r.bound())
 	r.event("final leader %s", l.Name)
+	r.trafficSettles()
 	r.checkTraffic()
 	r.checkOrphans(r.bound() + 2*time.Second)
 	r.checkIdle()

@@ -23,8 +23,8 @@ import (
 //   - no POST ran twice (a request not safe to repeat runs at most once);
 //   - no request reached an application whose participant did not lead at
 //     that moment (the fencing token check of tests/forward's Fence);
-//   - every request ended within the hold time + proxy.peer_timeout +
-//     trafficSlack, in the application's answer, a clean 503/504 with
+//   - every request ended within the hold time + proxy.peer_timeout + the
+//     application's time + trafficSlack, in the application's answer, a clean 503/504 with
 //     Retry-After, or a 502/503 saying it may or may not have been
 //     processed;
 //   - no Electd-* header reached a client.
@@ -44,6 +44,11 @@ const (
 	trafficSlack = 2 * time.Second
 	trafficRate  = 40 // requests a second, through all proxies
 	postEvery    = 4  // one request in 4 is a POST
+	// appTime is what the applications take on each request (before they
+	// read its body), so that a fault finds requests in their hands.
+	appTime = 50 * time.Millisecond
+	// trafficBound is what every request must end within.
+	trafficBound = proxyHold + peerTimeout + appTime + trafficSlack
 )
 
 // participant is what the run keeps of one participant besides its
@@ -158,8 +163,8 @@ func (r *run) warmUp() {
 
 // startTraffic starts the load, once the participants are at rest.
 func (r *run) startTraffic() {
-	ld := ledger.StartLoad(ledger.LoadConfig{Rate: trafficRate, PostEvery: postEvery,
-		Timeout: proxyHold + peerTimeout + trafficSlack + 10*time.Second, Prefix: filepath.Base(r.dir)})
+	ld := ledger.StartLoad(ledger.LoadConfig{Rate: trafficRate, PostEvery: postEvery, Query: fmt.Sprintf("sleep=%d", appTime.Milliseconds()),
+		Timeout: trafficBound + 10*time.Second, Prefix: filepath.Base(r.dir)})
 	r.mu.Lock()
 	r.load = ld
 	r.mu.Unlock()

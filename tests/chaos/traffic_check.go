@@ -8,6 +8,21 @@ import (
 	"github.com/electd/electd/tests/ledger"
 )
 
+// settleTraffic is how long the load goes on once a run has its final
+// leader: what the fault left held or half-routed ends meanwhile, and the
+// new leader serves for a while.
+const settleTraffic = 2 * time.Second
+
+// trafficSettles lets the load run settleTraffic longer.
+func (r *run) trafficSettles() {
+	r.mu.Lock()
+	ld := r.load
+	r.mu.Unlock()
+	if ld != nil {
+		r.holdUntil(r.now() + settleTraffic)
+	}
+}
+
 // checkTraffic stops the load and judges every request of the run (see
 // traffic.go), from the answers and the applications' ledgers.
 func (r *run) checkTraffic() {
@@ -30,7 +45,7 @@ func (r *run) checkTraffic() {
 	posts := ledger.Posts(reqs)
 	twice := ledger.Twice(entries, func(id string) bool { return posts[id] })
 	unfenced := ledger.Unfenced(entries)
-	bound := proxyHold + peerTimeout + trafficSlack
+	bound := trafficBound
 	var late, unclean []ledger.Request
 	excused := 0
 	for _, q := range reqs {
@@ -55,7 +70,7 @@ func (r *run) checkTraffic() {
 		excused, len(twice), len(unfenced), len(late), bound, len(unclean), len(leaks))
 	r.trafficErrors("POSTs ran twice", twice)
 	r.trafficErrors("requests reached an application whose participant did not lead", unfenced)
-	r.trafficErrors(fmt.Sprintf("requests took longer than the hold time + peer_timeout + %s (%s)", trafficSlack, bound), strs(late))
+	r.trafficErrors(fmt.Sprintf("requests took longer than the hold time + peer_timeout + the application's time + %s (%s)", trafficSlack, bound), strs(late))
 	r.trafficErrors("requests ended in neither an answer, a clean 503/504 with Retry-After, nor a 502/503 that says \""+
 		ledger.MaybeProcessed+"\"", strs(unclean))
 	r.trafficErrors("answers showed the client an Electd-* header", leaks)
