@@ -207,14 +207,18 @@ func TestTrustedProxies(t *testing.T) {
 	if r.Err != nil || r.Code != http.StatusOK {
 		t.Fatal(r)
 	}
-	e := ledger.ByID(c.entries())["trusted"][0]
+	got := ledger.ByID(c.entries())["trusted"]
+	if len(got) != 1 {
+		t.Fatalf("the request reached the application %d times", len(got))
+	}
+	e := got[0]
 	want := map[string]string{"x-forwarded-for": "6.6.6.6, 127.0.0.1", "x-forwarded-proto": "https", "x-forwarded-host": "claimed.example"}
 	for k, v := range want {
-		if got := strings.Join(e.Header[k], ", "); got != v {
-			t.Errorf("the application got %s %q, want %q", k, got, v)
+		if h := strings.Join(e.Header[k], ", "); h != v {
+			t.Errorf("the application got %s %q, want %q", k, h, v)
 		}
 	}
-	if got := strings.Join(e.Header["forwarded"], ", "); !strings.HasPrefix(got, claimed["Forwarded"]) {
-		t.Errorf("the application got Forwarded %q, want the front's %q kept first", got, claimed["Forwarded"])
+	if fwd := strings.Join(e.Header["forwarded"], ", "); !strings.HasPrefix(fwd, claimed["Forwarded"]) {
+		t.Errorf("the application got Forwarded %q, want the front's %q kept first", fwd, claimed["Forwarded"])
 	}
 }

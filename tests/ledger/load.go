@@ -101,16 +101,22 @@ func (l *Load) pace() {
 			return
 		case <-tick.C:
 		}
+		post := l.cfg.PostEvery > 0 && n%l.cfg.PostEvery == 0
 		l.mu.Lock()
 		var t Target
 		if len(l.targets) > 0 {
-			t = l.targets[n%len(l.targets)]
+			// In turn, one step further after every PostEvery: the POSTs
+			// too go to every target, whatever their number.
+			skip := 0
+			if l.cfg.PostEvery > 0 {
+				skip = n / l.cfg.PostEvery
+			}
+			t = l.targets[(n+skip)%len(l.targets)]
 		}
 		l.mu.Unlock()
 		if t.Addr == "" {
 			continue
 		}
-		post := l.cfg.PostEvery > 0 && n%l.cfg.PostEvery == 0
 		id := fmt.Sprintf("%s-%d", l.cfg.Prefix, n)
 		l.inner.Go(func() {
 			r := Do(l.client, t.Name, id, l.request(t.Addr, post))
