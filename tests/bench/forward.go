@@ -76,6 +76,7 @@ type forwardMember struct {
 	id    string
 	d     *daemon
 	proxy string // its proxy.listen
+	peer  string // its proxy.peer_listen
 	app   *forward.App
 }
 
@@ -141,7 +142,10 @@ func (r *forwardRig) start(ctx context.Context, m *forwardMember) error {
 	if m.proxy, err = freeAddr(); err != nil {
 		return err
 	}
-	m.d, err = startDaemon(ctx, r.opts, m.id, "--proxy.listen", m.proxy, "--proxy.app", m.app.Addr,
+	if m.peer, err = freeAddr(); err != nil {
+		return err
+	}
+	m.d, err = startDaemon(ctx, r.opts, m.id, "--proxy.listen", m.proxy, "--proxy.peer_listen", m.peer, "--proxy.app", m.app.Addr,
 		"--http.admin_token", forwardToken, "--shutdown_grace", "500ms", "--proxy.idle_timeout", "2s")
 	if err != nil {
 		return err
@@ -189,7 +193,7 @@ func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMem
 		if code != http.StatusOK || json.Unmarshal(body, &v) != nil {
 			return nil
 		}
-		views[m.id], proxies[m.id] = v, m.proxy
+		views[m.id], proxies[m.id] = v, m.peer
 	}
 	for _, m := range r.ms {
 		if m.id == forward.Routed(views, proxies) && m != old {

@@ -42,10 +42,12 @@ type Config struct {
 	ProxyMaxConnections  int           // proxy.max_connections
 	ProxyResponseTimeout time.Duration // proxy.response_timeout
 	ProxyBodyTimeout     time.Duration // proxy.body_timeout
-	// The data plane's keys (issue 28): how long a silent peer is believed, and the
-	// front load balancers whose forwarding headers are kept.
+	// The data plane's keys (issue 28): how long a silent peer is believed, the
+	// front load balancers whose forwarding headers are kept, and the opt-in
+	// resend of a request whose body the application never asked for.
 	ProxyPeerTimeout    time.Duration // proxy.peer_timeout
 	ProxyTrustedProxies []string      // proxy.trusted_proxies
+	ProxyResendUnread   bool          // proxy.resend_unread_body
 
 	ShutdownGrace   time.Duration
 	ShutdownTimeout time.Duration
@@ -98,6 +100,7 @@ type (
 		BodyTimeout     string   `yaml:"body_timeout,omitempty"`
 		PeerTimeout     string   `yaml:"peer_timeout,omitempty"`
 		TrustedProxies  []string `yaml:"trusted_proxies,omitempty,flow"`
+		ResendUnread    bool     `yaml:"resend_unread_body,omitempty"`
 	}
 )
 
@@ -129,7 +132,7 @@ func (c Config) YAML() []byte {
 		Listen: c.ProxyListen, App: c.ProxyApp, Mode: c.ProxyMode, PeerListen: c.ProxyPeer, Advertise: c.ProxyAdvertise,
 		HoldTime: dur(c.ProxyHoldTime), DrainTimeout: dur(c.ProxyDrainTimeout), Idle: dur(c.ProxyIdle),
 		MaxConnections: c.ProxyMaxConnections, ResponseTimeout: dur(c.ProxyResponseTimeout), BodyTimeout: dur(c.ProxyBodyTimeout),
-		PeerTimeout: dur(c.ProxyPeerTimeout), TrustedProxies: c.ProxyTrustedProxies,
+		PeerTimeout: dur(c.ProxyPeerTimeout), TrustedProxies: c.ProxyTrustedProxies, ResendUnread: c.ProxyResendUnread,
 	}
 	if !reflect.ValueOf(p).IsZero() {
 		f.Proxy = &p
