@@ -55,7 +55,24 @@ func TestHungApplication(t *testing.T) {
 	}
 	report(t, "took longer than the hold time + response_timeout + peer_timeout + slack ("+bound.String()+")", reqs, ledger.Late(reqs, bound))
 	report(t, "ended in neither an answer nor a clean 503/504 with Retry-After", reqs, ledger.Failing(reqs, ledger.Clean))
-	for _, v := range ledger.Unfenced(c.entries()) {
+	// Once continued, the stopped application reads what the proxy wrote
+	// to it before giving it up (the kernel had accepted it): requests with
+	// the old token, after the new leader's. A fenced storage refuses those,
+	// which is what the token is for; what the proxy promises is that no
+	// client got its answer from a participant that no longer led.
+	given := map[string]bool{}
+	for _, r := range reqs {
+		if !ok200(r) {
+			given[r.ID] = true
+		}
+	}
+	var answered []ledger.Entry
+	for _, e := range c.entries() {
+		if !given[e.ID] {
+			answered = append(answered, e)
+		}
+	}
+	for _, v := range ledger.Unfenced(answered) {
 		t.Errorf("answered by a participant that did not lead: %s", v)
 	}
 	c.standing(l)
