@@ -2,10 +2,8 @@ package chaos
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
@@ -73,16 +71,18 @@ func (r *run) proxyConfig(id string, cfg *electdtest.Config) {
 	r.mu.Lock()
 	r.parts[id] = pt // before anything can fail: teardown kills it
 	r.mu.Unlock()
-	if pt.proxy, err = electdtest.FreeAddrPair(); err != nil {
+	var peer string
+	if pt.proxy, err = electdtest.FreeAddr(); err == nil {
+		peer, err = electdtest.FreeAddr()
+	}
+	if err != nil {
 		r.fatalf("%v", err)
 	}
-	cfg.ProxyListen, cfg.ProxyApp, cfg.ProxyHoldTime, cfg.ProxyIdle = pt.proxy, a.Addr, proxyHold, proxyIdle
+	cfg.ProxyListen, cfg.ProxyPeer, cfg.ProxyApp, cfg.ProxyHoldTime, cfg.ProxyIdle = pt.proxy, peer, a.Addr, proxyHold, proxyIdle
 	if r.spec.PeerRelay {
-		// The data plane's peers talk on proxy.listen's port + 1; the relay
-		// stands in front of it, and the participant publishes the relay.
-		host, port, _ := net.SplitHostPort(pt.proxy)
-		n, _ := strconv.Atoi(port)
-		if pt.relay, err = zktest.NewProxy(net.JoinHostPort(host, strconv.Itoa(n+1))); err != nil {
+		// The relay stands in front of the peer port, and the participant
+		// publishes the relay as the address its peers forward to.
+		if pt.relay, err = zktest.NewProxy(peer); err != nil {
 			r.fatalf("peer relay of %s: %v", id, err)
 		}
 		cfg.ProxyAdvertise = pt.relay.Addr()
@@ -148,7 +148,7 @@ func (r *run) retarget() {
 // lets the idle connections close.
 func (r *run) warmUp() {
 	r.t.Helper()
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := ledger.Client(30 * time.Second)
 	defer client.CloseIdleConnections()
 	for _, p := range r.live() {
 		for i := range 2 {

@@ -46,6 +46,7 @@ type member struct {
 	spec  electdtest.Spec
 	proc  *electdtest.Proc
 	proxy string // proxy.listen: where clients send
+	peer  string // proxy.peer_listen: where the other proxies forward
 	rest  invariant.Rest
 }
 
@@ -87,14 +88,17 @@ func startCluster(t *testing.T, s setup) *cluster {
 		m := &member{name: fmt.Sprintf("%s%d", s.names, i)}
 		m.app = ledger.Start(t, s.langs[i%len(s.langs)], m.name, dir)
 		var err error
-		if m.proxy, err = electdtest.FreeAddrPair(); err != nil {
+		if m.proxy, err = electdtest.FreeAddr(); err != nil {
+			t.Fatal(err)
+		}
+		if m.peer, err = electdtest.FreeAddr(); err != nil {
 			t.Fatal(err)
 		}
 		m.spec = electdtest.Spec{Dir: filepath.Join(dir, m.name), Config: &electdtest.Config{
 			ID: m.name, Servers: ens.Servers(), SessionTimeout: sessionTimeout,
 			Path: c.path, AdminToken: adminToken, LogLevel: "debug", LogFormat: "json",
 			ShutdownGrace: time.Second, ShutdownTimeout: 10 * time.Second,
-			ProxyListen: m.proxy, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
+			ProxyListen: m.proxy, ProxyPeer: m.peer, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
 		}}
 		if s.tune != nil {
 			s.tune(m.spec.Config)
@@ -124,7 +128,7 @@ func (c *cluster) start(m *member) {
 // member's footprint at rest.
 func (c *cluster) takeRest() {
 	c.t.Helper()
-	client := &http.Client{Timeout: patience}
+	client := ledger.Client(patience)
 	for _, m := range c.members {
 		for i := range 3 {
 			req, _ := http.NewRequest(http.MethodGet, "http://"+m.proxy+"/warm", nil)

@@ -29,7 +29,7 @@ func TestNoContinueNoPenalty(t *testing.T) {
 	c := startCluster(t, setup{n: 2, langs: []string{ledger.Python}})
 	l := c.settled(nil)
 	f := c.others(l)[0]
-	client := &http.Client{Timeout: patience}
+	client := ledger.Client(patience)
 	const n = 10
 	for _, via := range []struct{ id, name, addr string }{
 		{"direct", "straight to the application", l.app.Addr},

@@ -61,7 +61,7 @@ func checkTrailers(t *testing.T, c *cluster, via *member) {
 	id := fmt.Sprintf("trailer-%s-%d", via.name, time.Now().UnixNano())
 	req, _ := http.NewRequest(http.MethodPost, "http://"+via.proxy+"/w", io.NopCloser(strings.NewReader("a chunked body")))
 	req.Trailer = http.Header{"X-Sum": {"42"}}
-	r := ledger.Do(&http.Client{Timeout: patience}, via.name, id, req)
+	r := ledger.Do(ledger.Client(patience), via.name, id, req)
 	if r.Err != nil || r.Code != http.StatusOK {
 		t.Fatalf("chunked POST with a trailer: %v", r)
 	}
@@ -125,7 +125,7 @@ func checkForged(t *testing.T, c *cluster, via, l *member) {
 func arrival(t *testing.T, c *cluster, via *member, req *http.Request) ledger.Entry {
 	t.Helper()
 	req.URL.Path = fmt.Sprintf("/r-%s-%d", via.name, time.Now().UnixNano())
-	res, err := (&http.Client{Timeout: patience}).Do(req)
+	res, err := (ledger.Client(patience)).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestTrustedProxies(t *testing.T) {
 	for k, v := range claimed {
 		req.Header.Set(k, v)
 	}
-	r := ledger.Do(&http.Client{Timeout: patience}, l.name, "trusted", req)
+	r := ledger.Do(ledger.Client(patience), l.name, "trusted", req)
 	if r.Err != nil || r.Code != http.StatusOK {
 		t.Fatal(r)
 	}

@@ -84,7 +84,7 @@ func (c *cluster) killWithPostsInHand(l *member) []ledger.Request {
 	c.t.Helper()
 	via := append(c.others(l), c.others(l)...)
 	via = append(via, l)
-	client := &http.Client{Timeout: holdTime + appTime + peerTimeout + 10*time.Second}
+	client := ledger.Client(holdTime + appTime + peerTimeout + 10*time.Second)
 	ids := make([]string, len(via))
 	results := make([]ledger.Request, len(via))
 	var wg sync.WaitGroup

@@ -69,6 +69,19 @@ type LoadConfig struct {
 	Prefix string
 }
 
+// clientIdle closes the load's kept-alive connections idle this long:
+// shorter than the proxies' proxy.idle_timeout (1 s in every test), as a
+// keep-alive client's must be, or a request sent on a connection the proxy
+// is closing at that instant is reset (a POST is not retried by net/http).
+const clientIdle = 500 * time.Millisecond
+
+// Client is an HTTP/1.1 client for the proxies: timeout bounds each
+// request, kept-alive connections close after clientIdle.
+func Client(timeout time.Duration) *http.Client {
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 32, IdleConnTimeout: clientIdle}
+	return &http.Client{Transport: tr, Timeout: timeout}
+}
+
 // Load sends requests through the proxies of its targets, in turn, until
 // Stop.
 type Load struct {
@@ -86,8 +99,7 @@ type Load struct {
 
 // StartLoad starts sending to targets.
 func StartLoad(cfg LoadConfig, targets ...Target) *Load {
-	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 32, IdleConnTimeout: 5 * time.Second}
-	l := &Load{cfg: cfg, client: &http.Client{Transport: tr, Timeout: cfg.Timeout}, stop: make(chan struct{}), targets: targets}
+	l := &Load{cfg: cfg, client: Client(cfg.Timeout), stop: make(chan struct{}), targets: targets}
 	l.sender.Go(l.pace)
 	return l
 }
