@@ -3,6 +3,7 @@ package k8s
 import (
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +145,44 @@ func TestProxyFlavourForwardsThroughShutdown(t *testing.T) {
 	}
 	if tg := p.d.Spec.Template.Spec.TerminationGracePeriodSeconds; tg == nil || time.Duration(*tg)*time.Second < grace+timeout {
 		t.Errorf("terminationGracePeriodSeconds %v does not cover shutdown_grace %v + shutdown_timeout %v", tg, grace, timeout)
+	}
+}
+
+// The other pods' proxies forward to this one on a port of its own
+// (ELECTD_PROXY_PEER_LISTEN, the sidecar's port named peer), which the
+// NetworkPolicy admits beside the Service's; and a leader whose
+// application stops answering hands leadership on: electd checks the app
+// (ELECTD_APP_HEALTH_URL, on its port on localhost) often enough to
+// withdraw within seconds.
+func TestProxyFlavourPeersAndAppHealth(t *testing.T) {
+	m, p := proxyFlavour(t)
+	_, port, err := net.SplitHostPort(p.s.env["ELECTD_PROXY_PEER_LISTEN"].Value)
+	n, err2 := strconv.ParseUint(port, 10, 16)
+	if err != nil || err2 != nil || n == 0 || int32(n) == p.listen {
+		t.Fatalf("ELECTD_PROXY_PEER_LISTEN %q: want :port, not the proxy's %d", p.s.env["ELECTD_PROXY_PEER_LISTEN"].Value, p.listen)
+	}
+	if got := probePort(p.s.c, intstr.FromString("peer")); got != int32(n) {
+		t.Errorf("electd's port named peer is %d, want ELECTD_PROXY_PEER_LISTEN's %d", got, n)
+	}
+	admitted := map[int32]bool{}
+	for _, np := range m.policies {
+		for _, in := range np.Spec.Ingress {
+			for _, pp := range in.Ports {
+				if pp.Port != nil && len(in.From) == 0 {
+					admitted[pp.Port.IntVal] = true
+				}
+			}
+		}
+	}
+	if !admitted[p.listen] || !admitted[int32(n)] {
+		t.Errorf("the NetworkPolicy admits %v from anywhere, want the proxy's %d and the peer port %d", admitted, p.listen, n)
+	}
+	url := p.s.env["ELECTD_APP_HEALTH_URL"].Value
+	if !strings.HasPrefix(url, "http://"+p.app+"/") {
+		t.Errorf("ELECTD_APP_HEALTH_URL %q: want a path of the app at %s", url, p.app)
+	}
+	if d, ok := duration(p.s.env["ELECTD_APP_HEALTH_INTERVAL"].Value); !ok || d > 5*time.Second {
+		t.Errorf("ELECTD_APP_HEALTH_INTERVAL %q: want at most 5s, so that a hung application is withdrawn within seconds",
+			p.s.env["ELECTD_APP_HEALTH_INTERVAL"].Value)
 	}
 }

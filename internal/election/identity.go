@@ -2,7 +2,7 @@ package election
 
 import "fmt"
 
-// The election's identity (docs/DESIGN.md, "Forwarding": every hop names
+// The election's identity (docs/DESIGN.md, "Forwarding": every forward names
 // its election): the path, with its chroot, and the czxid of the path's
 // node, so that it is the same at every participant and differs for any
 // other election, on this ensemble or another. The forwarding proxy puts

@@ -85,11 +85,12 @@ var errBodySent = errors.New("proxy: the request's body was sent already")
 // send it and sending it again when that is allowed, within the hold time.
 func (h *httpProxy) route(q *request) Result {
 	p := h.p
+	why := ""
 	for {
 		wake := p.wake.Changed()
 		d := p.decide(0, true)
 		var retry time.Duration
-		why := d.why
+		failed := d.why
 		switch d.way {
 		case toNone:
 			return unavailable(q.w, ResultShutdown, "the proxy is shutting down")
@@ -105,8 +106,12 @@ func (h *httpProxy) route(q *request) Result {
 			if d.way == toApp && errors.Is(o.err, syscall.ECONNREFUSED) {
 				p.stepDown(d.route, StepDownRefused, o.err)
 			}
-			retry, why = retryEvery, fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err)
+			retry, failed = retryEvery, fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err)
+			if errors.Is(o.err, errHoldExpired) && why != "" {
+				failed = why // what kept it from going anywhere in time
+			}
 		}
+		why = failed
 		if res, ok := h.hold(q, wake, retry, why); !ok {
 			return res
 		}

@@ -125,9 +125,10 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 		term := p.placedScope(d.route.Token)
 		stop := context.AfterFunc(term, func() { h.endTerm(a, term, cancel) })
 		defer stop()
-		// Until the leader's proxy takes it, the hold time bounds the wait
-		// (the leader's proxy answers when it runs out, within a ping).
-		t := p.clock.AfterFunc(a.hold+p.cfg.PeerTimeout, func() {
+		// Until the leader's proxy takes it, what is left of the hold time
+		// bounds the wait (the leader's proxy, told as much, gives up then
+		// too).
+		t := p.clock.AfterFunc(a.hold, func() {
 			if !a.taken.Load() {
 				cancel(errHoldExpired)
 			}

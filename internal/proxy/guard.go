@@ -17,7 +17,7 @@ var (
 )
 
 // guard bounds how long a flow of bytes may stall (docs/DESIGN.md,
-// "Forwarding": timeouts on every stage). A slot is active while bytes are
+// "Forwarding": bounds). A slot is active while bytes are
 // due on it (a body not yet at its end, a write in progress) and holds the
 // time of its last progress; trip is called once when an active slot made
 // no progress for stall, or when nothing at all happened for idle (0: no

@@ -32,10 +32,7 @@ func (p *Proxy) Yield(ctx context.Context, f func(context.Context) error) error 
 		p.mu.Unlock()
 		p.wake.Notify()
 	}()
-	d := p.drain(ctx)
-	if r, ok := ctx.Value(drainKey{}).(*drainReport); ok {
-		r.set(d)
-	}
+	NoteDrain(ctx, p.drain(ctx))
 	return f(ctx)
 }
 
@@ -61,6 +58,13 @@ func (r *drainReport) set(d Drained) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.d, r.ok = d, true
+}
+
+// NoteDrain records d in the report ReportDrain put in ctx, if any.
+func NoteDrain(ctx context.Context, d Drained) {
+	if r, ok := ctx.Value(drainKey{}).(*drainReport); ok {
+		r.set(d)
+	}
 }
 
 // ReportDrain returns a context under which Yield reports its drain, and

@@ -10,7 +10,7 @@ import (
 )
 
 // A forward from a peer's proxy, on PeerListen (docs/DESIGN.md,
-// "Forwarding": every hop names its election and its leader). It names
+// "Forwarding": every forward names its election and its leader). It names
 // the election and the leadership (fencing token) it is meant for; this
 // proxy takes it only when it is that leadership, with a valid lease, and
 // says so in an interim 102 (Electd-Taken) before its application gets
@@ -54,11 +54,12 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 // take hands a peer's forward to the application, or holds or bounces it.
 func (h *httpProxy) take(q *request, fw forward) Result {
 	p := h.p
+	why := ""
 	for {
 		wake := p.wake.Changed()
 		d := p.decideTake(fw.election, fw.token)
 		var retry time.Duration
-		why := d.why
+		failed := d.why
 		switch d.way {
 		case toNone:
 			return unavailable(q.w, ResultShutdown, "the proxy is shutting down")
@@ -80,8 +81,12 @@ func (h *httpProxy) take(q *request, fw forward) Result {
 			if errors.Is(o.err, syscall.ECONNREFUSED) {
 				p.stepDown(d.route, StepDownRefused, o.err)
 			}
-			retry, why = retryEvery, fmt.Sprintf("the application did not take it (%v)", o.err)
+			retry, failed = retryEvery, fmt.Sprintf("the application did not take it (%v)", o.err)
+			if errors.Is(o.err, errHoldExpired) && why != "" {
+				failed = why // what kept it from going anywhere in time
+			}
 		}
+		why = failed
 		if res, ok := h.hold(q, wake, retry, why); !ok {
 			return res
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // The pool of connections to the other participants' proxies
-// (docs/DESIGN.md, "Forwarding": peers). HTTP/2 without TLS, prior
+// (docs/DESIGN.md, "Forwarding": two ports). HTTP/2 without TLS, prior
 // knowledge: one connection carries up to PeerStreams forwards at once,
 // so a follower's forwards hold streams, not connections, at the leader,
 // and the leader's PeerStreams cap on each connection is the share every
