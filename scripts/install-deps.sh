@@ -8,7 +8,9 @@
 # The full set also needs a Java compiler (the Curator interop tests compile
 # a small Java program): when javac is missing, default-jdk-headless is added.
 # etcd-server is the storage of the kube-apiserver that tests/kubetest
-# builds and runs for the Kubernetes tests; chromium is the headless browser
+# builds and runs for the Kubernetes tests; python3 runs the Python
+# application of the data-plane tests (tests/ledger/app.py, an http.server:
+# standard library only); chromium is the headless browser
 # tests/uitest drives the status page in; prometheus brings the Prometheus
 # server that tests/promtest runs the alert rules and the dashboard in, and
 # promtool, which runs the rules' unit tests. prometheus is installed without
@@ -29,6 +31,7 @@ ALL_PACKAGES=(
 	libcurator-recipes-java
 	libcurator-framework-java
 	libcurator-client-java
+	python3
 	python3-kazoo
 	python3-yaml
 	etcd-server
@@ -65,7 +68,8 @@ if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>
 	say "this is not a Debian-based system (no dpkg-query/apt-get)."
 	say "install by hand: Apache ZooKeeper 3.8 jars in /usr/share/java (zookeeper.jar and its"
 	say "dependencies), Apache Curator 5.x jars (curator-client, curator-framework,"
-	say "curator-recipes), a Java runtime, the Python 3 modules kazoo and yaml, etcd 3.4+"
+	say "curator-recipes), a Java runtime, Python 3 at /usr/bin/python3 with the modules"
+	say "kazoo and yaml, etcd 3.4+"
 	say "(the etcd binary in PATH, for the Kubernetes API server tests), Prometheus 2.42+"
 	say "(prometheus and promtool in PATH, for the alert rule tests), and for make e2e"
 	say "containerd 1.6+, runc, the CNI plugins bridge, host-local, loopback and portmap in"

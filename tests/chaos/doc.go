@@ -46,12 +46,22 @@
 // runs out while no server can renew it, and it leads again once back. Either
 // way /leader shows the same session id and token afterwards.
 //
-// The faults (faults.go, faults_zk.go) are numbered as in the issue: 1 leader
-// cut off (blackhole or refuse, 0.5 or 2 x the session timeout), 2
-// SIGSTOP/SIGCONT, 3 kill -9, 4 kill of the leader's ZooKeeper server, 5 that
-// server isolated from its peers, 6 the whole ensemble down, 7 a standalone
-// server restart (7b: kept down until the leader's lease has run out), 8
-// random cuts while participants join, leave and crash.
+// Every participant also runs its forwarding proxy in front of an
+// application of its own (Go or Python, tests/ledger), and a paced load goes
+// through the proxies while each fault lasts (traffic.go): at the end, from
+// the applications' ledgers keyed by request id and the clients' answers, no
+// POST ran twice, no request reached an application whose participant did
+// not lead at that moment (the fencing token), and every request ended
+// within its bound in an answer or a clean 503/504 (issue 28, must have 9).
+//
+// The faults (faults.go, faults_zk.go, faults_proxy.go) are numbered as in
+// the issue: 1 leader cut off (blackhole or refuse, 0.5 or 2 x the session
+// timeout), 2 SIGSTOP/SIGCONT, 3 kill -9, 4 kill of the leader's ZooKeeper
+// server, 5 that server isolated from its peers, 6 the whole ensemble down, 7
+// a standalone server restart (7b: kept down until the leader's lease has run
+// out), 8 random cuts while participants join, leave and crash; and, for the
+// proxies, 9 the leader's application killed with a POST in hand, 10 the
+// leader's proxy cut from its peers' (blackhole or refuse).
 //
 // go test -race ./tests/chaos/ runs a short subset; -args -chaos.long
 // runs the whole matrix -chaos.runs times and prints the summary table.

@@ -33,6 +33,19 @@ shutdown_timeout: 5s
 	if got != want {
 		t.Errorf("YAML:\n%s\nwant:\n%s", got, want)
 	}
+	proxy := string(Config{ProxyListen: "127.0.0.1:4041", ProxyPeer: "127.0.0.1:4042", ProxyApp: "127.0.0.1:8080",
+		ProxyMaxConnections: 40, ProxyResponseTimeout: time.Second, ProxyTrustedProxies: []string{"10.0.0.0/8", "127.0.0.1"}}.YAML())
+	wantProxy := `proxy:
+  listen: 127.0.0.1:4041
+  app: 127.0.0.1:8080
+  peer_listen: 127.0.0.1:4042
+  max_connections: 40
+  response_timeout: 1s
+  trusted_proxies: [10.0.0.0/8, 127.0.0.1]
+`
+	if proxy != wantProxy {
+		t.Errorf("YAML:\n%s\nwant:\n%s", proxy, wantProxy)
+	}
 	if got := string(Config{}.YAML()); got != "{}\n" {
 		t.Errorf("empty Config: %q", got)
 	}

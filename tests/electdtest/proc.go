@@ -62,7 +62,16 @@ type Proc struct {
 // killed when the test ends, and its log printed if the test failed.
 func Start(t testing.TB, s Spec) *Proc {
 	t.Helper()
-	bin := Binary(t)
+	return StartProgram(t, Binary(t), s)
+}
+
+// StartProgram runs another program the tests need beside electd (an application
+// behind its proxy, in any language) as Start runs electd: Spec.Args are its
+// arguments, Spec.Config must be nil, and Spec.Addr is a free loopback address the
+// program may be told to listen on. It is killed when the test ends, and its log
+// printed if the test failed.
+func StartProgram(t testing.TB, bin string, s Spec) *Proc {
+	t.Helper()
 	if s.Dir == "" {
 		s.Dir = t.TempDir()
 	}

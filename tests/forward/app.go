@@ -56,8 +56,9 @@ func (f *Fence) once(app, id, method string) {
 	f.ran[id] = app
 }
 
-// check records one request that app received with token and leader id.
-func (f *Fence) check(app, id, token string) {
+// Check records one request that app received with token and leader id, in
+// the order the requests reached the applications.
+func (f *Fence) Check(app, id, token string) {
 	tok, err := strconv.ParseInt(token, 10, 64)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -171,7 +172,7 @@ func (a *App) Unhang() {
 func (a *App) handle(w http.ResponseWriter, r *http.Request) {
 	// Checked as it arrives: what a fenced storage would see first.
 	tok := r.Header.Get(HeaderFencingToken)
-	a.fence.check(a.Name, r.Header.Get(HeaderLeaderID), tok)
+	a.fence.Check(a.Name, r.Header.Get(HeaderLeaderID), tok)
 	a.mu.Lock()
 	hung := a.hung
 	a.mu.Unlock()
