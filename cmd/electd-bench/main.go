@@ -42,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.LoadDuration, "load", cfg.LoadDuration, "/healthz/leader load duration")
 	fs.IntVar(&cfg.LoadConns, "load-conns", cfg.LoadConns, "/healthz/leader keep-alive connections")
 	fs.IntVar(&cfg.ForwardRequests, "forward-requests", cfg.ForwardRequests, "requests timed one at a time along each forwarding path")
+	fs.IntVar(&cfg.ForwardConns, "forward-conns", cfg.ForwardConns, "kept-alive clients that drive each forwarding path to saturation")
+	fs.DurationVar(&cfg.ForwardLoad, "forward-load", cfg.ForwardLoad, "how long each forwarding path is driven to saturation")
 	fs.IntVar(&cfg.ForwardRounds, "forward-rounds", cfg.ForwardRounds, "rounds of each hand-over under load through the forwarding proxies")
 	fs.StringVar(&cfg.ZKHeap, "zk-heap", cfg.ZKHeap, "-Xmx of the 3-server ensemble's JVMs (scale section)")
 	fs.DurationVar(&cfg.JoinLimit, "join-limit", 0, "longest wait for a scale configuration to join (default 30s + 10ms per participant)")

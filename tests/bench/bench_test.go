@@ -32,6 +32,7 @@ func TestBenchSmoke(t *testing.T) {
 		FootprintWindow: 500 * time.Millisecond,
 		LoadDuration:    200 * time.Millisecond, LoadConns: 2,
 		ForwardRequests: 50, ForwardRounds: 1,
+		ForwardConns: 4, ForwardLoad: 200 * time.Millisecond,
 		ZKHeap:      "256m",
 		Progress:    testLog{t},
 		MemBudget:   2 << 30,
@@ -76,10 +77,13 @@ func TestBenchSmoke(t *testing.T) {
 	want("footprint", fp != nil && fp.LeaderRSS > 0 && fp.FollowerRSS > 0 && fp.LeaderCPU > 0)
 	want("/healthz/leader load", fp != nil && fp.Load != nil && fp.Load.Requests > 0 && fp.Load.NotLeaders == 0)
 	fw := rep.Forward
-	want("forward", fw != nil && len(fw.Latency) == 9 && len(fw.Handovers) == 4 && fw.Rate > 0)
+	want("forward", fw != nil && len(fw.Latency) == 15 && len(fw.Saturation) == 14 && len(fw.Handovers) == 4 && fw.Rate > 0)
 	if fw != nil {
 		for _, l := range fw.Handovers {
 			want("forward: "+l.Kind, len(l.Requests) == 1 && l.Requests[0] > 0)
+		}
+		for _, l := range fw.Saturation {
+			want("forward at saturation: "+l.Method+" "+pathName(l.Via, l.Hops, false), l.Requests > 0 && l.Errors == 0 && (l.Hops == 0 || l.CPU > 0))
 		}
 	}
 	s := rep.Scale

@@ -43,6 +43,10 @@ type Config struct {
 	// ForwardRequests are sent one at a time along each path to time what
 	// a forward adds; ForwardRounds of each hand-over run under load.
 	ForwardRequests, ForwardRounds int
+	// ForwardConns kept-alive clients drive each path to saturation for
+	// ForwardLoad.
+	ForwardConns int
+	ForwardLoad  time.Duration
 	// ZKHeap is the ensemble's -Xmx for the scale section (zktest's
 	// default otherwise).
 	ZKHeap string
@@ -74,6 +78,7 @@ func Defaults() Config {
 		LoadDuration:    5 * time.Second,
 		LoadConns:       4,
 		ForwardRequests: 2000, ForwardRounds: 5,
+		ForwardConns: 16, ForwardLoad: 5 * time.Second,
 		ZKHeap:       "1g",
 		MemBudget:    6 << 30,
 		ScaleWindow:  10 * time.Second,
@@ -94,6 +99,9 @@ func (c Config) Validate() error {
 	}
 	if c.IdleParticipants < 3 {
 		errs = append(errs, errors.New("idle participants: at least 3 (a leader, its successor and a follower)"))
+	}
+	if c.ForwardConns < 1 || c.ForwardLoad <= 0 {
+		errs = append(errs, errors.New("forward load: at least 1 connection for a positive duration"))
 	}
 	if c.Elections < 0 || c.LoadConns < 1 {
 		errs = append(errs, errors.New("elections must be >= 0 and load connections >= 1"))

@@ -20,6 +20,8 @@ type env struct {
 	single *zktest.Ensemble
 	spawn  *spawner
 	out    io.Writer // progress lines
+	// floorBin is tests/bench/floorproxy, built when first needed.
+	floorBin string
 }
 
 func (e *env) progress(format string, args ...any) {

@@ -4,6 +4,11 @@
 // first line. A hop through it costs what any proxy process costs on the
 // machine (two wake-ups of a process and two loopback round trips), so
 // electd's forward is judged against it, not against an in-process call.
+// It keeps up to 64 idle connections to its target, as electd's proxy does
+// (net/http's default of 2 would dial and close a connection for most
+// requests from 16 clients at once), and sets the two headers electd's
+// proxy hands its application (docs/DESIGN.md, "Forwarding"), so that one
+// application serves every path the bench times.
 package main
 
 import (
@@ -27,7 +32,14 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(ln.Addr())
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 64
+	rp := &httputil.ReverseProxy{Transport: tr, Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Header.Set("Electd-Fencing-Token", "1")
+		r.Out.Header.Set("Electd-Leader-Id", "direct")
+	}}
 	fmt.Fprintln(os.Stderr, http.Serve(ln, rp))
 	os.Exit(1)
 }
