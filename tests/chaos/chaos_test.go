@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/ledger"
 )
 
 var (
@@ -42,6 +43,7 @@ var logs struct {
 }
 
 func TestMain(m *testing.M) {
+	ledger.MainIfApp() // a copy of this binary started as a participant's Go application
 	flag.Parse()
 	code := m.Run()
 	if logs.dir != "" {
@@ -149,6 +151,15 @@ func matrix() []chaosCase {
 	for _, mode := range modes {
 		add(standalone, "8 random cuts + join/leave/crash", "churn", mode, "hold", sessionT, selectorTerm(mode, 2*time.Second), faultChurn(churnLong))
 	}
+	for _, mode := range modes {
+		add(standalone, "9 leader's application kill -9", "appkill", mode, "hold", sessionT, selectorTerm(mode, 3*time.Second), faultAppKill)
+	}
+	for _, kind := range []string{"blackhole", "refuse"} {
+		for _, mode := range modes {
+			add(standalone, "10 leader's proxy cut from its peers: "+kind, "peercut-"+kind, mode, "hold", sessionT, 0, faultPeerCut(kind))
+			cs[len(cs)-1].spec.PeerRelay = true
+		}
+	}
 	return cs
 }
 
@@ -158,7 +169,8 @@ const (
 )
 
 // shortPlan is one run of each fault in one mode, modes rotating across
-// faults; about a minute and a half on two cores.
+// faults (the refusing peer cut is left to the long plan); about two
+// minutes on two cores.
 func shortPlan() []chaosCase {
 	pick := []struct{ name, mode, policy string }{
 		{"cut-blackhole-2.0T", "latch", "hold"},
@@ -175,6 +187,8 @@ func shortPlan() []chaosCase {
 		{"isolate", "selector", "hold"},
 		{"isolate-server", "race", "hold"},
 		{"ensemble-stop", "latch", "hold"},
+		{"appkill", "selector", "hold"},
+		{"peercut-blackhole", "race", "hold"},
 	}
 	all := matrix()
 	var out []chaosCase

@@ -83,13 +83,15 @@ func (r *run) expectNoLongGap(label string, from, to time.Duration) {
 	}
 }
 
-// finish checks what every run must end with: exactly one leader, no
-// unexpected exits, no orphan nodes, and every participant idle again. The safety check over all samples
-// runs in teardown, after the last sample.
+// finish checks what every run must end with: exactly one leader, the
+// traffic through the proxies as traffic.go says, no unexpected exits, no
+// orphan nodes, and every participant idle again. The safety check over
+// all samples runs in teardown, after the last sample.
 func (r *run) finish() {
 	r.t.Helper()
 	l := r.waitSingleLeader(r.bound())
 	r.event("final leader %s", l.Name)
+	r.checkTraffic()
 	r.checkOrphans(r.bound() + 2*time.Second)
 	r.checkIdle()
 }
@@ -162,6 +164,7 @@ func nodesString(nodes []invariant.Node) string {
 // reports the run.
 func (r *run) teardown(sum *Summary) {
 	r.bg.Wait()
+	r.stopTraffic()
 	end := r.now()
 	r.obs.Stop()
 	for _, p := range r.procs {

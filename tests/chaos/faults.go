@@ -64,7 +64,7 @@ func (r *run) noClaims(who *electdtest.Proc, from, to time.Duration, why string)
 func faultPause(r *run) {
 	l := r.setup(3, nil)
 	t0 := r.now()
-	if err := l.Pause(); err != nil {
+	if err := r.pause(l); err != nil {
 		r.fatalf("SIGSTOP %s: %v", l.Name, err)
 	}
 	r.event("SIGSTOP leader %s", l.Name)
@@ -76,7 +76,7 @@ func faultPause(r *run) {
 	}
 	defer conn.Close()
 	tc := r.now()
-	if err := l.Resume(); err != nil {
+	if err := r.resume(l); err != nil {
 		r.fatalf("SIGCONT %s: %v", l.Name, err)
 	}
 	s := electdtest.ProbeOn(conn, r.now)

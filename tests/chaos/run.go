@@ -12,6 +12,7 @@ import (
 
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/ledger"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -27,6 +28,7 @@ type spec struct {
 	N         int           // participants at the start
 	Index     int           // which run of this fault and mode
 	Seed      int64         // churn only
+	PeerRelay bool          // a relay in front of every participant's peer port, for the faults that cut peers apart
 	fn        func(*run)
 }
 
@@ -52,6 +54,10 @@ type run struct {
 	procs   []*electdtest.Proc         // every process started, in order
 	proxies map[string][]*zktest.Proxy // by participant id, in members() order
 	leaving map[string]bool            // asked to stop, maybe not yet exited
+	parts   map[string]*participant    // by participant id: application, proxy, relay (traffic.go)
+	out     map[string]bool            // taken out of the load
+	gone    map[string][]time.Time     // when each was taken out
+	load    *ledger.Load
 	nextID  int
 	events  []event
 	windows []invariant.Interval // windows worth showing in a failure report
@@ -82,6 +88,9 @@ func newRun(t *testing.T, e *env, bin, baseDir string, sp spec, sum *Summary, po
 		path:    fmt.Sprintf("/chaos/%s-%d", strings.ToLower(name), time.Now().UnixNano()%1e9),
 		proxies: map[string][]*zktest.Proxy{},
 		leaving: map[string]bool{},
+		parts:   map[string]*participant{},
+		out:     map[string]bool{},
+		gone:    map[string][]time.Time{},
 		timeout: sp.Session,
 		res:     Result{Fault: sp.Fault, Mode: sp.modeLabel()},
 		began:   time.Now(),
@@ -175,7 +184,7 @@ func (r *run) start(pin int) *electdtest.Proc {
 	if err != nil {
 		r.fatalf("%v", err)
 	}
-	p, err := electdtest.Launch(r.bin, electdtest.Spec{Dir: filepath.Join(r.dir, id), Addr: addr, Config: &electdtest.Config{
+	cfg := &electdtest.Config{
 		ID:              id,
 		Advertise:       addr,
 		Servers:         servers,
@@ -189,7 +198,9 @@ func (r *run) start(pin int) *electdtest.Proc {
 		LogFormat:       "json",
 		ShutdownGrace:   r.spec.Grace,
 		ShutdownTimeout: 10 * time.Second,
-	}})
+	}
+	r.proxyConfig(id, cfg)
+	p, err := electdtest.Launch(r.bin, electdtest.Spec{Dir: filepath.Join(r.dir, id), Addr: addr, Config: cfg})
 	if err != nil {
 		r.fatalf("%v", err)
 	}
@@ -212,7 +223,9 @@ func (r *run) start(pin int) *electdtest.Proc {
 			}
 		}
 	}
-	r.event("started %s (pid %d, http %s, first server %d, pinned %v)", id, p.Pid(), p.Addr, first, pin >= 0)
+	r.retarget()
+	r.event("started %s (pid %d, http %s, proxy %s before its %s application, first server %d, pinned %v)",
+		id, p.Pid(), p.Addr, cfg.ProxyListen, r.part(p).app.Lang, first, pin >= 0)
 	return p
 }
 
@@ -236,7 +249,9 @@ func (r *run) setup(n int, pin func(i int) int) *electdtest.Proc {
 		r.start(pin(i))
 	}
 	l := r.waitSingleLeader(r.bound())
+	r.warmUp()
 	r.restGoroutines()
+	r.startTraffic()
 	r.event("setup done: %d participants, leader %s, negotiated session timeout %s, liveness bound %s",
 		n, l.Name, r.timeout, r.bound())
 	return l
@@ -303,6 +318,7 @@ func (r *run) waitSingleLeader(d time.Duration) *electdtest.Proc {
 
 // stopAsync sends SIGTERM to p and stops observing it once it has exited.
 func (r *run) stopAsync(p *electdtest.Proc, wg *sync.WaitGroup) {
+	r.away(p)
 	r.mu.Lock()
 	r.leaving[p.Name] = true
 	r.mu.Unlock()
@@ -320,6 +336,7 @@ func (r *run) stopAsync(p *electdtest.Proc, wg *sync.WaitGroup) {
 
 // kill sends SIGKILL to p and stops observing it.
 func (r *run) kill(p *electdtest.Proc) {
+	r.away(p)
 	r.mu.Lock()
 	r.leaving[p.Name] = true
 	r.mu.Unlock()

@@ -32,7 +32,12 @@ type Result struct {
 	// second nodes of one); Missing are live participants without a node.
 	Orphans int
 	Missing int
-	Elapsed time.Duration
+	// Requests went through the proxies during the run (traffic.go); Twice
+	// counts POSTs that ran twice and requests unfenced, Late those over
+	// their bound, Unclean those that ended otherwise than promised (or
+	// showed an Electd-* header).
+	Requests, Twice, Late, Unclean int
+	Elapsed                        time.Duration
 }
 
 // Summary collects results per fault and mode, in first-seen order.
@@ -46,6 +51,7 @@ type summaryRow struct {
 	runs, failed, skipped            int
 	overlaps, inferred               int
 	orphans, missing                 int
+	requests, twice, late, unclean   int
 	leaderless, toLeader, bound, dur time.Duration
 }
 
@@ -75,6 +81,10 @@ func (s *Summary) Add(r Result) {
 	row.inferred += r.Inferred
 	row.orphans += r.Orphans
 	row.missing += r.Missing
+	row.requests += r.Requests
+	row.twice += r.Twice
+	row.late += r.Late
+	row.unclean += r.Unclean
 	row.leaderless = max(row.leaderless, r.Leaderless)
 	row.toLeader = max(row.toLeader, r.TimeToLeader)
 	row.bound = max(row.bound, r.Bound)
@@ -88,7 +98,8 @@ func (s *Summary) String() string {
 	defer s.mu.Unlock()
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "fault\tmode\truns\tfailed\toverlapping-200\tinferred\tlongest leaderless ms\tmax time-to-leader ms (bound)\torphans\tmissing\ttime s")
+	fmt.Fprintln(w, "fault\tmode\truns\tfailed\toverlapping-200\tinferred\tlongest leaderless ms\tmax time-to-leader ms (bound)\torphans\tmissing\t"+
+		"requests\ttwice/unfenced\tlate\tunclean\ttime s")
 	var tot summaryRow
 	for _, r := range s.rows {
 		runs := fmt.Sprint(r.runs)
@@ -99,17 +110,23 @@ func (s *Summary) String() string {
 		if r.bound > 0 {
 			toLeader = fmt.Sprintf("%d (%d)", r.toLeader.Milliseconds(), r.bound.Milliseconds())
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%.1f\n", r.fault, r.mode, runs, r.failed,
-			r.overlaps, r.inferred, r.leaderless.Milliseconds(), toLeader, r.orphans, r.missing, r.dur.Seconds())
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", r.fault, r.mode, runs, r.failed,
+			r.overlaps, r.inferred, r.leaderless.Milliseconds(), toLeader, r.orphans, r.missing,
+			r.requests, r.twice, r.late, r.unclean, r.dur.Seconds())
 		tot.runs += r.runs
 		tot.failed += r.failed
 		tot.overlaps += r.overlaps
 		tot.inferred += r.inferred
 		tot.orphans += r.orphans
 		tot.missing += r.missing
+		tot.requests += r.requests
+		tot.twice += r.twice
+		tot.late += r.late
+		tot.unclean += r.unclean
 		tot.dur += r.dur
 	}
-	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t\t\t%d\t%d\t%.1f\n", tot.runs, tot.failed, tot.overlaps, tot.inferred, tot.orphans, tot.missing, tot.dur.Seconds())
+	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t\t\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", tot.runs, tot.failed, tot.overlaps, tot.inferred,
+		tot.orphans, tot.missing, tot.requests, tot.twice, tot.late, tot.unclean, tot.dur.Seconds())
 	w.Flush()
 	return b.String()
 }

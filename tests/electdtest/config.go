@@ -2,6 +2,7 @@ package electdtest
 
 import (
 	"bytes"
+	"reflect"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -30,12 +31,21 @@ type Config struct {
 	LogLevel  string // log.level
 	LogFormat string // log.format: json, text
 
-	ProxyListen   string        // proxy.listen
-	ProxyApp      string        // proxy.app
-	ProxyMode     string        // proxy.mode: http, tcp
-	ProxyPeer     string        // proxy.peer_listen (tcp)
-	ProxyHoldTime time.Duration // proxy.hold_time
-	ProxyIdle     time.Duration // proxy.idle_timeout
+	ProxyListen          string        // proxy.listen
+	ProxyApp             string        // proxy.app
+	ProxyMode            string        // proxy.mode: http, tcp
+	ProxyPeer            string        // proxy.peer_listen
+	ProxyAdvertise       string        // proxy.advertise
+	ProxyHoldTime        time.Duration // proxy.hold_time
+	ProxyDrainTimeout    time.Duration // proxy.drain_timeout
+	ProxyIdle            time.Duration // proxy.idle_timeout
+	ProxyMaxConnections  int           // proxy.max_connections
+	ProxyResponseTimeout time.Duration // proxy.response_timeout
+	ProxyBodyTimeout     time.Duration // proxy.body_timeout
+	// The data plane's keys (issue 28): how long a silent peer is believed, and the
+	// front load balancers whose forwarding headers are kept.
+	ProxyPeerTimeout    time.Duration // proxy.peer_timeout
+	ProxyTrustedProxies []string      // proxy.trusted_proxies
 
 	ShutdownGrace   time.Duration
 	ShutdownTimeout time.Duration
@@ -75,12 +85,19 @@ type (
 		Format string `yaml:"format,omitempty"`
 	}
 	yamlProxy struct {
-		Listen     string `yaml:"listen,omitempty"`
-		App        string `yaml:"app,omitempty"`
-		Mode       string `yaml:"mode,omitempty"`
-		PeerListen string `yaml:"peer_listen,omitempty"`
-		HoldTime   string `yaml:"hold_time,omitempty"`
-		Idle       string `yaml:"idle_timeout,omitempty"`
+		Listen          string   `yaml:"listen,omitempty"`
+		App             string   `yaml:"app,omitempty"`
+		Mode            string   `yaml:"mode,omitempty"`
+		PeerListen      string   `yaml:"peer_listen,omitempty"`
+		Advertise       string   `yaml:"advertise,omitempty"`
+		HoldTime        string   `yaml:"hold_time,omitempty"`
+		DrainTimeout    string   `yaml:"drain_timeout,omitempty"`
+		Idle            string   `yaml:"idle_timeout,omitempty"`
+		MaxConnections  int      `yaml:"max_connections,omitempty"`
+		ResponseTimeout string   `yaml:"response_timeout,omitempty"`
+		BodyTimeout     string   `yaml:"body_timeout,omitempty"`
+		PeerTimeout     string   `yaml:"peer_timeout,omitempty"`
+		TrustedProxies  []string `yaml:"trusted_proxies,omitempty,flow"`
 	}
 )
 
@@ -108,7 +125,13 @@ func (c Config) YAML() []byte {
 	if l := (yamlLog{c.LogLevel, c.LogFormat}); l != (yamlLog{}) {
 		f.Log = &l
 	}
-	if p := (yamlProxy{c.ProxyListen, c.ProxyApp, c.ProxyMode, c.ProxyPeer, dur(c.ProxyHoldTime), dur(c.ProxyIdle)}); p != (yamlProxy{}) {
+	p := yamlProxy{
+		Listen: c.ProxyListen, App: c.ProxyApp, Mode: c.ProxyMode, PeerListen: c.ProxyPeer, Advertise: c.ProxyAdvertise,
+		HoldTime: dur(c.ProxyHoldTime), DrainTimeout: dur(c.ProxyDrainTimeout), Idle: dur(c.ProxyIdle),
+		MaxConnections: c.ProxyMaxConnections, ResponseTimeout: dur(c.ProxyResponseTimeout), BodyTimeout: dur(c.ProxyBodyTimeout),
+		PeerTimeout: dur(c.ProxyPeerTimeout), TrustedProxies: c.ProxyTrustedProxies,
+	}
+	if !reflect.ValueOf(p).IsZero() {
 		f.Proxy = &p
 	}
 	var b bytes.Buffer

@@ -59,7 +59,16 @@ type Proc struct {
 // killed when the test ends, and its log printed if the test failed.
 func Start(t testing.TB, s Spec) *Proc {
 	t.Helper()
-	bin := Binary(t)
+	return StartProgram(t, Binary(t), s)
+}
+
+// StartProgram runs another program the tests need beside electd (an application
+// behind its proxy, in any language) as Start runs electd: Spec.Args are its
+// arguments, Spec.Config must be nil, and Spec.Addr is a free loopback address the
+// program may be told to listen on. It is killed when the test ends, and its log
+// printed if the test failed.
+func StartProgram(t testing.TB, bin string, s Spec) *Proc {
+	t.Helper()
 	if s.Dir == "" {
 		s.Dir = t.TempDir()
 	}
@@ -165,6 +174,25 @@ func FreeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
+}
+
+// FreeAddrPair returns a loopback address whose port and the next one are both free now:
+// the forwarding proxy's peer port is proxy.listen's plus one unless set otherwise.
+func FreeAddrPair() (string, error) {
+	for range 20 {
+		a, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", fmt.Errorf("electdtest: %w", err)
+		}
+		port := a.Addr().(*net.TCPAddr).Port
+		b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
+		a.Close()
+		if err == nil {
+			b.Close()
+			return a.Addr().String(), nil
+		}
+	}
+	return "", errors.New("electdtest: no two free consecutive loopback ports")
 }
 
 // Pid is the process id.

@@ -36,8 +36,9 @@ type Fence struct {
 // NewFence returns an empty Fence.
 func NewFence() *Fence { return &Fence{owner: map[int64]string{}} }
 
-// check records one request that app received with token and leader id.
-func (f *Fence) check(app, id, token string) {
+// Check records one request that app received with token and leader id, in
+// the order the requests reached the applications.
+func (f *Fence) Check(app, id, token string) {
 	tok, err := strconv.ParseInt(token, 10, 64)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -120,7 +121,7 @@ func (a *App) serve(ln net.Listener) {
 func (a *App) handle(w http.ResponseWriter, r *http.Request) {
 	// Checked as it arrives: what a fenced storage would see first.
 	tok := r.Header.Get(HeaderFencingToken)
-	a.fence.check(a.Name, r.Header.Get(HeaderLeaderID), tok)
+	a.fence.Check(a.Name, r.Header.Get(HeaderLeaderID), tok)
 	if _, err := io.Copy(io.Discard, r.Body); err != nil {
 		return
 	}

@@ -1,0 +1,297 @@
+package dataplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/forward"
+	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/wait"
+)
+
+// The clusters' settings, as tests/forward's: a session timeout short
+// enough that a stalled or crashed leader is replaced well within the hold
+// time (ZooKeeper expires its session after the timeout plus 1.5 ticks),
+// and proxies that close idle connections after a second, so that a
+// participant's goroutines return to rest soon after the load.
+const (
+	sessionTimeout = 2 * time.Second
+	holdTime       = 5 * time.Second
+	proxyIdle      = time.Second
+	// peerTimeout is proxy.peer_timeout's default (the data plane's
+	// contract, issue 28): how long a peer's proxy that stopped answering
+	// is believed. It is not set, so that each scenario also runs on an
+	// electd that has no such key, and shows what that one does.
+	peerTimeout = 2 * time.Second
+	adminToken  = "t0ken-dataplane"
+	patience    = 30 * time.Second // bounds every wait: it only ends a test that hangs
+	// slack is what a request may take past its bound on a loaded machine:
+	// the bounds are the proxies' clocks, the latency the client's.
+	slack = time.Second
+)
+
+// member is one participant: an electd process with its proxy and its
+// application, each a process of its own.
+type member struct {
+	name  string
+	app   *ledger.App
+	spec  electdtest.Spec
+	proc  *electdtest.Proc
+	proxy string // proxy.listen: where clients send
+	rest  invariant.Rest
+}
+
+// cluster is members on one election path of the package's ZooKeeper.
+type cluster struct {
+	t       *testing.T
+	path    string
+	members []*member
+}
+
+// setup says what startCluster starts.
+type setup struct {
+	n     int
+	langs []string // the applications' languages, member by member in turn; default Go
+	path  string   // the election path; default one made of the test's name
+	names string   // the members' names' prefix: names0, names1, ...; default "p"
+	tune  func(*electdtest.Config)
+}
+
+var unsafePath = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// startCluster starts s.n members, waits until one leads and every proxy
+// routes to it, and takes each member's rest.
+func startCluster(t *testing.T, s setup) *cluster {
+	t.Helper()
+	ens := zookeeper(t)
+	c := &cluster{t: t, path: s.path}
+	if c.path == "" {
+		c.path = "/dataplane/" + strings.ToLower(unsafePath.ReplaceAllString(t.Name(), "-"))
+	}
+	if len(s.langs) == 0 {
+		s.langs = []string{ledger.Go}
+	}
+	if s.names == "" {
+		s.names = "p"
+	}
+	dir := t.TempDir()
+	for i := range s.n {
+		m := &member{name: fmt.Sprintf("%s%d", s.names, i)}
+		m.app = ledger.Start(t, s.langs[i%len(s.langs)], m.name, dir)
+		var err error
+		if m.proxy, err = electdtest.FreeAddrPair(); err != nil {
+			t.Fatal(err)
+		}
+		m.spec = electdtest.Spec{Dir: filepath.Join(dir, m.name), Config: &electdtest.Config{
+			ID: m.name, Servers: ens.Servers(), SessionTimeout: sessionTimeout,
+			Path: c.path, AdminToken: adminToken, LogLevel: "debug", LogFormat: "json",
+			ShutdownGrace: time.Second, ShutdownTimeout: 10 * time.Second,
+			ProxyListen: m.proxy, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
+		}}
+		if s.tune != nil {
+			s.tune(m.spec.Config)
+		}
+		c.members = append(c.members, m)
+		c.start(m)
+	}
+	c.settled(nil)
+	c.takeRest()
+	return c
+}
+
+// start runs m's electd (again) and waits until it is ready.
+func (c *cluster) start(m *member) {
+	c.t.Helper()
+	m.proc = electdtest.Start(c.t, m.spec)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := m.proc.WaitHTTP(ctx, "/readyz", http.StatusOK); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// takeRest sends a few requests through every proxy (so that whatever a
+// proxy keeps once it has forwarded, a pool of connections to the leader
+// say, is part of its rest), lets idle connections close, and takes each
+// member's footprint at rest.
+func (c *cluster) takeRest() {
+	c.t.Helper()
+	client := &http.Client{Timeout: patience}
+	for _, m := range c.members {
+		for i := range 3 {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+m.proxy+"/warm", nil)
+			if r := ledger.Do(client, m.name, fmt.Sprintf("warm-%s-%d", m.name, i), req); r.Code != http.StatusOK {
+				c.t.Fatalf("warming up: %v", r)
+			}
+		}
+	}
+	client.CloseIdleConnections()
+	time.Sleep(proxyIdle + 500*time.Millisecond) // the warm-up's idle connections close
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	ws, err := electdtest.FootprintWindow(ctx, c.procs(), time.Second)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for i, m := range c.members {
+		m.rest = invariant.RestOf(ws[i])
+	}
+}
+
+func (c *cluster) procs() []*electdtest.Proc {
+	var out []*electdtest.Proc
+	for _, m := range c.members {
+		out = append(out, m.proc)
+	}
+	return out
+}
+
+// settled waits until one running member other than old leads and every
+// running member's proxy routes to it, and returns it.
+func (c *cluster) settled(old *member) *member {
+	c.t.Helper()
+	return c.settledWithin(old, patience)
+}
+
+// settledWithin is settled, failing the test after d.
+func (c *cluster) settledWithin(old *member, d time.Duration) *member {
+	c.t.Helper()
+	var l *member
+	what := "one leader that every running proxy routes to"
+	if old != nil {
+		what = "a leader other than " + old.name + " that every running proxy routes to"
+	}
+	wait.For(c.t, d, what, func() bool {
+		l = nil
+		views, advertised := map[string]electdtest.LeaderView{}, map[string]string{}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		for _, m := range c.members {
+			if !m.proc.Alive() || m.proc.Paused() {
+				continue
+			}
+			v, err := m.proc.View(ctx)
+			if err != nil || v.Proxy == nil {
+				return false
+			}
+			// Followers route to the address the leader publishes for its
+			// peers, which is not necessarily where clients send.
+			views[m.name], advertised[m.name] = v, v.Proxy.Advertise
+		}
+		if name := forward.Routed(views, advertised); name != "" {
+			l = c.member(name)
+		}
+		return l != nil && l != old
+	})
+	return l
+}
+
+// idle waits until every running member is back at its rest.
+func (c *cluster) idle() {
+	c.t.Helper()
+	var procs []*electdtest.Proc
+	var rests []invariant.Rest
+	for _, m := range c.members {
+		if m.proc.Alive() {
+			procs, rests = append(procs, m.proc), append(rests, m.rest)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := electdtest.WaitIdle(ctx, procs, rests, time.Second); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *cluster) member(name string) *member {
+	for _, m := range c.members {
+		if m.name == name {
+			return m
+		}
+	}
+	c.t.Fatalf("no member %s", name)
+	return nil
+}
+
+// others are the members other than l, in order.
+func (c *cluster) others(l *member) []*member {
+	var out []*member
+	for _, m := range c.members {
+		if m != l {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// targets are the members' proxies, for a Load.
+func targets(ms ...*member) []ledger.Target {
+	var out []ledger.Target
+	for _, m := range ms {
+		out = append(out, ledger.Target{Name: m.name, Addr: m.proxy})
+	}
+	return out
+}
+
+// entries reads every member's application's ledger.
+func (c *cluster) entries() []ledger.Entry {
+	c.t.Helper()
+	var paths []string
+	for _, m := range c.members {
+		paths = append(paths, m.app.Ledger)
+	}
+	es, err := ledger.Read(paths...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return es
+}
+
+// post sends an admin POST to m's API and wants 202.
+func (c *cluster) post(m *member, path string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	code, body, err := m.proc.Do(ctx, http.MethodPost, path, adminToken)
+	if err != nil || code != http.StatusAccepted {
+		c.t.Fatalf("POST %s to %s: %d %s %v", path, m.name, code, body, err)
+	}
+}
+
+// view is m's GET /leader.
+func (m *member) view(t *testing.T) electdtest.LeaderView {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	v, err := m.proc.View(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// report logs how requests ended, and fails t with the first few that
+// break a rule.
+func report(t *testing.T, what string, reqs []ledger.Request, bad []ledger.Request) {
+	t.Helper()
+	if len(bad) == 0 {
+		return
+	}
+	var lines []string
+	for i, r := range bad {
+		if i == 5 {
+			lines = append(lines, fmt.Sprintf("... and %d more", len(bad)-5))
+			break
+		}
+		lines = append(lines, "  "+r.String())
+	}
+	t.Errorf("%d of %d requests %s:\n%s", len(bad), len(reqs), what, strings.Join(lines, "\n"))
+}

@@ -1,0 +1,65 @@
+package dataplane
+
+import (
+	"testing"
+	"time"
+
+	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/wait"
+)
+
+// Issue 28, failure 1: "A stalled leader hangs requests for a minute." The
+// leader's electd is stopped (SIGSTOP: a VM pause, a lost node, peers cut
+// off from it) while its application keeps running, under about 100 GETs
+// and 10 POSTs a second through both followers. Must have 1: every request
+// ends within the hold time, plus the application's time (nothing here
+// sleeps), plus proxy.peer_timeout (how long a peer that stopped answering
+// is believed), in an answer or a clean 503/504 with Retry-After; what was
+// forwarded to the stalled leader is sent to the new one when it provably
+// reached no application or is safe to repeat, and ends as "may or may not
+// have been processed" otherwise. Must have 2: no POST runs twice. After
+// SIGCONT the stopped participant is back at its idle footprint.
+func TestStalledLeader(t *testing.T) {
+	c := startCluster(t, setup{n: 3, langs: []string{ledger.Go, ledger.Python}})
+	l := c.settled(nil)
+	bound := holdTime + peerTimeout + slack
+	ld := ledger.StartLoad(ledger.LoadConfig{Rate: 110, PostEvery: 11, Timeout: bound + 5*time.Second, Prefix: "stall"},
+		targets(c.others(l)...)...)
+	defer ld.Stop()
+	wait.For(t, patience, "requests before the stall", func() bool { return ld.Count() >= 100 })
+	at := time.Now()
+	if err := l.proc.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	nl := c.settled(l)
+	moved := time.Since(at)
+	// The load goes on through the new leader for a while, then every
+	// request still out is waited for (each within the client's patience)
+	// while the old leader is still stopped.
+	n := ld.Count()
+	wait.For(t, patience, "requests after the new leader", func() bool { return ld.Count() >= n+200 })
+	reqs := ld.Stop()
+	if err := l.proc.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s stopped; %s leads and every proxy routes to it %v later; %d requests (%d POSTs), %d answered 200",
+		l.name, nl.name, moved.Round(time.Millisecond), len(reqs), len(ledger.Posts(reqs)), ledger.Count(reqs, ok200))
+
+	report(t, "took longer than the hold time + peer_timeout + slack ("+bound.String()+")", reqs, ledger.Late(reqs, bound))
+	report(t, "ended in neither an answer nor a clean 503/504 with Retry-After", reqs, ledger.Failing(reqs, ledger.Clean))
+	es := c.entries()
+	posts := ledger.Posts(reqs)
+	for _, v := range ledger.Twice(es, func(id string) bool { return posts[id] }) {
+		t.Errorf("a POST ran twice: %s", v)
+	}
+	for _, v := range ledger.Unfenced(es) {
+		t.Errorf("answered by a participant that did not lead: %s", v)
+	}
+	for _, v := range ledger.Leaks(reqs) {
+		t.Errorf("an Electd-* header reached a client: %s", v)
+	}
+	c.settled(nil)
+	c.idle()
+}
+
+func ok200(r ledger.Request) bool { return r.Err == nil && r.Code == 200 }
