@@ -33,12 +33,13 @@ func TestBenchSmoke(t *testing.T) {
 		LoadDuration:    200 * time.Millisecond, LoadConns: 2,
 		ForwardRequests: 50, ForwardRounds: 1,
 		ForwardConns: 4, ForwardLoad: 200 * time.Millisecond,
+		FaultRounds: 1, FaultWindow: 2 * time.Second,
 		ZKHeap:      "256m",
 		Progress:    testLog{t},
 		MemBudget:   2 << 30,
 		ScaleWindow: 500 * time.Millisecond, SettleWindow: 200 * time.Millisecond,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, cfg)
 	if err != nil {
@@ -82,6 +83,10 @@ func TestBenchSmoke(t *testing.T) {
 		for _, l := range fw.Handovers {
 			want("forward: "+l.Kind, len(l.Requests) == 1 && l.Requests[0] > 0)
 		}
+		want("forward faults", len(fw.Faults) == len(faultKinds))
+		for _, f := range fw.Faults {
+			want("forward fault: "+f.Kind, f.Rounds == 1 && f.Requests > 0 && len(f.Took) == f.Requests)
+		}
 		for _, l := range fw.Saturation {
 			want("forward at saturation: "+l.Method+" "+pathName(l.Via, l.Hops, false), l.Requests > 0 && l.Errors == 0 && (l.Hops == 0 || l.CPU > 0))
 		}
@@ -94,7 +99,7 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	want("elections", s != nil && s.Elections != nil && s.Elections.Err == "" && len(s.Elections.Handoff) == 2 && s.Elections.Syncs > 0)
 	want("load averages", len(rep.Load) == len(Sections))
-	for _, heading := range []string{"ZooKeeper floor", "graceful handoff", "Curator 5.4", "crash failover", "idle ZooKeeper load", "idle electd", "forwarding proxy", "scale,", "targets"} {
+	for _, heading := range []string{"ZooKeeper floor", "graceful handoff", "Curator 5.4", "crash failover", "idle ZooKeeper load", "idle electd", "forwarding proxy", "HAProxy, two hops", "at saturation", "what a client sees under each fault", "scale,", "targets"} {
 		want("report section "+heading, strings.Contains(out.String(), heading))
 	}
 }

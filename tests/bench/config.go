@@ -47,6 +47,10 @@ type Config struct {
 	// ForwardLoad.
 	ForwardConns int
 	ForwardLoad  time.Duration
+	// FaultRounds of each fault under load through the proxies (0: none),
+	// each lasting FaultWindow before it heals.
+	FaultRounds int
+	FaultWindow time.Duration
 	// ZKHeap is the ensemble's -Xmx for the scale section (zktest's
 	// default otherwise).
 	ZKHeap string
@@ -79,6 +83,7 @@ func Defaults() Config {
 		LoadConns:       4,
 		ForwardRequests: 2000, ForwardRounds: 5,
 		ForwardConns: 16, ForwardLoad: 5 * time.Second,
+		FaultRounds: 3, FaultWindow: 8 * time.Second,
 		ZKHeap:       "1g",
 		MemBudget:    6 << 30,
 		ScaleWindow:  10 * time.Second,
@@ -99,6 +104,9 @@ func (c Config) Validate() error {
 	}
 	if c.IdleParticipants < 3 {
 		errs = append(errs, errors.New("idle participants: at least 3 (a leader, its successor and a follower)"))
+	}
+	if c.FaultRounds < 0 || (c.FaultRounds > 0 && c.FaultWindow < time.Second) {
+		errs = append(errs, errors.New("faults: rounds at least 0, a window of at least 1s"))
 	}
 	if c.ForwardConns < 1 || c.ForwardLoad <= 0 {
 		errs = append(errs, errors.New("forward load: at least 1 connection for a positive duration"))

@@ -31,6 +31,8 @@ type ForwardResult struct {
 	Session   time.Duration
 	HoldTime  time.Duration
 	Fenced    int // requests the applications saw that a fence would refuse (must be 0)
+	// Faults is what clients saw through the proxies under each fault.
+	Faults []*FaultResult
 }
 
 // ForwardLoss is one kind of hand-over, repeated: the requests of each

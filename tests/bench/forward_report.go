@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,6 +48,7 @@ func writeForward(w io.Writer, f *ForwardResult) {
 		fmt.Fprintf(w, "  %-80s lost %v of %d requests in %d rounds; slowest answer %s\n", l.Kind, l.Failed, total, len(l.Failed), ms(l.Slowest))
 	}
 	fmt.Fprintf(w, "  requests an application saw from a participant that did not lead (fencing token): %d\n", f.Fenced)
+	writeFaults(w, f.Faults)
 }
 
 // directLatency is the direct path's latency by method.
@@ -150,4 +153,53 @@ func haproxyTargets(f *ForwardResult) []target {
 		}
 	}
 	return out
+}
+
+// writeFaults prints what clients saw under each fault.
+func writeFaults(w io.Writer, fs []*FaultResult) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  what a client sees under each fault: %d requests/s through the proxies (every other one a POST with a body), Go applications in processes of their own keeping a ledger by request id,\n", faultRate)
+	fmt.Fprintf(w, "  session timeout %v, hold time %v, response timeout %v; each fault lasts %v, then heals; counted: the requests in flight at the fault or sent until every proxy routes to one leader after the heal; the client gives up after %v:\n",
+		faultSession, faultHold, faultResponse, fs[0].Window, faultPatience)
+	for _, f := range fs {
+		moved := make([]string, len(f.Moved))
+		for i, d := range f.Moved {
+			moved[i] = "-"
+			if d > 0 {
+				moved[i] = fmt.Sprintf("%.2f s", d.Seconds())
+			}
+		}
+		fmt.Fprintf(w, "  %s (%d rounds)\n", f.Kind, f.Rounds)
+		fmt.Fprintf(w, "    every proxy routes to a new leader after: %s; %d requests (%d POSTs), time to answer p50 %s, max %s\n",
+			strings.Join(moved, ", "), f.Requests, f.Posts, ms(f.Took.P50()), ms(f.Took.Max()))
+		fmt.Fprintf(w, "    answers: 200 %d; clean 503/504 with Retry-After %d; 502/503 \"may or may not have been processed\" %d; other %d%s\n",
+			f.OK, f.Clean, f.Maybe, f.Other, others(f.Others))
+		fmt.Fprintf(w, "    ledgers: reached an application without a 200 to the client %d; POSTs run twice %d; GETs run twice %d; answered by a participant not leading %d; Electd-* headers shown to clients %d\n",
+			f.RanNo200, f.PostsTwice, f.GetsTwice, f.Unfenced, f.Leaks)
+	}
+}
+
+// others lists the other answers by kind, most first: " (504 without
+// Retry-After 12, connection failed 3)".
+func others(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	kinds := make([]string, 0, len(m))
+	for k := range m {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, func(a, b string) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

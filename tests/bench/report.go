@@ -8,8 +8,13 @@ import (
 
 // Report holds every figure of a run; a section that did not run is nil.
 type Report struct {
-	Config    Config
-	Machine   Machine
+	Config  Config
+	Machine Machine
+	// Started is when the run began, StartLoad the load average then, Took
+	// how long it ran.
+	Started   time.Time
+	StartLoad string
+	Took      time.Duration
 	Load      []SectionLoad
 	Floor     *FloorResult
 	Handoff   *HandoffResult
