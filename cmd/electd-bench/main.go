@@ -50,6 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.ForwardLoad, "forward-load", cfg.ForwardLoad, "how long each forwarding path is driven to saturation")
 	fs.IntVar(&cfg.FaultRounds, "fault-rounds", cfg.FaultRounds, "rounds of each fault under load through the forwarding proxies (0: none)")
 	fs.DurationVar(&cfg.FaultWindow, "fault-window", cfg.FaultWindow, "how long each fault lasts before it heals")
+	faults := fs.String("faults", "", "comma-separated faults of the forward section to run (default all): "+strings.Join(bench.FaultKeys(), ","))
 	fs.IntVar(&cfg.ForwardRounds, "forward-rounds", cfg.ForwardRounds, "rounds of each hand-over under load through the forwarding proxies")
 	fs.StringVar(&cfg.ZKHeap, "zk-heap", cfg.ZKHeap, "-Xmx of the 3-server ensemble's JVMs (scale section)")
 	fs.DurationVar(&cfg.JoinLimit, "join-limit", 0, "longest wait for a scale configuration to join (default 30s + 10ms per participant)")
@@ -63,6 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.MemBudget = *budget << 20
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
+	}
+	if *faults != "" {
+		cfg.Faults = strings.Split(*faults, ",")
 	}
 	var err error
 	if cfg.Scale, err = parseInts(*scale); err != nil {

@@ -51,6 +51,8 @@ type Config struct {
 	// each lasting FaultWindow before it heals.
 	FaultRounds int
 	FaultWindow time.Duration
+	// Faults names the faults to run (FaultKeys); empty runs all.
+	Faults []string
 	// ZKHeap is the ensemble's -Xmx for the scale section (zktest's
 	// default otherwise).
 	ZKHeap string
@@ -104,6 +106,11 @@ func (c Config) Validate() error {
 	}
 	if c.IdleParticipants < 3 {
 		errs = append(errs, errors.New("idle participants: at least 3 (a leader, its successor and a follower)"))
+	}
+	for _, f := range c.Faults {
+		if !slices.Contains(FaultKeys(), f) {
+			errs = append(errs, fmt.Errorf("unknown fault %q (want %s)", f, strings.Join(FaultKeys(), ", ")))
+		}
 	}
 	if c.FaultRounds < 0 || (c.FaultRounds > 0 && c.FaultWindow < time.Second) {
 		errs = append(errs, errors.New("faults: rounds at least 0, a window of at least 1s"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,15 @@ var faultKinds = []faultKind{
 		}},
 }
 
+// FaultKeys names the faults, for -faults.
+func FaultKeys() []string {
+	var out []string
+	for _, k := range faultKinds {
+		out = append(out, k.key)
+	}
+	return out
+}
+
 // FaultResult is what clients saw through the proxies in the rounds of one
 // fault: every request sent while the fault lasted, or in flight when it
 // began, until every proxy routed to one leader again after it healed.
@@ -98,8 +108,10 @@ type FaultResult struct {
 	// processed; anything else (no answer within the client's patience, a
 	// connection reset, a 502 or 504 without Retry-After).
 	OK, Clean, Maybe, Other int
-	// Others counts the other answers by kind (otherKind).
-	Others map[string]int
+	// Others counts the other answers by kind (otherKind); Example is the
+	// first of each kind, as the client saw it.
+	Others  map[string]int
+	Example map[string]string
 	// From the applications' ledgers: requests that reached an application
 	// and got no 200; POSTs and GETs that reached an application more than
 	// once; arrivals a fenced storage would refuse.
@@ -116,7 +128,10 @@ func runFaults(ctx context.Context, env *env) ([]*FaultResult, error) {
 	defer r.close()
 	var out []*FaultResult
 	for _, k := range faultKinds {
-		res := &FaultResult{Key: k.key, Kind: k.name, Window: env.cfg.FaultWindow, Others: map[string]int{}}
+		if len(env.cfg.Faults) > 0 && !slices.Contains(env.cfg.Faults, k.key) {
+			continue
+		}
+		res := &FaultResult{Key: k.key, Kind: k.name, Window: env.cfg.FaultWindow, Others: map[string]int{}, Example: map[string]string{}}
 		for i := range env.cfg.FaultRounds {
 			if err := r.round(ctx, k, fmt.Sprintf("%s-%d", k.key, i+1), res); err != nil {
 				return out, fmt.Errorf("fault %s, round %d: %w", k.key, i+1, err)
@@ -243,7 +258,10 @@ func (res *FaultResult) add(reqs []ledger.Request, entries []ledger.Entry) {
 			res.Clean++
 		default:
 			res.Other++
-			res.Others[otherKind(q)]++
+			kind := otherKind(q)
+			if res.Others[kind]++; res.Example[kind] == "" {
+				res.Example[kind] = q.String()
+			}
 		}
 		if posts[q.ID] {
 			res.Posts++

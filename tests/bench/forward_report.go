@@ -176,6 +176,9 @@ func writeFaults(w io.Writer, fs []*FaultResult) {
 			strings.Join(moved, ", "), f.Requests, f.Posts, ms(f.Took.P50()), ms(f.Took.Max()))
 		fmt.Fprintf(w, "    answers: 200 %d; clean 503/504 with Retry-After %d; 502/503 \"may or may not have been processed\" %d; other %d%s\n",
 			f.OK, f.Clean, f.Maybe, f.Other, others(f.Others))
+		for _, k := range sortedKinds(f.Others) {
+			fmt.Fprintf(w, "      e.g. %s\n", f.Example[k])
+		}
 		fmt.Fprintf(w, "    ledgers: reached an application without a 200 to the client %d; POSTs run twice %d; GETs run twice %d; answered by a participant not leading %d; Electd-* headers shown to clients %d\n",
 			f.RanNo200, f.PostsTwice, f.GetsTwice, f.Unfenced, f.Leaks)
 	}
@@ -187,6 +190,16 @@ func others(m map[string]int) string {
 	if len(m) == 0 {
 		return ""
 	}
+	kinds := sortedKinds(m)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// sortedKinds are m's keys, the most counted first.
+func sortedKinds(m map[string]int) []string {
 	kinds := make([]string, 0, len(m))
 	for k := range m {
 		kinds = append(kinds, k)
@@ -197,9 +210,5 @@ func others(m map[string]int) string {
 		}
 		return strings.Compare(a, b)
 	})
-	parts := make([]string, len(kinds))
-	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return kinds
 }
