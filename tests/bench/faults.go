@@ -170,10 +170,10 @@ func (r *faultRig) routed(ctx context.Context) string {
 		vctx, cancel := context.WithTimeout(ctx, time.Second)
 		v, err := m.proc.View(vctx)
 		cancel()
-		if err != nil {
+		if err != nil || v.Proxy == nil {
 			return ""
 		}
-		views[m.name], proxies[m.name] = v, m.relay.Addr()
+		views[m.name], proxies[m.name] = v, v.Proxy.Advertise // the relay
 	}
 	return forward.Routed(views, proxies)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/forward"
 )
 
@@ -115,7 +116,9 @@ func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
 // application, and puts the proxy in the pool once it has joined.
 func (r *forwardRig) start(ctx context.Context, m *forwardMember) error {
 	var err error
-	if m.proxy, err = freeAddr(); err != nil {
+	// Its port and the next: the data plane's peers talk on proxy.listen's
+	// port + 1 (issue 28).
+	if m.proxy, err = electdtest.FreeAddrPair(); err != nil {
 		return err
 	}
 	m.d, err = startDaemon(ctx, r.opts, m.id, "--proxy.listen", m.proxy, "--proxy.app", m.app.Addr,
@@ -163,10 +166,12 @@ func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMem
 		}
 		code, body := m.d.get(ctx, "/leader")
 		var v api.Leader
-		if code != http.StatusOK || json.Unmarshal(body, &v) != nil {
+		if code != http.StatusOK || json.Unmarshal(body, &v) != nil || v.Proxy == nil {
 			return nil
 		}
-		views[m.id], proxies[m.id] = v, m.proxy
+		// Followers route to the address the leader publishes for its
+		// peers, which need not be where clients send.
+		views[m.id], proxies[m.id] = v, v.Proxy.Advertise
 	}
 	for _, m := range r.ms {
 		if m.id == forward.Routed(views, proxies) && m != old {
