@@ -128,6 +128,17 @@ type Release struct {
 	Released bool   `json:"released"`
 	ID       string `json:"id"`
 	To       string `json:"to,omitempty"`
+	// Drain is what the forwarding proxy's drain did before leadership
+	// went; absent without a proxy.
+	Drain *Drain `json:"drain,omitempty"`
+}
+
+// Drain is how long a hand-over waited for the requests the application
+// had (at most proxy.drain_timeout), and how many it still had when the
+// wait ended: those are cut as leadership goes.
+type Drain struct {
+	WaitedSeconds float64 `json:"waited_seconds"`
+	InFlight      int     `json:"in_flight"`
 }
 
 // HistoryEntry is one entry of GET /history. Leader and FencingToken are
@@ -193,4 +204,9 @@ type ProxyStatus struct {
 	Connections int `json:"connections"`
 	// InFlight counts the HTTP requests with the application now.
 	InFlight int `json:"in_flight"`
+	// PeerConnections counts the connections this proxy holds open to the
+	// other participants' proxies.
+	PeerConnections int `json:"peer_connections"`
+	// BufferedBytes is the bytes of request bodies it buffers now.
+	BufferedBytes int64 `json:"buffered_bytes"`
 }

@@ -63,8 +63,11 @@ func TestDefaults(t *testing.T) {
 	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
 	want.Proxy = Proxy{Mode: "http", HoldTime: proxy.DefaultHoldTime, DrainTimeout: proxy.DefaultDrainTimeout,
 		MaxHeld: proxy.DefaultMaxHeld, MaxConnections: proxy.DefaultMaxConnections, DialTimeout: proxy.DefaultDialTimeout,
-		HeaderTimeout: proxy.DefaultHeaderTimeout, ResponseTimeout: proxy.DefaultResponseTimeout,
-		IdleTimeout: proxy.DefaultIdleTimeout, BodyTimeout: proxy.DefaultBodyTimeout, MaxHeaderBytes: proxy.DefaultMaxHeaderBytes}
+		ClientHeaderTimeout: proxy.DefaultClientHeaderTimeout, ResponseTimeout: proxy.DefaultResponseTimeout,
+		IdleTimeout: proxy.DefaultIdleTimeout, BodyTimeout: proxy.DefaultBodyTimeout, MaxHeaderBytes: proxy.DefaultMaxHeaderBytes,
+		MaxPeerConnections: proxy.DefaultMaxPeerConnections, PeerStreams: proxy.DefaultPeerStreams,
+		PeerTimeout: proxy.DefaultPeerTimeout, ClientBodyTimeout: proxy.DefaultClientBodyTimeout,
+		BufferSize: proxy.DefaultBufferSize, BufferTotal: proxy.DefaultBufferTotal, AppTimeoutStepDown: proxy.DefaultAppTimeoutStepDown}
 	if got := Defaults(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Defaults() =\n %+v\nwant %+v", got, want)
 	}

@@ -36,6 +36,9 @@ func TestProxyTags(t *testing.T) {
 	}
 	for i := range got.NumField() {
 		name := got.Type().Field(i).Name
+		if !got.Type().Field(i).IsExported() {
+			continue
+		}
 		if !reflect.DeepEqual(got.Field(i).Interface(), base.Field(i).Interface()) && !tagged[name] {
 			t.Errorf("proxy.Config.%s is set from the keys but no key's proxy tag names it", name)
 		}
@@ -53,8 +56,9 @@ func TestProxyOffByDefault(t *testing.T) {
 	}
 }
 
-// What peers dial: $POD_IP with the proxy's port, else the listen address
-// when it names a host; set, it is taken as it is.
+// What peers dial: $POD_IP with the peer port (proxy.peer_listen, by
+// default the port after proxy.listen's), else the peer address when it
+// names a host; set, it is taken as it is.
 func TestProxyAdvertise(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -62,10 +66,12 @@ func TestProxyAdvertise(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"pod IP", "10.1.2.3", []string{"--proxy.listen", ":4041"}, "10.1.2.3:4041"},
-		{"pod IPv6", "fd00::7", []string{"--proxy.listen", ":4041"}, "[fd00::7]:4041"},
-		{"listen host", "", []string{"--proxy.listen", "127.0.0.1:4041"}, "127.0.0.1:4041"},
+		{"pod IP", "10.1.2.3", []string{"--proxy.listen", ":4041"}, "10.1.2.3:4042"},
+		{"pod IPv6", "fd00::7", []string{"--proxy.listen", ":4041"}, "[fd00::7]:4042"},
+		{"listen host", "", []string{"--proxy.listen", "127.0.0.1:4041"}, "127.0.0.1:4042"},
+		{"peer port set", "10.1.2.3", []string{"--proxy.listen", ":4041", "--proxy.peer_listen", ":5000"}, "10.1.2.3:5000"},
 		{"tcp: the peer port", "10.1.2.3", []string{"--proxy.listen", ":5432", "--proxy.mode", "tcp", "--proxy.peer_listen", ":4042"}, "10.1.2.3:4042"},
+		{"tcp: the next port", "10.1.2.3", []string{"--proxy.listen", ":5432", "--proxy.mode", "tcp"}, "10.1.2.3:5433"},
 		{"any free port", "", []string{"--proxy.listen", "127.0.0.1:0"}, "127.0.0.1:0"},
 		{"set", "10.1.2.3", []string{"--proxy.listen", ":4041", "--proxy.advertise", "web-0.web:4041"}, "web-0.web:4041"},
 	} {
@@ -136,9 +142,16 @@ func TestBadProxyConfigNamesTheKey(t *testing.T) {
 		{name: "app without host", args: with("--proxy.listen", "127.0.0.1:4041", "--proxy.app", ":8080"), key: "proxy.app"},
 		{name: "app port 0", args: on("--proxy.app", "127.0.0.1:0"), key: "proxy.app"},
 		{name: "unknown mode", args: on("--proxy.mode", "udp"), key: "proxy.mode"},
-		{name: "tcp without peer_listen", args: on("--proxy.mode", "tcp"), key: "proxy.peer_listen"},
-		{name: "peer_listen in http mode", args: on("--proxy.peer_listen", ":4042"), key: "proxy.peer_listen"},
-		{name: "peer_listen on the listen port", args: on("--proxy.mode", "tcp", "--proxy.peer_listen", "127.0.0.1:4041"), key: "proxy.peer_listen"},
+		{name: "no next port for peers", args: with("--proxy.listen", "127.0.0.1:65535", "--proxy.app", "127.0.0.1:8080"), key: "proxy.peer_listen"},
+		{name: "peer_listen not host:port", args: on("--proxy.peer_listen", "4042"), key: "proxy.peer_listen"},
+		{name: "peer_listen on the listen port", args: on("--proxy.peer_listen", "127.0.0.1:4041"), key: "proxy.peer_listen"},
+		{name: "peer_listen on the listen port, every host", args: on("--proxy.peer_listen", ":4041", "--proxy.advertise", "10.0.0.7:4041"), key: "proxy.peer_listen"},
+		{name: "tcp: peer_listen on the listen port", args: on("--proxy.mode", "tcp", "--proxy.peer_listen", "127.0.0.1:4041"), key: "proxy.peer_listen"},
+		{name: "buffer below 1 KiB", args: on("--proxy.buffer_size", "100"), key: "proxy.buffer_size"},
+		{name: "buffer total below the buffer", args: on("--proxy.buffer_size", "4194304", "--proxy.buffer_total", "1048576"), key: "proxy.buffer_total"},
+		{name: "a trusted proxy that is no address", args: on("--proxy.trusted_proxies", "10.0.0.0/8,lb.local"), key: "proxy.trusted_proxies"},
+		{name: "peer timeout below 10ms", args: on("--proxy.peer_timeout", "1ms"), key: "proxy.peer_timeout"},
+		{name: "no answer timeouts", args: on("--proxy.app_timeout_stepdown", "0"), key: "proxy.app_timeout_stepdown"},
 		{name: "hold time zero", args: on("--proxy.hold_time", "0s"), key: "proxy.hold_time"},
 		{name: "hold time past 5m", args: on("--proxy.hold_time", "6m"), key: "proxy.hold_time"},
 		{name: "hold time below 10ms", args: on("--proxy.hold_time", "5ms"), key: "proxy.hold_time"},

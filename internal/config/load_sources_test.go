@@ -76,11 +76,20 @@ func everyKey(t *testing.T) map[string]string {
 		"proxy.max_held":              "100",
 		"proxy.max_connections":       "200",
 		"proxy.dial_timeout":          "500ms",
-		"proxy.header_timeout":        "5s",
-		"proxy.response_timeout":      "30s",
+		"proxy.client_header_timeout": "5s",
+		"proxy.response_timeout":      "20s",
 		"proxy.idle_timeout":          "2m",
 		"proxy.body_timeout":          "20s",
 		"proxy.max_header_bytes":      "16384",
+		"proxy.max_peer_connections":  "32",
+		"proxy.peer_streams":          "100",
+		"proxy.peer_timeout":          "3s",
+		"proxy.client_body_timeout":   "4s",
+		"proxy.buffer_size":           "65536",
+		"proxy.buffer_total":          "1048576",
+		"proxy.resend_unread_body":    "true",
+		"proxy.trusted_proxies":       "10.0.0.0/8,192.168.1.7",
+		"proxy.app_timeout_stepdown":  "5",
 	}
 }
 
@@ -126,8 +135,11 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 	want.Proxy = Proxy{
 		Listen: "127.0.0.1:4041", Mode: "tcp", App: "127.0.0.1:8080", PeerListen: "127.0.0.1:4042", Advertise: "10.0.0.7:4042",
 		HoldTime: 3 * time.Second, DrainTimeout: time.Second, MaxHeld: 100, MaxConnections: 200,
-		DialTimeout: 500 * time.Millisecond, HeaderTimeout: 5 * time.Second, ResponseTimeout: 30 * time.Second,
+		DialTimeout: 500 * time.Millisecond, ClientHeaderTimeout: 5 * time.Second, ResponseTimeout: 20 * time.Second,
 		IdleTimeout: 2 * time.Minute, BodyTimeout: 20 * time.Second, MaxHeaderBytes: 16384,
+		MaxPeerConnections: 32, PeerStreams: 100, PeerTimeout: 3 * time.Second, ClientBodyTimeout: 4 * time.Second,
+		BufferSize: 65536, BufferTotal: 1 << 20, ResendUnreadBody: true, TrustedProxies: []string{"10.0.0.0/8", "192.168.1.7"},
+		AppTimeoutStepDown: 5,
 	}
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("\n got %+v\nwant %+v", c.Config, want)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"net"
 
 	"github.com/electd/electd/internal/proxy"
@@ -19,14 +20,16 @@ func (c *Config) proxy() proxy.Config {
 	return proxy.Config{
 		Mode: proxy.Mode(p.Mode), Listen: p.Listen, PeerListen: p.PeerListen, App: p.App,
 		HoldTime: p.HoldTime, DrainTimeout: p.DrainTimeout, MaxHeld: p.MaxHeld, MaxConnections: p.MaxConnections,
-		DialTimeout: p.DialTimeout, HeaderTimeout: p.HeaderTimeout, ResponseTimeout: p.ResponseTimeout,
-		IdleTimeout: p.IdleTimeout, BodyTimeout: p.BodyTimeout, MaxHeaderBytes: p.MaxHeaderBytes,
+		MaxPeerConnections: p.MaxPeerConnections, PeerStreams: p.PeerStreams, PeerTimeout: p.PeerTimeout,
+		DialTimeout: p.DialTimeout, ClientHeaderTimeout: p.ClientHeaderTimeout, ClientBodyTimeout: p.ClientBodyTimeout,
+		ResponseTimeout: p.ResponseTimeout, IdleTimeout: p.IdleTimeout, BodyTimeout: p.BodyTimeout,
+		MaxHeaderBytes: p.MaxHeaderBytes, BufferSize: p.BufferSize, BufferTotal: p.BufferTotal,
+		ResendUnreadBody: p.ResendUnreadBody, TrustedProxies: p.TrustedProxies, AppTimeoutStepDown: p.AppTimeoutStepDown,
 	}
 }
 
 // Stand-ins for the addresses of a proxy that is off, so that its other
-// keys are checked all the same, and for an address found wrong, so that
-// the keys after it are checked too.
+// keys are checked all the same.
 const (
 	standInListen = "127.0.0.1:0"
 	standInApp    = "127.0.0.1:1"
@@ -34,6 +37,7 @@ const (
 
 // validateProxy checks the proxy.* keys, every one of them whether the
 // proxy is on or not: a value outside its bounds is a mistake either way.
+// proxy.Config.Validate names every wrong field at once.
 func (c *Config) validateProxy(errs *errorList) {
 	p := c.Proxy
 	on := p.Listen != ""
@@ -47,57 +51,67 @@ func (c *Config) validateProxy(errs *errorList) {
 	// Zero would be the proxy's default: refuse it, as every other key's
 	// zero that means nothing is refused.
 	for _, k := range table {
-		if k.Proxy == "" || k.Type == "string" {
+		if k.Proxy == "" || (k.Type != "int" && k.Type != "duration") {
 			continue
 		}
 		if v := k.field(c).Int(); v <= 0 {
 			errs.add(errorf(k.Name, "%s is not positive; leave it unset for the default", format(k.field(c), k.Type)))
 		}
 	}
-	w := *c
-	if !on {
-		w.Proxy.Listen, w.Proxy.App, w.Proxy.PeerListen = standInListen, standInApp, ""
-		if p.Mode == string(proxy.ModeTCP) {
-			w.Proxy.PeerListen = standInListen
+	pc := c.proxy()
+	switch {
+	case !on:
+		pc.Listen, pc.PeerListen, pc.App = standInListen, standInListen, standInApp
+	case p.PeerListen == "" && validAddr(p.Listen):
+		// Derived from proxy.listen, which has no next port.
+		errs.add(errorf("proxy.peer_listen", "required: %s has no next port to take peers on", quote(p.Listen)))
+		pc.PeerListen = standInListen
+	case p.PeerListen == "":
+		pc.PeerListen = standInListen // proxy.listen is wrong: named once
+	}
+	for _, err := range unjoin(pc.Validate()) {
+		if ke := c.keyOf(err); !errs.has(keyName(ke)) {
+			errs.add(ke)
 		}
 	}
-	errs.add(w.fieldErrorsWith(func(w *Config) error { return w.proxy().Validate() }, fixProxy)...)
 	// A wrong address for peers is named once, not again as what follows.
 	if on && !errs.has("proxy.listen") && !errs.has("proxy.peer_listen") {
 		errs.add(c.validateProxyAdvertise(), c.validateProxyPorts())
 	}
 }
 
-// fixProxy sets a proxy key found wrong to a value that passes: the
-// stand-ins for addresses, a mode that agrees with proxy.peer_listen, zero
-// (the proxy's default) for the rest.
-func fixProxy(k Key, w *Config) {
-	f := k.field(w)
-	switch k.Name {
-	case "proxy.listen", "proxy.peer_listen":
-		f.SetString(standInListen)
-		if k.Name == "proxy.peer_listen" && w.Proxy.Mode != string(proxy.ModeTCP) {
-			f.SetString("")
-		}
-	case "proxy.app":
-		f.SetString(standInApp)
-	case "proxy.mode":
-		f.SetString(string(proxy.ModeHTTP))
-		if w.Proxy.PeerListen != "" {
-			f.SetString(string(proxy.ModeTCP))
-		}
-	default:
-		f.SetZero()
-	}
+func validAddr(s string) bool {
+	_, _, err := net.SplitHostPort(s)
+	return err == nil
 }
 
-// peerAddr is the address the proxy takes its peers on: proxy.listen in
-// http mode, proxy.peer_listen in tcp mode.
-func (p *Proxy) peerAddr() string {
-	if p.Mode == string(proxy.ModeTCP) {
-		return p.PeerListen
+// unjoin is the errors errors.Join joined, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
 	}
-	return p.Listen
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+// keyName is the key a KeyError names, or "".
+func keyName(err error) string {
+	var ke *KeyError
+	if errors.As(err, &ke) {
+		return ke.Key
+	}
+	return ""
+}
+
+// deriveProxyPeer sets proxy.peer_listen, when the proxy is on and the key
+// was not set: the next port on proxy.listen's host.
+func (c *Config) deriveProxyPeer() {
+	p := &c.Proxy
+	if p.Listen != "" && p.PeerListen == "" {
+		p.PeerListen = proxy.DefaultPeerListen(p.Listen)
+	}
 }
 
 // deriveProxyAdvertise sets proxy.advertise, when the proxy is on and the
@@ -106,17 +120,18 @@ func (p *Proxy) peerAddr() string {
 // when it names a host others can dial. Nothing, when neither does: the
 // check then asks for the key.
 func (c *Config) deriveProxyAdvertise(podIP string) {
+	c.deriveProxyPeer()
 	p := &c.Proxy
 	if p.Listen == "" || p.Advertise != "" {
 		return
 	}
-	host, port, err := net.SplitHostPort(p.peerAddr())
+	host, port, err := net.SplitHostPort(p.PeerListen)
 	switch {
 	case err != nil:
 	case podIP != "":
 		p.Advertise = net.JoinHostPort(podIP, port)
 	case host != "" && !unspecified(host):
-		p.Advertise = p.peerAddr()
+		p.Advertise = p.PeerListen
 	}
 }
 
@@ -133,7 +148,7 @@ func (c *Config) validateProxyAdvertise() error {
 	p := c.Proxy
 	if p.Advertise == "" {
 		return errorf("proxy.advertise", "required: %s names no address the other participants can dial; "+
-			"set proxy.advertise (e.g. $(POD_IP):4041) or the environment variable POD_IP", quote(p.peerAddr()))
+			"set proxy.advertise (e.g. $(POD_IP):4042) or the environment variable POD_IP", quote(p.PeerListen))
 	}
 	host, port, err := net.SplitHostPort(p.Advertise)
 	switch {
@@ -142,7 +157,7 @@ func (c *Config) validateProxyAdvertise() error {
 	case unspecified(host):
 		return errorf("proxy.advertise", "%s names every address, not one the other participants can dial", quote(p.Advertise))
 	case port == "0":
-		if _, own, err := net.SplitHostPort(p.peerAddr()); err == nil && own == "0" {
+		if _, own, err := net.SplitHostPort(p.PeerListen); err == nil && own == "0" {
 			return nil
 		}
 	}
@@ -152,13 +167,17 @@ func (c *Config) validateProxyAdvertise() error {
 	return nil
 }
 
-// validateProxyPorts refuses a proxy port that http.addr already takes:
-// electd would fail to start.
+// validateProxyPorts refuses a proxy port that http.addr or the other
+// proxy port already takes: electd would fail to start.
 func (c *Config) validateProxyPorts() error {
 	for _, k := range []string{"proxy.listen", "proxy.peer_listen"} {
 		if clash(c.str(k), c.HTTP.Addr) {
 			return errorf(k, "%s takes the port of http.addr (%s)", quote(c.str(k)), quote(c.HTTP.Addr))
 		}
+	}
+	if clash(c.Proxy.PeerListen, c.Proxy.Listen) {
+		return errorf("proxy.peer_listen", "%s takes the port of proxy.listen (%s): clients' port takes no forward",
+			quote(c.Proxy.PeerListen), quote(c.Proxy.Listen))
 	}
 	return nil
 }

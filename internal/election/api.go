@@ -105,6 +105,10 @@ type Status struct {
 	Advertise string
 	Proxy     string // Config.Proxy
 	Node      string // own node name; empty when not joined
+	// Election names this election: the path and the czxid of its node
+	// ("/services/web@0x100000002"), the same at every participant; "" until
+	// read, once per session (identity.go).
+	Election string
 
 	// Candidate is whether this participant stands in the election now
 	// (Config.Observer, SetCandidate).

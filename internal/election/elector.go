@@ -40,6 +40,7 @@ type Elector struct {
 
 	draining                 atomic.Bool
 	nReads, nWrites, nChecks atomic.Uint64
+	identity                 atomic.Pointer[string] // identity.go
 
 	mu     sync.Mutex
 	v      view
@@ -154,6 +155,7 @@ func (e *Elector) Status() Status {
 		Advertise:      e.cfg.Advertise,
 		Proxy:          e.cfg.Proxy,
 		Node:           v.node,
+		Election:       e.electionID(),
 		Candidate:      v.standing,
 		IsLeader:       why == ReasonLeader,
 		Why:            why,

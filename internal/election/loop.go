@@ -25,6 +25,9 @@ type loopState struct {
 	backoff   time.Duration
 	leasing   bool // this elector counts in the Session's lease demand
 	standing  bool // a candidate: joins and may lead (SetCandidate)
+	// identified is the session in which the election's identity was read
+	// (identity.go).
+	identified int64
 }
 
 // pendingCreate is a create whose reply was lost: the node may exist or not
@@ -273,6 +276,7 @@ func (e *Elector) step() (again bool, err error) {
 		l.gen++
 		e.ws.reset()
 	}
+	e.identify()
 	if !l.standing {
 		if l.pending != nil || l.node != "" || l.metaSID == l.sid && l.sid != 0 {
 			// Withdrawn with something still in the election (the

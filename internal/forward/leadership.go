@@ -57,11 +57,11 @@ func (l *Leadership) Route() proxy.Route {
 	st := l.el.Status()
 	switch {
 	case st.IsLeader:
-		return proxy.Route{Leading: true, ID: st.ID, Token: st.FencingToken, Lease: st.LeaseRemaining}
+		return proxy.Route{Leading: true, ID: st.ID, Token: st.FencingToken, Lease: st.LeaseRemaining, Election: st.Election}
 	case st.Leader == nil, st.Leader.Session == st.SessionID:
-		return proxy.Route{}
+		return proxy.Route{Election: st.Election}
 	}
-	return proxy.Route{ID: st.Leader.ID, Token: st.Leader.FencingToken, Addr: st.Leader.Proxy}
+	return proxy.Route{ID: st.Leader.ID, Token: st.Leader.FencingToken, Addr: st.Leader.Proxy, Election: st.Election}
 }
 
 // StepDown implements proxy.Leadership: it calls the function OnStepDown

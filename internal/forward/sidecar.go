@@ -41,21 +41,13 @@ func Listen(cfg proxy.Config) (*Sidecar, error) {
 	return s, nil
 }
 
-// Bound is the address peers reach: the peer port in TCP mode, else the
-// client port.
-func (s *Sidecar) Bound() net.Addr {
-	if s.peer != nil {
-		return s.peer.Addr()
-	}
-	return s.client.Addr()
-}
+// Bound is the address peers reach: the peer port.
+func (s *Sidecar) Bound() net.Addr { return s.peer.Addr() }
 
 // Close releases the ports of a Sidecar that never served.
 func (s *Sidecar) Close() {
 	_ = s.client.Close()
-	if s.peer != nil {
-		_ = s.peer.Close()
-	}
+	_ = s.peer.Close()
 }
 
 // Build makes the proxy on el, recording to rec; its step-downs withdraw
@@ -79,10 +71,12 @@ func (s *Sidecar) Build(el Election, rec proxy.Recorder, refused func(why string
 // Proxy is the proxy Build made: every hand-over goes through its Yield.
 func (s *Sidecar) Proxy() *proxy.Proxy { return s.px }
 
-// Held and Open are the proxy's gauges, read at scrape time
-// (metrics.ProxySource): its metrics exist before it does.
-func (s *Sidecar) Held() int { return s.px.Held() }
-func (s *Sidecar) Open() int { return s.px.Open() }
+// Held, Open, PeerConns and Buffered are the proxy's gauges, read at
+// scrape time (metrics.ProxySource): its metrics exist before it does.
+func (s *Sidecar) Held() int       { return s.px.Held() }
+func (s *Sidecar) Open() int       { return s.px.Open() }
+func (s *Sidecar) PeerConns() int  { return s.px.PeerConns() }
+func (s *Sidecar) Buffered() int64 { return s.px.Buffered() }
 
 // Watch follows the election and the application's refusals until ctx
 // ends.
@@ -97,7 +91,7 @@ func (s *Sidecar) Serve() error {
 	defer close(s.done)
 	err := s.px.Serve(s.sctx, s.client, s.peer)
 	if s.sctx.Err() == nil {
-		return fmt.Errorf("the forwarding proxy stopped: %v", err)
+		return fmt.Errorf("the forwarding proxy stopped: %w", err)
 	}
 	return err
 }
@@ -117,7 +111,8 @@ func (s *Sidecar) StopServing(ctx context.Context) {
 func (s *Sidecar) State() api.ProxyStatus {
 	st := s.px.State()
 	return api.ProxyStatus{Mode: string(st.Mode), Advertise: s.Advertise, Route: st.Route, To: st.To,
-		Held: st.Held, Connections: st.Connections, InFlight: st.InFlight}
+		Held: st.Held, Connections: st.Connections, InFlight: st.InFlight,
+		PeerConnections: st.PeerConnections, BufferedBytes: st.Buffered}
 }
 
 // TermEnd is election.Config.TermEnd: a selector's term ends through the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/proxy"
 )
 
 var _ Election = (*election.Elector)(nil)
@@ -27,6 +28,7 @@ type fakeElection struct {
 	observeCtx chan context.Context // each Observe's ctx
 	updates    chan election.Status // forwarded to Observe's channel
 	released   int
+	drained    *proxy.Drained // what a proxy's drain reports in Release
 	releaseErr error
 	parts      []election.Participant
 	partsErr   error
@@ -105,6 +107,9 @@ func (f *fakeElection) Release(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.released++
+	if f.drained != nil {
+		proxy.NoteDrain(ctx, *f.drained) // as the proxy's Yield around it does
+	}
 	return f.releaseErr
 }
 

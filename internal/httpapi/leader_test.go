@@ -91,7 +91,7 @@ func TestLeaderProxy(t *testing.T) {
 	}
 	_, body := doGet(t, newTestRouter(newFake(st), Options{Proxy: px}), "/leader")
 	mustContain(t, body, `"fencing_token":4294967302,"proxy":"10.0.0.7:4041"}`)
-	mustContain(t, body, `"proxy":{"mode":"http","advertise":"10.0.0.8:4041","route":"leader","to":"10.0.0.7:4041","held":2,"connections":5,"in_flight":0}`)
+	mustContain(t, body, `"proxy":{"mode":"http","advertise":"10.0.0.8:4041","route":"leader","to":"10.0.0.7:4041","held":2,"connections":5,"in_flight":0,"peer_connections":0,"buffered_bytes":0}`)
 	_, body = doGet(t, newTestRouter(newFake(followerSt), Options{}), "/leader")
 	if strings.Contains(body, "proxy") {
 		t.Errorf("without a proxy, /leader says %s", body)

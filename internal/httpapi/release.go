@@ -11,6 +11,7 @@ import (
 
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/proxy"
 )
 
 // releaser gives leadership up.
@@ -37,6 +38,7 @@ func release(el releaser, token string, log *slog.Logger) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), releaseTimeout)
 		defer cancel()
+		ctx, drained := proxy.ReportDrain(ctx)
 		err := el.Release(ctx)
 		switch {
 		case errors.Is(err, election.ErrNotLeader):
@@ -46,9 +48,19 @@ func release(el releaser, token string, log *slog.Logger) http.HandlerFunc {
 			writeError(w, http.StatusServiceUnavailable, "release failed: "+err.Error())
 		default:
 			log.Info("leadership released on request", "remote", r.RemoteAddr)
-			writeJSON(w, http.StatusAccepted, api.Release{Released: true, ID: el.Status().ID})
+			writeJSON(w, http.StatusAccepted, api.Release{Released: true, ID: el.Status().ID, Drain: drainOf(drained)})
 		}
 	}
+}
+
+// drainOf is what the forwarding proxy's drain reported under
+// proxy.ReportDrain, for the release's answer; nil without a proxy.
+func drainOf(report func() (proxy.Drained, bool)) *api.Drain {
+	d, ok := report()
+	if !ok {
+		return nil
+	}
+	return &api.Drain{WaitedSeconds: d.Waited.Seconds(), InFlight: d.Left}
 }
 
 // checkBearer compares the request's bearer token with want in constant

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/proxy"
 )
 
 func TestRelease(t *testing.T) {
@@ -60,4 +62,17 @@ func TestRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With a forwarding proxy, the release's answer says how long its drain
+// waited for the application's requests, and how many it still had.
+func TestReleaseReportsTheDrain(t *testing.T) {
+	f := newFake(leaderSt)
+	f.drained = &proxy.Drained{Waited: 1500 * time.Millisecond, Left: 2}
+	h := newTestRouter(f, Options{AdminToken: "t"})
+	resp, body := serve(t, h, newRequest(http.MethodPost, "/leader/release", "Bearer t"))
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("status %d (%s)", resp.StatusCode, body)
+	}
+	mustContain(t, body, `{"released":true,"id":"web-2","drain":{"waited_seconds":1.5,"in_flight":2}}`)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/proxy"
 )
 
 // Switcher hands leadership to a named participant; *election.Elector
@@ -58,11 +59,12 @@ func withSwitchover(next http.HandlerFunc, el statusReader, sw Switcher, token s
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), releaseTimeout)
 		defer cancel()
+		ctx, drained := proxy.ReportDrain(ctx)
 		err = sw.Switchover(ctx, to)
 		code, msg := switchoverAnswer(err, to, el.Status().IsLeader)
 		if code == http.StatusAccepted {
 			log.Info("leadership handed over on request", "to", to, "remote", r.RemoteAddr)
-			writeJSON(w, code, api.Release{Released: true, ID: el.Status().ID, To: to})
+			writeJSON(w, code, api.Release{Released: true, ID: el.Status().ID, To: to, Drain: drainOf(drained)})
 			return
 		}
 		log.Warn("POST /leader/release?to= refused", "to", to, "remote", r.RemoteAddr, "code", code, "err", err)

@@ -17,6 +17,10 @@ type ProxySource interface {
 	Held() int
 	// Open counts the proxy's open connections, clients' and peers'.
 	Open() int
+	// PeerConns counts the connections it holds to other proxies.
+	PeerConns() int
+	// Buffered is the bytes of request bodies it buffers now.
+	Buffered() int64
 }
 
 // Proxy counts what the forwarding proxy did (docs/DESIGN.md,
@@ -27,7 +31,8 @@ type Proxy struct {
 	forwards  *prometheus.CounterVec
 	upstream  *prometheus.HistogramVec
 	held      prometheus.Histogram
-	stepDowns prometheus.Counter
+	stepDowns *prometheus.CounterVec
+	resends   *prometheus.CounterVec
 }
 
 var _ proxy.Recorder = (*Proxy)(nil)
@@ -45,15 +50,22 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 		requests: counter("proxy_requests_total",
 			"HTTP requests through the forwarding proxy, by how they ended: ok (the application's or the leader proxy's answer "+
 				"relayed), no_leader (503 after the hold time), held_cap, bad_request, upstream_error, timeout, "+
-				"leadership_lost (cut when this participant stopped leading), bounced (forwarded twice to this participant, "+
-				"which does not lead: sent back to be routed again), canceled, shutdown.", "result"),
+				"leadership_lost (cut when this participant stopped leading), bounced (a peer's forward for a leadership this "+
+				"participant is not: sent back to be routed again), canceled, shutdown, maybe_processed (503 or 502: it may "+
+				"have reached an application and cannot be sent again), client_timeout (408: headers or a buffered body too "+
+				"slow), evicted (408: its body came slowest at the connection cap), misdirected (the leader's proxy takes "+
+				"part in another election).", "result"),
 		conns: counter("proxy_connections_total",
 			"Connections to the forwarding proxy, by how they ended (HTTP mode counts only refused and evicted ones).", "result"),
 		forwards: counter("proxy_forwards_total",
 			"Requests and connections sent to the leader's proxy, by hop: 1 from a follower, 2 re-forwarded by a proxy "+
 				"that no longer led when they arrived.", "hop"),
-		stepDowns: f.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "proxy_step_downs_total", ConstLabels: labels,
-			Help: "Times the proxy asked the election to step down because the application refused connections."}),
+		stepDowns: counter("proxy_step_downs_total",
+			"Times the proxy asked the election to step down, by why: refused (the application refuses connections), "+
+				"timeouts (it answered none of proxy.app_timeout_stepdown requests in a row within proxy.response_timeout).", "why"),
+		resends: counter("proxy_resends_total",
+			"Requests sent again, by why: unprocessed (they provably reached no application), safe (an idempotent method "+
+				"or an Idempotency-Key, no answer relayed yet), unread_body (proxy.resend_unread_body).", "why"),
 	}
 	p.upstream = f.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "proxy_upstream_seconds", ConstLabels: labels,
@@ -77,6 +89,12 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 	for hop := 1; hop <= 2; hop++ {
 		p.forwards.WithLabelValues(strconv.Itoa(hop))
 	}
+	for _, why := range proxy.StepDowns {
+		p.stepDowns.WithLabelValues(why)
+	}
+	for _, why := range proxy.Resends {
+		p.resends.WithLabelValues(string(why))
+	}
 	for _, t := range proxy.Targets {
 		p.upstream.WithLabelValues(string(t))
 	}
@@ -84,6 +102,12 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 		Help: "Requests and connections waiting for a leader now."}, func() float64 { return float64(src.Held()) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "proxy_open_connections", ConstLabels: labels,
 		Help: "Open connections to the forwarding proxy, clients' and peers'."}, func() float64 { return float64(src.Open()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "proxy_peer_connections", ConstLabels: labels,
+		Help: "Connections the forwarding proxy holds open to the other participants' proxies (HTTP/2)."},
+		func() float64 { return float64(src.PeerConns()) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "proxy_buffered_bytes", ConstLabels: labels,
+		Help: "Bytes of request bodies the forwarding proxy buffers now (at most proxy.buffer_total)."},
+		func() float64 { return float64(src.Buffered()) })
 	return p
 }
 
@@ -105,4 +129,7 @@ func (p *Proxy) Upstream(to proxy.Target, d time.Duration) {
 func (p *Proxy) Held(d time.Duration) { p.held.Observe(d.Seconds()) }
 
 // SteppedDown implements proxy.Recorder.
-func (p *Proxy) SteppedDown() { p.stepDowns.Inc() }
+func (p *Proxy) SteppedDown(why string) { p.stepDowns.WithLabelValues(why).Inc() }
+
+// Resent implements proxy.Recorder.
+func (p *Proxy) Resent(why proxy.Resend) { p.resends.WithLabelValues(string(why)).Inc() }

@@ -11,10 +11,15 @@ import (
 	"github.com/electd/electd/internal/proxy"
 )
 
-type fakeProxy struct{ held, open int }
+type fakeProxy struct {
+	held, open, peers int
+	buffered          int64
+}
 
-func (f *fakeProxy) Held() int { return f.held }
-func (f *fakeProxy) Open() int { return f.open }
+func (f *fakeProxy) Held() int       { return f.held }
+func (f *fakeProxy) Open() int       { return f.open }
+func (f *fakeProxy) PeerConns() int  { return f.peers }
+func (f *fakeProxy) Buffered() int64 { return f.buffered }
 
 func TestProxyMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
@@ -27,11 +32,14 @@ func TestProxyMetrics(t *testing.T) {
 	p.Forwarded(1)
 	p.Forwarded(2)
 	p.Forwarded(1)
-	p.SteppedDown()
+	p.SteppedDown(proxy.StepDownTimeouts)
+	p.Resent(proxy.ResendUnprocessed)
+	p.Resent(proxy.ResendUnprocessed)
+	p.Resent(proxy.ResendSafe)
 	p.Upstream(proxy.TargetApp, 300*time.Microsecond)
 	p.Upstream(proxy.TargetLeader, 2*time.Millisecond)
 	p.Held(40 * time.Millisecond)
-	src.held, src.open = 2, 9
+	src.held, src.open, src.peers, src.buffered = 2, 9, 2, 4096
 
 	if got := testutil.ToFloat64(p.requests.WithLabelValues("ok")); got != 2 {
 		t.Fatalf("requests ok = %v, want 2", got)
@@ -47,12 +55,25 @@ electd_proxy_held{election="/services/web"} 2
 # HELP electd_proxy_open_connections Open connections to the forwarding proxy, clients' and peers'.
 # TYPE electd_proxy_open_connections gauge
 electd_proxy_open_connections{election="/services/web"} 9
-# HELP electd_proxy_step_downs_total Times the proxy asked the election to step down because the application refused connections.
+# HELP electd_proxy_peer_connections Connections the forwarding proxy holds open to the other participants' proxies (HTTP/2).
+# TYPE electd_proxy_peer_connections gauge
+electd_proxy_peer_connections{election="/services/web"} 2
+# HELP electd_proxy_buffered_bytes Bytes of request bodies the forwarding proxy buffers now (at most proxy.buffer_total).
+# TYPE electd_proxy_buffered_bytes gauge
+electd_proxy_buffered_bytes{election="/services/web"} 4096
+# HELP electd_proxy_step_downs_total Times the proxy asked the election to step down, by why: refused (the application refuses connections), timeouts (it answered none of proxy.app_timeout_stepdown requests in a row within proxy.response_timeout).
 # TYPE electd_proxy_step_downs_total counter
-electd_proxy_step_downs_total{election="/services/web"} 1
+electd_proxy_step_downs_total{election="/services/web",why="refused"} 0
+electd_proxy_step_downs_total{election="/services/web",why="timeouts"} 1
+# HELP electd_proxy_resends_total Requests sent again, by why: unprocessed (they provably reached no application), safe (an idempotent method or an Idempotency-Key, no answer relayed yet), unread_body (proxy.resend_unread_body).
+# TYPE electd_proxy_resends_total counter
+electd_proxy_resends_total{election="/services/web",why="safe"} 1
+electd_proxy_resends_total{election="/services/web",why="unprocessed"} 2
+electd_proxy_resends_total{election="/services/web",why="unread_body"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"electd_proxy_forwards_total", "electd_proxy_held", "electd_proxy_open_connections", "electd_proxy_step_downs_total"); err != nil {
+		"electd_proxy_forwards_total", "electd_proxy_held", "electd_proxy_open_connections", "electd_proxy_step_downs_total",
+		"electd_proxy_peer_connections", "electd_proxy_buffered_bytes", "electd_proxy_resends_total"); err != nil {
 		t.Fatal(err)
 	}
 	// Every result, target and hop is exported before it happens.

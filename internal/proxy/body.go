@@ -7,13 +7,14 @@ import (
 	"sync/atomic"
 )
 
-// Bounds of the copies kept of request bodies (docs/DESIGN.md,
-// "Forwarding": what may be sent again). A body is streamed; while it is
-// small, the proxy also keeps what it read, so that a request that
-// provably reached no application (net/http's transport wrote nothing of
-// it to a kept-alive connection that turned out closed; a peer bounced
-// it) can still be sent elsewhere whole. One whose body the next hop never
-// asked for (expectContinue) needs no copy: nothing of it was read.
+// Bounds of the copies kept of streamed request bodies (docs/DESIGN.md,
+// "Forwarding": what may be sent again). A body of a declared length up to
+// Config.BufferSize is received whole before the request goes anywhere
+// (buffer.go); a longer one, or one of unknown length, is streamed, and
+// while it is small the proxy also keeps what it read, so that a request
+// that provably reached no application (net/http's transport wrote
+// nothing of it to a kept-alive connection that turned out closed; a peer
+// bounced it) can still be sent elsewhere whole.
 const (
 	// maxKeptBody: past this size a body is no longer kept.
 	maxKeptBody = 64 << 10
@@ -25,11 +26,14 @@ const (
 // body is a request's body, watched: each read is progress for the
 // attempt's guard (slot 0, active from each hand-over until the body
 // ends), touched says whether any of it was read, and while it is small
-// it is kept so that it can be read again from the start (rewind).
+// it is kept so that it can be read again from the start (rewind). A
+// buffered body (whole) is read from memory and can always be rewound.
 type body struct {
 	orig   io.ReadCloser
 	budget *atomic.Int64 // what all kept copies may still take
 	g      atomic.Pointer[guard]
+	whole  []byte // a buffered body: all of it
+	free   func() // gives a buffered body's bytes back
 
 	mu     sync.Mutex
 	src    io.Reader // orig, or the kept copy once rewound
@@ -42,6 +46,12 @@ type body struct {
 
 func newBody(rc io.ReadCloser, budget *atomic.Int64) *body {
 	return &body{orig: rc, src: rc, budget: budget, keep: true}
+}
+
+// bufferedBody is a body received whole; free gives its bytes back to the
+// buffers' budget at release.
+func bufferedBody(buf []byte, free func()) *body {
+	return &body{src: bytes.NewReader(buf), whole: buf, free: free}
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -83,7 +93,9 @@ func (b *body) keepLocked(p []byte) {
 func (b *body) dropLocked() {
 	b.keep = false
 	b.kept = nil
-	b.budget.Add(b.copied)
+	if b.budget != nil {
+		b.budget.Add(b.copied)
+	}
 	b.copied = 0
 }
 
@@ -103,6 +115,9 @@ func (b *body) rewind() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
+	case b.whole != nil:
+		b.src, b.read, b.end = bytes.NewReader(b.whole), false, false
+		return true
 	case !b.read:
 		return true
 	case !b.end || !b.keep:
@@ -112,10 +127,18 @@ func (b *body) rewind() bool {
 	return true
 }
 
+// buffered reports a body received whole before it was routed.
+func (b *body) buffered() bool { return b.whole != nil }
+
 // release gives the copy's bytes back to the budget: the request is over.
 func (b *body) release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.whole != nil {
+		b.whole = nil
+		b.free()
+		return
+	}
 	b.dropLocked()
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +18,8 @@ import (
 type Mode string
 
 const (
-	// ModeHTTP forwards HTTP/1.1 requests, one at a time per connection,
-	// upgrades (WebSocket) included.
+	// ModeHTTP forwards HTTP requests (HTTP/1.1 and HTTP/2 with prior
+	// knowledge, gRPC and upgrades such as WebSocket included).
 	ModeHTTP Mode = "http"
 	// ModeTCP splices whole connections, for protocols that are not HTTP
 	// (a database primary, a cache).
@@ -27,34 +28,56 @@ const (
 
 // Defaults of Config, and the bounds Validate enforces.
 const (
-	DefaultHoldTime        = 5 * time.Second
-	DefaultDrainTimeout    = 2 * time.Second
-	DefaultMaxHeld         = 512
-	DefaultMaxConnections  = 1024
-	DefaultDialTimeout     = time.Second
-	DefaultHeaderTimeout   = 10 * time.Second
-	DefaultResponseTimeout = time.Minute
-	DefaultIdleTimeout     = 5 * time.Minute
-	DefaultBodyTimeout     = time.Minute
-	DefaultMaxHeaderBytes  = 32 << 10
+	DefaultHoldTime            = 5 * time.Second
+	DefaultDrainTimeout        = 2 * time.Second
+	DefaultMaxHeld             = 512
+	DefaultMaxConnections      = 1024
+	DefaultMaxPeerConnections  = 64
+	DefaultPeerStreams         = 256
+	DefaultPeerTimeout         = 2 * time.Second
+	DefaultDialTimeout         = time.Second
+	DefaultClientHeaderTimeout = 10 * time.Second
+	DefaultClientBodyTimeout   = 10 * time.Second
+	// DefaultResponseTimeout: long enough for any answer that is not a
+	// stream (whose headers come first), short enough that an application
+	// that hangs costs its clients half a minute, and that the answer
+	// timeouts that step a hung application's leader down
+	// (AppTimeoutStepDown) come within it.
+	DefaultResponseTimeout    = 30 * time.Second
+	DefaultIdleTimeout        = 5 * time.Minute
+	DefaultBodyTimeout        = time.Minute
+	DefaultMaxHeaderBytes     = 32 << 10
+	DefaultBufferSize         = 1 << 20
+	DefaultBufferTotal        = 64 << 20
+	DefaultAppTimeoutStepDown = 3
 
 	// MinHoldTime: a hand-over takes milliseconds, and half of the hold
 	// time is left for the drain (DrainTimeout's default).
 	MinHoldTime = 10 * time.Millisecond
 	// MaxHoldTime: past five minutes a client has long given up.
 	MaxHoldTime = 5 * time.Minute
-	// MaxCap bounds MaxHeld and MaxConnections: each connection costs a
-	// file descriptor and a goroutine or two.
+	// MaxCap bounds MaxHeld, MaxConnections and MaxPeerConnections: each
+	// connection costs a file descriptor and a goroutine or two.
 	MaxCap = 1 << 20
+	// MaxPeerStreams bounds PeerStreams: what HTTP/2 servers allow.
+	MaxPeerStreams = 1 << 16
 	// MinHeaderBytes and MaxHeaderBytes bound MaxHeaderBytes: a request
 	// line and a Host header fit in the first; net/http's default is the
 	// second.
 	MinHeaderBytes = 1 << 10
 	MaxHeaderBytes = 1 << 20
+	// MinBufferSize and MaxBufferSize bound BufferSize; MaxBufferTotal
+	// bounds BufferTotal.
+	MinBufferSize  = 1 << 10
+	MaxBufferSize  = 64 << 20
+	MaxBufferTotal = 16 << 30
+	// MaxTrustedProxies bounds TrustedProxies.
+	MaxTrustedProxies = 256
 )
 
-// FieldError is what Validate returns: Field names the Config field that
-// is wrong, Err says how. The daemon maps Field back to its key.
+// FieldError is what Validate returns, one per wrong field, joined: Field
+// names the Config field that is wrong, Err says how. The daemon maps
+// Field back to its key.
 type FieldError = fielderr.Error
 
 func fieldErr(field, format string, args ...any) error {
@@ -68,17 +91,18 @@ type Config struct {
 	// Listen is the host:port clients connect to; the caller binds it
 	// (Config.Listeners). Required.
 	Listen string
-	// PeerListen, in TCP mode only, is the host:port at which peers
-	// forward connections, each opened by a preamble that carries its hop
-	// count (a client's first bytes cannot be told from a preamble on a
-	// shared port). Required in TCP mode; must be empty in HTTP mode,
-	// where peers use Listen and carry the hop count in a header.
+	// PeerListen is the host:port at which the other participants'
+	// proxies forward to this one: in HTTP mode over HTTP/2 with prior
+	// knowledge (and HTTP/1.1 for upgrades), in TCP mode connections
+	// opened by a preamble. Never the port of Listen, which takes clients
+	// only. Required (internal/config derives it from Listen).
 	PeerListen string
 	// App is the local application's host:port. Required.
 	App string
 	// HoldTime is how long a request or connection waits for a leader to
-	// send it to before it gets 503 with Retry-After (or is closed).
-	// Default 5s; MinHoldTime to MaxHoldTime.
+	// send it to (or for the leader's proxy to take it) before it gets
+	// 503 with Retry-After (or is closed). Default 5s; MinHoldTime to
+	// MaxHoldTime.
 	HoldTime time.Duration
 	// DrainTimeout is how long Yield waits for requests in flight to the
 	// application before it hands leadership over anyway. Default 2s, or
@@ -89,44 +113,103 @@ type Config struct {
 	// once; past it, 503 (HTTP) or a close (TCP). Default 512, or
 	// MaxConnections when that is lower; at most MaxConnections.
 	MaxHeld int
-	// MaxConnections caps open connections, clients' and peers'. In HTTP
-	// mode a newcomer at the cap evicts the connection idle longest, else
-	// it is closed; in TCP mode it is closed. Default 1024.
+	// MaxConnections caps clients' open connections. In HTTP mode a
+	// newcomer at the cap evicts the connection idle longest, else the
+	// one whose request is received slowest, else it is closed; in TCP
+	// mode it is closed. Default 1024.
 	MaxConnections int
+	// MaxPeerConnections caps the connections open on PeerListen, so that
+	// clients and peers never take each other's. Default 64.
+	MaxPeerConnections int
+	// PeerStreams is how many forwards one peer connection carries at
+	// once (HTTP/2 streams): the share of this proxy each other proxy is
+	// sure of. Default 256.
+	PeerStreams int
+	// PeerTimeout bounds how long a peer's proxy that stops answering is
+	// believed: a connection to it is pinged after PeerTimeout/2 without a
+	// frame and given up after another PeerTimeout/2, and a new one is used
+	// only once a ping came back. Default 2s.
+	PeerTimeout time.Duration
 	// DialTimeout bounds connecting to the application or to a peer's
 	// proxy; a dial that fails is retried within the hold time. Default 1s.
 	DialTimeout time.Duration
-	// HeaderTimeout bounds reading a request's headers (HTTP) or a peer's
-	// preamble (TCP). Default 10s.
-	HeaderTimeout time.Duration
+	// ClientHeaderTimeout bounds receiving a request's headers, in total
+	// (HTTP), or a peer's preamble (TCP). Default 10s.
+	ClientHeaderTimeout time.Duration
+	// ClientBodyTimeout bounds receiving a body the proxy buffers, in
+	// total (408 past it). Default 10s.
+	ClientBodyTimeout time.Duration
 	// ResponseTimeout bounds the wait for the application's response
-	// headers once the request is written. Default 1m.
+	// headers once the request is written. Default 30s.
 	ResponseTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection idle between requests,
 	// and an upgraded or spliced connection that carried no byte either
 	// way for this long. Default 5m.
 	IdleTimeout time.Duration
-	// BodyTimeout is the longest pause allowed within a request or
-	// response body, and the longest a write to a spliced connection may
-	// block. Default 1m.
+	// BodyTimeout is the longest pause allowed within a streamed request
+	// or response body, and the longest a write to a spliced connection
+	// may block. Default 1m.
 	BodyTimeout time.Duration
 	// MaxHeaderBytes bounds a request's headers (net/http answers 431
 	// past it). Default 32 KiB; MinHeaderBytes to MaxHeaderBytes.
 	MaxHeaderBytes int
+	// BufferSize: a request body of a declared length up to this many
+	// bytes is received whole (within ClientBodyTimeout) before the
+	// request goes anywhere; longer ones, and those of unknown length
+	// (streams), are streamed. Default 1 MiB.
+	BufferSize int
+	// BufferTotal bounds the bytes of all bodies buffered at once; a
+	// request waits for room up to the hold time, then gets 503.
+	// Default 64 MiB; at least BufferSize.
+	BufferTotal int64
+	// ResendUnreadBody sends a request with a body again to the new leader
+	// when the application closed its connection before it asked for the
+	// body (100 Continue). Unsafe for an application that acts before it
+	// reads a body: off by default.
+	ResendUnreadBody bool
+	// TrustedProxies are the CIDRs (or addresses) of front proxies whose
+	// X-Forwarded-*/Forwarded headers are kept; from any other client they
+	// are replaced. Default none.
+	TrustedProxies []string
+	// AppTimeoutStepDown is how many answer timeouts in a row (no answer
+	// between them) from the application make this participant step down,
+	// as for an application that refuses connections. Default 3.
+	AppTimeoutStepDown int
 
 	// Logger receives a line per step-down and per connection cut when
 	// leadership ends. Default: discard.
 	Logger *slog.Logger
 	// Clock is the time source of the proxy's deadlines: the hold time,
-	// the drain, the lease check, retries, the stall and idle guards.
-	// Socket deadlines net/http keeps for itself (request headers, idle
-	// kept-alive connections, awaiting response headers) are the network
-	// poller's; the guard unblocks a stalled read or write with a
-	// deadline in the past, which needs no clock. Default clock.Real().
+	// the drain, the lease check, retries, the body and stall guards, the
+	// peers' pings. Socket deadlines net/http keeps for itself (request
+	// headers, idle kept-alive connections, awaiting response headers) and
+	// HTTP/2's own health checks are the network poller's; the guards
+	// unblock a stalled read or write with a deadline in the past, which
+	// needs no clock. Default clock.Real().
 	Clock clock.Clock
 	// Recorder counts requests, connections, forwards and holds.
 	// Default: none.
 	Recorder Recorder
+
+	trusted []netip.Prefix // TrustedProxies, parsed by withDefaults
+}
+
+// DefaultPeerListen is the peer port internal/config derives from Listen
+// when none is set: the same host, the next port (port 0 stays 0: any
+// free port). "" when listen is not host:port.
+func DefaultPeerListen(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return ""
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 65535 {
+		return ""
+	}
+	if n > 0 {
+		n++
+	}
+	return net.JoinHostPort(host, strconv.FormatUint(n, 10))
 }
 
 // withDefaults fills in every zero field; Validate has passed.
@@ -151,14 +234,27 @@ func (c Config) withDefaults() Config {
 			*d = v
 		}
 	}
+	def(&c.PeerTimeout, DefaultPeerTimeout)
 	def(&c.DialTimeout, DefaultDialTimeout)
-	def(&c.HeaderTimeout, DefaultHeaderTimeout)
+	def(&c.ClientHeaderTimeout, DefaultClientHeaderTimeout)
+	def(&c.ClientBodyTimeout, DefaultClientBodyTimeout)
 	def(&c.ResponseTimeout, DefaultResponseTimeout)
 	def(&c.IdleTimeout, DefaultIdleTimeout)
 	def(&c.BodyTimeout, DefaultBodyTimeout)
-	if c.MaxHeaderBytes == 0 {
-		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	defInt := func(n *int, v int) {
+		if *n == 0 {
+			*n = v
+		}
 	}
+	defInt(&c.MaxPeerConnections, DefaultMaxPeerConnections)
+	defInt(&c.PeerStreams, DefaultPeerStreams)
+	defInt(&c.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	defInt(&c.BufferSize, DefaultBufferSize)
+	defInt(&c.AppTimeoutStepDown, DefaultAppTimeoutStepDown)
+	if c.BufferTotal == 0 {
+		c.BufferTotal = max(DefaultBufferTotal, int64(c.BufferSize))
+	}
+	c.trusted, _ = ParseTrusted(c.TrustedProxies)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -172,22 +268,43 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate checks every field and the relations between them; zero means
-// the default. Errors are *FieldError.
+// the default. It returns every wrong field's *FieldError, joined
+// (errors.Join), or nil.
 func (c Config) Validate() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	switch c.Mode {
 	case "", ModeHTTP, ModeTCP:
 	default:
-		return fieldErr("Mode", "%q is not http or tcp", c.Mode)
+		add(fieldErr("Mode", "%q is not http or tcp", c.Mode))
 	}
 	if err := validateAddr(c.Listen, true); err != nil {
-		return &FieldError{Pkg: "proxy", Field: "Listen", Err: err}
+		add(&FieldError{Pkg: "proxy", Field: "Listen", Err: err})
 	}
 	if err := c.validatePeerListen(); err != nil {
-		return &FieldError{Pkg: "proxy", Field: "PeerListen", Err: err}
+		add(&FieldError{Pkg: "proxy", Field: "PeerListen", Err: err})
 	}
 	if err := validateAddr(c.App, false); err != nil {
-		return &FieldError{Pkg: "proxy", Field: "App", Err: err}
+		add(&FieldError{Pkg: "proxy", Field: "App", Err: err})
 	}
+	for _, err := range c.validateDurations() {
+		add(err)
+	}
+	for _, err := range c.validateCounts() {
+		add(err)
+	}
+	if _, err := ParseTrusted(c.TrustedProxies); err != nil {
+		add(&FieldError{Pkg: "proxy", Field: "TrustedProxies", Err: err})
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) validateDurations() []error {
+	var errs []error
 	for _, d := range []struct {
 		field  string
 		v      time.Duration
@@ -195,47 +312,63 @@ func (c Config) Validate() error {
 	}{
 		{"HoldTime", c.HoldTime, MinHoldTime, MaxHoldTime},
 		{"DrainTimeout", c.DrainTimeout, time.Millisecond, time.Minute},
+		{"PeerTimeout", c.PeerTimeout, 10 * time.Millisecond, time.Minute},
 		{"DialTimeout", c.DialTimeout, time.Millisecond, time.Minute},
-		{"HeaderTimeout", c.HeaderTimeout, time.Millisecond, 10 * time.Minute},
+		{"ClientHeaderTimeout", c.ClientHeaderTimeout, time.Millisecond, 10 * time.Minute},
+		{"ClientBodyTimeout", c.ClientBodyTimeout, time.Millisecond, 10 * time.Minute},
 		{"ResponseTimeout", c.ResponseTimeout, time.Millisecond, 24 * time.Hour},
 		{"IdleTimeout", c.IdleTimeout, time.Second, 24 * time.Hour},
 		{"BodyTimeout", c.BodyTimeout, time.Millisecond, 24 * time.Hour},
 	} {
 		if d.v != 0 && (d.v < d.lo || d.v > d.hi) {
-			return fieldErr(d.field, "%v is outside %v to %v", d.v, d.lo, d.hi)
+			errs = append(errs, fieldErr(d.field, "%v is outside %v to %v", d.v, d.lo, d.hi))
 		}
 	}
-	if c.HoldTime != 0 && c.DrainTimeout != 0 && c.DrainTimeout >= c.HoldTime {
-		return fieldErr("DrainTimeout", "%v is not less than HoldTime (%v): requests held while the leader drains would time out first", c.DrainTimeout, c.HoldTime)
+	if c.HoldTime > 0 && c.DrainTimeout > 0 && c.DrainTimeout >= c.HoldTime {
+		errs = append(errs, fieldErr("DrainTimeout", "%v is not less than HoldTime (%v): requests held while the leader drains would time out first", c.DrainTimeout, c.HoldTime))
 	}
+	return errs
+}
+
+func (c Config) validateCounts() []error {
+	var errs []error
 	for _, n := range []struct {
-		field string
-		v     int
-	}{{"MaxHeld", c.MaxHeld}, {"MaxConnections", c.MaxConnections}} {
-		if n.v < 0 || n.v > MaxCap {
-			return fieldErr(n.field, "%d is outside 1 to %d", n.v, MaxCap)
+		field  string
+		v      int64
+		lo, hi int64
+	}{
+		{"MaxHeld", int64(c.MaxHeld), 1, MaxCap},
+		{"MaxConnections", int64(c.MaxConnections), 1, MaxCap},
+		{"MaxPeerConnections", int64(c.MaxPeerConnections), 1, MaxCap},
+		{"PeerStreams", int64(c.PeerStreams), 1, MaxPeerStreams},
+		{"MaxHeaderBytes", int64(c.MaxHeaderBytes), MinHeaderBytes, MaxHeaderBytes},
+		{"BufferSize", int64(c.BufferSize), MinBufferSize, MaxBufferSize},
+		{"BufferTotal", c.BufferTotal, MinBufferSize, MaxBufferTotal},
+		{"AppTimeoutStepDown", int64(c.AppTimeoutStepDown), 1, 1000},
+	} {
+		if n.v != 0 && (n.v < n.lo || n.v > n.hi) {
+			errs = append(errs, fieldErr(n.field, "%d is outside %d to %d", n.v, n.lo, n.hi))
 		}
 	}
-	if c.MaxHeld != 0 && c.MaxConnections != 0 && c.MaxHeld > c.MaxConnections {
-		return fieldErr("MaxHeld", "%d is more than MaxConnections (%d): every held request holds a connection", c.MaxHeld, c.MaxConnections)
+	if c.MaxHeld > 0 && c.MaxConnections > 0 && c.MaxHeld > c.MaxConnections {
+		errs = append(errs, fieldErr("MaxHeld", "%d is more than MaxConnections (%d): every held request holds a connection", c.MaxHeld, c.MaxConnections))
 	}
-	if c.MaxHeaderBytes != 0 && (c.MaxHeaderBytes < MinHeaderBytes || c.MaxHeaderBytes > MaxHeaderBytes) {
-		return fieldErr("MaxHeaderBytes", "%d is outside %d to %d", c.MaxHeaderBytes, MinHeaderBytes, MaxHeaderBytes)
+	size := int64(c.BufferSize)
+	if size == 0 {
+		size = DefaultBufferSize
 	}
-	return nil
+	if c.BufferTotal > 0 && c.BufferTotal < size {
+		errs = append(errs, fieldErr("BufferTotal", "%d is less than BufferSize (%d): a body of that size could never be buffered", c.BufferTotal, size))
+	}
+	return errs
 }
 
 func (c Config) validatePeerListen() error {
-	tcp := c.Mode == ModeTCP
 	switch {
-	case !tcp && c.PeerListen != "":
-		return errors.New("only meaningful in tcp mode (HTTP peers use Listen); remove it")
-	case !tcp:
-		return nil
 	case c.PeerListen == "":
-		return errors.New("required in tcp mode: the port peers forward connections to")
+		return errors.New("required: the port the other participants' proxies forward to")
 	case c.PeerListen == c.Listen && !strings.HasSuffix(c.Listen, ":0"): // port 0: any free one
-		return errors.New("must differ from Listen: a peer's preamble and a client's first bytes cannot share a port")
+		return errors.New("must differ from Listen: clients' port never takes a forward")
 	}
 	return validateAddr(c.PeerListen, true)
 }
@@ -260,15 +393,32 @@ func validateAddr(s string, listen bool) error {
 	return nil
 }
 
-// Listeners binds Listen and, in TCP mode, PeerListen (peer is nil in
-// HTTP mode), for Serve.
+// ParseTrusted parses TrustedProxies: CIDRs, or single addresses.
+func ParseTrusted(list []string) ([]netip.Prefix, error) {
+	if len(list) > MaxTrustedProxies {
+		return nil, fmt.Errorf("%d entries, more than %d", len(list), MaxTrustedProxies)
+	}
+	var out []netip.Prefix
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR (10.0.0.0/8) or an address", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// Listeners binds Listen and PeerListen, for Serve.
 func (c Config) Listeners() (client, peer net.Listener, err error) {
 	client, err = net.Listen("tcp", c.Listen)
 	if err != nil {
 		return nil, nil, fmt.Errorf("proxy: listen on %s: %w", c.Listen, err)
-	}
-	if c.Mode != ModeTCP {
-		return client, nil, nil
 	}
 	peer, err = net.Listen("tcp", c.PeerListen)
 	if err != nil {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"container/list"
+	"context"
 	"net"
 	"net/http"
 	"sync"
@@ -9,13 +10,17 @@ import (
 	"time"
 )
 
-// connLimit caps the proxy's open connections (Config.MaxConnections)
+// connLimit caps the proxy's open connections on one port
+// (Config.MaxConnections for clients, MaxPeerConnections for peers)
 // without ever blocking Accept. At the cap, in HTTP mode, a newcomer
 // evicts the connection that has waited longest outside a request (idle
 // between requests, or still to send its headers), as the API server
-// does; when none is, and always in TCP mode, the newcomer is closed at
-// once. A flood of idle connections therefore cannot lock clients out,
-// and nothing waits in the kernel's backlog for a slot. It is not the HTTP
+// does; else the HTTP/1 connection whose body the proxy buffers and
+// receives slowest (the fewest bytes a second), which is answered 408;
+// when none is, and always in TCP mode, the newcomer is closed at once. A
+// flood of idle or dribbling connections therefore cannot lock clients
+// out, and nothing waits in the kernel's backlog for a slot. A request
+// already on its way to the leader is never evicted. It is not the HTTP
 // API's limiter (internal/httpserver), whose policy differs on purpose:
 // that one may evict a connection whose handler runs, which here would cut
 // a request on its way to the leader; here TCP mode refuses rather than
@@ -24,6 +29,7 @@ type connLimit struct {
 	max   int
 	evict bool // HTTP mode: idle connections may be evicted
 	rec   Recorder
+	clock func() int64 // unix nanoseconds, for the receiving rate
 
 	mu     sync.Mutex
 	open   int
@@ -32,8 +38,8 @@ type connLimit struct {
 	closed bool
 }
 
-func newConnLimit(max int, evict bool, rec Recorder) *connLimit {
-	return &connLimit{max: max, evict: evict, rec: rec, all: map[*trackedConn]struct{}{}}
+func newConnLimit(max int, evict bool, rec Recorder, now func() int64) *connLimit {
+	return &connLimit{max: max, evict: evict, rec: rec, clock: now, all: map[*trackedConn]struct{}{}}
 }
 
 // limited is a listener whose connections count against a connLimit; the
@@ -55,6 +61,12 @@ type trackedConn struct {
 	elem   *list.Element // in l.idle while evictable
 	closed bool          // under l.mu
 	g      atomic.Pointer[guard]
+	// recvStart is when the proxy began to buffer a body from it (unix
+	// nanoseconds; 0: not receiving), recvBytes what it read since:
+	// under l.mu, but for recvBytes, which the reader adds to.
+	recvStart int64
+	recvBytes atomic.Int64
+	evicted   atomic.Bool
 }
 
 // Accept returns the next connection within the cap.
@@ -72,10 +84,13 @@ func (ll *limited) Accept() (net.Conn, error) {
 			_ = c.Close()
 			return nil, net.ErrClosed
 		}
-		var victim *trackedConn
+		var victim, slow *trackedConn
 		if l.open >= l.max {
 			victim = l.victimLocked()
 			if victim == nil {
+				slow = l.slowestLocked()
+			}
+			if victim == nil && slow == nil {
 				l.mu.Unlock()
 				_ = c.Close()
 				l.rec.Conn(ResultRefused)
@@ -92,6 +107,12 @@ func (ll *limited) Accept() (net.Conn, error) {
 			_ = victim.Close()
 			l.rec.Conn(ResultEvicted)
 		}
+		if slow != nil {
+			// Its handler reads no more and answers 408 (buffer.go), then
+			// the connection closes.
+			slow.evicted.Store(true)
+			_ = slow.Conn.SetReadDeadline(past)
+		}
 		return tc, nil
 	}
 }
@@ -106,6 +127,39 @@ func (l *connLimit) victimLocked() *trackedConn {
 	l.idle.Remove(e)
 	c.elem = nil
 	return c
+}
+
+// slowestLocked picks, among the connections whose body is being
+// buffered, the one that sent the fewest bytes a second, and takes it off
+// the receiving ones; nil when none is receiving.
+func (l *connLimit) slowestLocked() *trackedConn {
+	now := l.clock()
+	var slow *trackedConn
+	var sb, se int64 // its bytes and elapsed time
+	for c := range l.all {
+		if c.recvStart == 0 {
+			continue
+		}
+		b, e := c.recvBytes.Load(), max(now-c.recvStart, 1)
+		if slow == nil || b*se < sb*e { // b/e < sb/se
+			slow, sb, se = c, b, e
+		}
+	}
+	if slow != nil {
+		slow.recvStart = 0
+	}
+	return slow
+}
+
+// receiving marks c as receiving a buffered body (on) or done with it.
+func (l *connLimit) receiving(c *trackedConn, on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c.recvStart = 0
+	if on && !c.closed && !c.evicted.Load() {
+		c.recvBytes.Store(0)
+		c.recvStart = l.clock()
+	}
 }
 
 // Open is the number of open connections.
@@ -138,6 +192,27 @@ func (l *connLimit) connState(g func(*trackedConn) *guard) func(net.Conn, http.C
 			tc.g.Store(g(tc))
 		}
 	}
+}
+
+type connKey struct{}
+
+// connContext is http.Server.ConnContext: a request's handler finds its
+// connection (connOf).
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*trackedConn); ok {
+		return context.WithValue(ctx, connKey{}, tc)
+	}
+	return ctx
+}
+
+// connOf is the HTTP/1 connection r came on; nil for HTTP/2, whose
+// connection carries other requests too.
+func connOf(r *http.Request) *trackedConn {
+	if r.ProtoMajor != 1 {
+		return nil
+	}
+	tc, _ := r.Context().Value(connKey{}).(*trackedConn)
+	return tc
 }
 
 // closeAll closes every connection and refuses new ones: the end of Serve.
@@ -192,5 +267,8 @@ func (c *trackedConn) Close() error {
 }
 
 // past is a deadline that has passed: setting it unblocks a read or write
-// at once, whatever the clock.
-var past = time.Unix(1, 0)
+// at once, whatever the clock; zeroTime clears a deadline.
+var (
+	past     = time.Unix(1, 0)
+	zeroTime time.Time
+)

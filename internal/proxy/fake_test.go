@@ -66,10 +66,15 @@ func (f *fakeLead) stepDowns() int {
 	return len(f.steps)
 }
 
-func leading(id string, token int64) Route { return Route{Leading: true, ID: id, Token: token} }
+// testElection is the election every fake route takes part in.
+const testElection = "/test@0x1"
+
+func leading(id string, token int64) Route {
+	return Route{Leading: true, ID: id, Token: token, Election: testElection}
+}
 
 func following(id string, token int64, addr string) Route {
-	return Route{ID: id, Token: token, Addr: addr}
+	return Route{ID: id, Token: token, Addr: addr, Election: testElection}
 }
 
 // fakeRec counts what the proxy records.
@@ -80,11 +85,13 @@ type fakeRec struct {
 	forwarded map[int]int
 	upstream  map[Target]int
 	held      int
-	steps     int
+	steps     map[string]int
+	resent    map[Resend]int
 }
 
 func newRec() *fakeRec {
-	return &fakeRec{requests: map[Result]int{}, conns: map[Result]int{}, forwarded: map[int]int{}, upstream: map[Target]int{}}
+	return &fakeRec{requests: map[Result]int{}, conns: map[Result]int{}, forwarded: map[int]int{}, upstream: map[Target]int{},
+		steps: map[string]int{}, resent: map[Resend]int{}}
 }
 
 func (r *fakeRec) Request(res Result) { r.mu.Lock(); r.requests[res]++; r.mu.Unlock() }
@@ -95,14 +102,24 @@ func (r *fakeRec) Upstream(to Target, _ time.Duration) {
 	r.upstream[to]++
 	r.mu.Unlock()
 }
-func (r *fakeRec) Held(time.Duration) { r.mu.Lock(); r.held++; r.mu.Unlock() }
-func (r *fakeRec) SteppedDown()       { r.mu.Lock(); r.steps++; r.mu.Unlock() }
+func (r *fakeRec) Held(time.Duration)     { r.mu.Lock(); r.held++; r.mu.Unlock() }
+func (r *fakeRec) SteppedDown(why string) { r.mu.Lock(); r.steps[why]++; r.mu.Unlock() }
+func (r *fakeRec) Resent(why Resend)      { r.mu.Lock(); r.resent[why]++; r.mu.Unlock() }
 
 func (r *fakeRec) request(res Result) int { r.mu.Lock(); defer r.mu.Unlock(); return r.requests[res] }
 func (r *fakeRec) conn(res Result) int    { r.mu.Lock(); defer r.mu.Unlock(); return r.conns[res] }
 func (r *fakeRec) hops(hop int) int       { r.mu.Lock(); defer r.mu.Unlock(); return r.forwarded[hop] }
 func (r *fakeRec) holds() int             { r.mu.Lock(); defer r.mu.Unlock(); return r.held }
-func (r *fakeRec) stepDowns() int         { r.mu.Lock(); defer r.mu.Unlock(); return r.steps }
+func (r *fakeRec) stepDowns() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, v := range r.steps {
+		n += v
+	}
+	return n
+}
+func (r *fakeRec) resends(why Resend) int { r.mu.Lock(); defer r.mu.Unlock(); return r.resent[why] }
 func (r *fakeRec) results() map[Result]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

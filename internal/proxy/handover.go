@@ -2,6 +2,9 @@ package proxy
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"time"
 
 	"github.com/electd/electd/internal/clock"
 )
@@ -17,7 +20,8 @@ import (
 // Release, switchover, withdrawal and shutdown should all go through it,
 // so that a graceful hand-over fails no request (docs/DESIGN.md,
 // "Forwarding"). Upgraded and spliced connections are not waited for:
-// they are cut when leadership ends.
+// they are cut when leadership ends. Under a context from ReportDrain,
+// what the drain did is reported there.
 func (p *Proxy) Yield(ctx context.Context, f func(context.Context) error) error {
 	p.mu.Lock()
 	p.yielding++
@@ -28,18 +32,62 @@ func (p *Proxy) Yield(ctx context.Context, f func(context.Context) error) error 
 		p.mu.Unlock()
 		p.wake.Notify()
 	}()
-	p.drain(ctx)
+	NoteDrain(ctx, p.drain(ctx))
 	return f(ctx)
 }
 
-func (p *Proxy) drain(ctx context.Context) {
+// Drained is what a hand-over's drain did.
+type Drained struct {
+	// Waited is how long Yield waited for the application's requests.
+	Waited time.Duration
+	// Left counts the requests the application still had when the drain
+	// gave up (DrainTimeout, or the caller's context): they are cut when
+	// leadership ends. 0 when every request was answered.
+	Left int
+}
+
+type drainKey struct{}
+
+type drainReport struct {
+	mu sync.Mutex
+	d  Drained
+	ok bool
+}
+
+func (r *drainReport) set(d Drained) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.d, r.ok = d, true
+}
+
+// NoteDrain records d in the report ReportDrain put in ctx, if any.
+func NoteDrain(ctx context.Context, d Drained) {
+	if r, ok := ctx.Value(drainKey{}).(*drainReport); ok {
+		r.set(d)
+	}
+}
+
+// ReportDrain returns a context under which Yield reports its drain, and
+// the function that reads the report (false when no Yield ran under it:
+// no proxy, or the hand-over did not reach it).
+func ReportDrain(ctx context.Context) (context.Context, func() (Drained, bool)) {
+	r := &drainReport{}
+	return context.WithValue(ctx, drainKey{}, r), func() (Drained, bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.d, r.ok
+	}
+}
+
+func (p *Proxy) drain(ctx context.Context) Drained {
+	start := p.clock.Now()
 	timeout, stop := clock.Deadline(p.clock, p.cfg.DrainTimeout)
 	defer stop()
 	for {
 		p.mu.Lock()
 		if p.inflight == 0 {
 			p.mu.Unlock()
-			return
+			return Drained{Waited: p.clock.Now().Sub(start)}
 		}
 		if p.drained == nil {
 			p.drained = make(chan struct{})
@@ -52,17 +100,24 @@ func (p *Proxy) drain(ctx context.Context) {
 		case <-timeout:
 			p.log.Warn("hand-over: requests still with the application after the drain timeout; they will be cut",
 				"requests", n, "drain_timeout", p.cfg.DrainTimeout)
-			return
+			return Drained{Waited: p.clock.Now().Sub(start), Left: n}
 		case <-ctx.Done():
-			return
+			return Drained{Waited: p.clock.Now().Sub(start), Left: n}
 		}
 	}
 }
 
+// Why the proxy asks the election to step down.
+const (
+	StepDownRefused  = "refused"  // the application refuses connections
+	StepDownTimeouts = "timeouts" // the application answers nothing within ResponseTimeout
+)
+
 // stepDown asks the election, once per leadership, to give it up: the
 // application refuses connections (a pod being deleted stops its
-// application before its electd).
-func (p *Proxy) stepDown(r Route, err error) {
+// application before its electd), or has answered nothing within the
+// response timeout AppTimeoutStepDown times in a row (it hangs).
+func (p *Proxy) stepDown(r Route, why string, err error) {
 	p.mu.Lock()
 	if p.stepped == r.Token {
 		p.mu.Unlock()
@@ -70,10 +125,33 @@ func (p *Proxy) stepDown(r Route, err error) {
 	}
 	p.stepped = r.Token
 	p.mu.Unlock()
-	p.rec.SteppedDown()
-	p.log.Warn("the application refuses connections: asking the election to step down",
-		"app", p.cfg.App, "fencing_token", r.Token, "err", err)
-	p.lead.StepDown("the application at " + p.cfg.App + " refuses connections")
+	p.rec.SteppedDown(why)
+	reason := "the application at " + p.cfg.App + " refuses connections"
+	if why == StepDownTimeouts {
+		reason = fmt.Sprintf("the application at %s answered none of %d requests in a row within %v",
+			p.cfg.App, p.cfg.AppTimeoutStepDown, p.cfg.ResponseTimeout)
+	}
+	p.log.Warn(reason+": asking the election to step down", "fencing_token", r.Token, "err", err)
+	p.lead.StepDown(reason)
+}
+
+// appAnswered and appTimedOut count the application's answer timeouts in
+// a row: AppTimeoutStepDown of them, with no answer between, step this
+// participant down (docs/DESIGN.md, "Forwarding": a hung application).
+func (p *Proxy) appAnswered() {
+	p.mu.Lock()
+	p.timeouts = 0
+	p.mu.Unlock()
+}
+
+func (p *Proxy) appTimedOut(r Route, err error) {
+	p.mu.Lock()
+	p.timeouts++
+	n := p.timeouts
+	p.mu.Unlock()
+	if n >= p.cfg.AppTimeoutStepDown {
+		p.stepDown(r, StepDownTimeouts, err)
+	}
 }
 
 // State is the proxy's state for /leader and the status page.
@@ -88,6 +166,11 @@ type State struct {
 	Held int `json:"held"`
 	// Connections counts open connections, clients' and peers'.
 	Connections int `json:"connections"`
+	// PeerConnections counts the connections this proxy holds open to
+	// other participants' proxies.
+	PeerConnections int `json:"peer_connections"`
+	// Buffered is the bytes of request bodies buffered now.
+	Buffered int64 `json:"buffered"`
 	// InFlight counts HTTP requests with the application now.
 	InFlight int `json:"in_flight"`
 }
@@ -96,8 +179,9 @@ type State struct {
 func (p *Proxy) State() State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.lead.Route()
-	st := State{Mode: p.cfg.Mode, Route: "hold", Held: p.held, InFlight: p.inflight, Connections: p.conns.Open()}
+	r := p.routeLocked()
+	st := State{Mode: p.cfg.Mode, Route: "hold", Held: p.held, InFlight: p.inflight,
+		Connections: p.conns.Open() + p.peers.Open(), PeerConnections: p.PeerConns(), Buffered: p.Buffered()}
 	switch {
 	case r.Leading && p.yielding == 0:
 		st.Route, st.To = "app", p.cfg.App
@@ -115,4 +199,21 @@ func (p *Proxy) Held() int {
 }
 
 // Open counts the open connections, clients' and peers'.
-func (p *Proxy) Open() int { return p.conns.Open() }
+func (p *Proxy) Open() int { return p.conns.Open() + p.peers.Open() }
+
+// PeerConns counts the connections this proxy holds open to other
+// participants' proxies (HTTP mode).
+func (p *Proxy) PeerConns() int {
+	if p.http == nil {
+		return 0
+	}
+	return p.http.pool.Open()
+}
+
+// Buffered is the bytes of request bodies buffered now (HTTP mode).
+func (p *Proxy) Buffered() int64 {
+	if p.http == nil {
+		return 0
+	}
+	return p.http.buffers.InUse()
+}

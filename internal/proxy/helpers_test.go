@@ -57,7 +57,7 @@ func baseline(t *testing.T) {
 type testProxy struct {
 	*Proxy
 	addr  string // clients'
-	peer  string // peers' (TCP mode)
+	peer  string // peers'
 	lead  *fakeLead
 	rec   *fakeRec
 	clock *clocktest.Fake
@@ -69,10 +69,7 @@ type testProxy struct {
 func startProxy(t testing.TB, lead *fakeLead, app string, cfg Config) *testProxy {
 	t.Helper()
 	tp := &testProxy{lead: lead, rec: newRec()}
-	cfg.Listen, cfg.App, cfg.Recorder = "127.0.0.1:0", app, tp.rec
-	if cfg.Mode == ModeTCP {
-		cfg.PeerListen = "127.0.0.1:0"
-	}
+	cfg.Listen, cfg.PeerListen, cfg.App, cfg.Recorder = "127.0.0.1:0", "127.0.0.1:0", app, tp.rec
 	if cfg.Clock == nil {
 		tp.clock = clocktest.NewFake(time.Unix(1000, 0))
 		cfg.Clock = tp.clock
@@ -85,10 +82,7 @@ func startProxy(t testing.TB, lead *fakeLead, app string, cfg Config) *testProxy
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp.Proxy, tp.addr = p, client.Addr().String()
-	if peer != nil {
-		tp.peer = peer.Addr().String()
-	}
+	tp.Proxy, tp.addr, tp.peer = p, client.Addr().String(), peer.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(ctx, client, peer) }()
@@ -121,17 +115,13 @@ func startProxy(t testing.TB, lead *fakeLead, app string, cfg Config) *testProxy
 	return tp
 }
 
-// peerAddr is where peers forward to: the client port in HTTP mode.
-func (tp *testProxy) peerAddr() string {
-	if tp.peer != "" {
-		return tp.peer
-	}
-	return tp.addr
-}
+// peerAddr is where peers forward to.
+func (tp *testProxy) peerAddr() string { return tp.peer }
 
 // seen is what an application saw of one request.
 type seen struct {
-	token, id, hop, hold, forged, xff string
+	token, id, forged, xff, reqID, expect string
+	electd                                []string // Electd-* headers other than the fencing ones
 }
 
 // testApp is an HTTP application behind a proxy; by default it answers
@@ -148,11 +138,17 @@ func newApp(t testing.TB, name string, h http.HandlerFunc) *testApp {
 	a := &testApp{name: name}
 	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
-		a.saw = append(a.saw, seen{
+		s := seen{
 			token: r.Header.Get(HeaderFencingToken), id: r.Header.Get(HeaderLeaderID),
-			hop: r.Header.Get(HeaderHop), hold: r.Header.Get(HeaderHold),
 			forged: strings.Join(r.Header.Values("Electd_fencing_token"), ","), xff: r.Header.Get("X-Forwarded-For"),
-		})
+			reqID: r.Header.Get("X-Request-Id"), expect: r.Header.Get("Expect"),
+		}
+		for k := range r.Header {
+			if strings.HasPrefix(strings.ToLower(k), "electd") && k != HeaderFencingToken && k != HeaderLeaderID {
+				s.electd = append(s.electd, k)
+			}
+		}
+		a.saw = append(a.saw, s)
 		a.mu.Unlock()
 		if h != nil {
 			h(w, r)

@@ -8,25 +8,26 @@ import (
 )
 
 // holder is one request's or connection's wait for somewhere to go
-// (docs/DESIGN.md, "Forwarding": hold). Its budget starts at the first
-// wait and spans them all, retries after a refused dial included, so that
-// it is answered within the hold time; a forwarded request brings what is
-// left of its budget from the proxy before.
+// (docs/DESIGN.md, "Forwarding": hold). Its budget starts when the request
+// (or connection) arrives and spans every wait and retry, a refused dial
+// or a peer that would not take it included, so that it is answered
+// within the hold time; a forwarded request brings what is left of its
+// budget from the proxy before.
 type holder struct {
 	p      *Proxy
 	budget time.Duration
+	start  time.Time
 
-	start   time.Time
 	expired <-chan struct{}
 	stopT   func()
 	in      bool // counted in p.held
 }
 
 func newHolder(p *Proxy, budget time.Duration) *holder {
-	return &holder{p: p, budget: min(budget, p.cfg.HoldTime)}
+	return &holder{p: p, budget: min(budget, p.cfg.HoldTime), start: p.clock.Now()}
 }
 
-// enter counts the traffic as held and starts the budget on the first
+// enter counts the traffic as held and arms the budget's end on the first
 // call; false at MaxHeld.
 func (h *holder) enter() bool {
 	if h.in {
@@ -39,8 +40,7 @@ func (h *holder) enter() bool {
 		return false
 	}
 	if h.expired == nil { // before it counts as held: whoever sees it held sees its budget running
-		h.start = p.clock.Now()
-		h.expired, h.stopT = clock.Deadline(p.clock, h.budget)
+		h.expired, h.stopT = clock.Deadline(p.clock, h.remaining())
 	}
 	p.held++
 	h.in = true
@@ -58,7 +58,8 @@ func (h *holder) leave() {
 	h.p.mu.Unlock()
 }
 
-// done ends the hold for good and reports how long it lasted.
+// done ends the hold for good and reports how long it lasted, when it
+// waited at all.
 func (h *holder) done() {
 	h.leave()
 	if h.expired != nil {
@@ -67,11 +68,8 @@ func (h *holder) done() {
 	}
 }
 
-// remaining is what is left of the budget, for a forward.
+// remaining is what is left of the budget.
 func (h *holder) remaining() time.Duration {
-	if h.expired == nil {
-		return h.budget
-	}
 	return max(h.budget-h.p.clock.Now().Sub(h.start), 0)
 }
 

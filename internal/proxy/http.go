@@ -12,27 +12,6 @@ import (
 	"time"
 )
 
-// Headers of the forwarding contract (docs/DESIGN.md, "Forwarding").
-const (
-	// HeaderFencingToken and HeaderLeaderID are set on every request the
-	// leader's proxy hands to its application: the token to fence writes
-	// with, and the leader's id. Copies sent by a client are removed.
-	HeaderFencingToken = "Electd-Fencing-Token"
-	HeaderLeaderID     = "Electd-Leader-Id"
-	// HeaderHop counts the proxies that forwarded a request (1 or 2).
-	HeaderHop = "Electd-Hop"
-	// HeaderHold is what is left of the hold time, in milliseconds, when a
-	// proxy forwards a request: the next one waits no longer, so that the
-	// client is answered within the hold time it was promised.
-	HeaderHold = "Electd-Hold"
-	// HeaderNotLeader marks the 421 with which a proxy bounces a request
-	// forwarded twice while it does not lead: unprocessed, so the proxy
-	// before may route it again. Only a peer's is believed: the proxy
-	// that hands requests to its application removes the header from the
-	// application's answers.
-	HeaderNotLeader = "Electd-Not-Leader"
-)
-
 // appIdleTimeout closes a kept-alive connection to the application idle
 // this long (or IdleTimeout, when shorter): shorter than common
 // application servers' own keep-alive timeouts (Node's is 5 s), so that the
@@ -47,50 +26,67 @@ const appIdleTimeout = 4 * time.Second
 // write when the handler returns.
 const flushEvery = 5 * time.Millisecond
 
-// maxIdlePerHost bounds the kept-alive connections to the application and
-// to each peer's proxy.
+// maxIdlePerHost bounds the kept-alive HTTP/1 connections to the
+// application and to each peer's proxy (upgrades).
 const maxIdlePerHost = 64
 
-// httpProxy is HTTP mode: net/http/httputil.ReverseProxy, one to the
-// application and one to the leader's proxy. ReverseProxy brings what a
-// forward must get right and a new copy would get wrong: hop-by-hop
-// headers (those a Connection header names included), Upgrade
-// (WebSocket) by hijacking and splicing both ways, trailers, 1xx answers,
-// prompt flushing of streamed answers, and an ErrorHandler that is called
-// before anything is written, so that a dial refused can be retried
-// elsewhere. What it lacks (progress timeouts, the hold, the retry) is
-// added around it.
+// expectContinueWait is how long a request that asks the application for
+// 100 Continue (the client's own Expect, or ResendUnreadBody's) waits for
+// it before its body is sent anyway.
+const expectContinueWait = time.Second
+
+// httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
+// prior knowledge), peers on PeerListen (HTTP/2 with prior knowledge, and
+// HTTP/1.1 for upgrades), and one net/http/httputil.ReverseProxy for every
+// hand-over: to the application (HTTP/1.1, or HTTP/2 for a client that
+// spoke it) or to the leader's proxy (the peer pool; HTTP/1.1 for an
+// upgrade). ReverseProxy brings what a forward must get right and a new
+// copy would get wrong: hop-by-hop headers (those a Connection header
+// names included), Upgrade (WebSocket) by hijacking and splicing both ways,
+// trailers, 1xx answers, prompt flushing of streamed answers, and an
+// ErrorHandler that is called before anything is written, so that a
+// request that provably reached no application can be sent elsewhere.
+// What it lacks (progress timeouts, the hold, the resend rule, the
+// forwarding contract) is added around it.
 type httpProxy struct {
-	p             *Proxy
-	appURL        *url.URL
-	app, peers    *http.Transport
-	toApp, toPeer *httputil.ReverseProxy
-	active        sync.WaitGroup // handlers running
+	p       *Proxy
+	appURL  *url.URL
+	app     *http.Transport // HTTP/1.1 to the application
+	appH2   *http.Transport // HTTP/2 without TLS to the application
+	peerH1  *http.Transport // upgrades to a peer's proxy
+	pool    *peerPool       // everything else to a peer's proxy
+	rp      *httputil.ReverseProxy
+	buffers *buffers
+	active  sync.WaitGroup // handlers running
 }
 
 func newHTTPProxy(p *Proxy) *httpProxy {
-	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: p.cfg.App}}
-	h.app = newTransport(p.cfg, p.cfg.ResponseTimeout, min(appIdleTimeout, p.cfg.IdleTimeout))
+	cfg := p.cfg
+	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: cfg.App}, buffers: newBuffers(cfg.BufferTotal)}
+	h.app = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), false)
+	h.appH2 = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), true)
 	// The leader's proxy may hold a request up to the hold time before it
 	// hands it to its application.
-	h.peers = newTransport(p.cfg, p.cfg.HoldTime+p.cfg.DialTimeout+p.cfg.ResponseTimeout, p.cfg.IdleTimeout/2)
-	errLog := slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)
-	pool := &bufferPool{}
+	h.peerH1 = newTransport(cfg, cfg.HoldTime+cfg.DialTimeout+cfg.ResponseTimeout, cfg.IdleTimeout/2, false)
+	h.pool = newPeerPool(p)
 	// flushEvery: what an answer writes reaches the client within a few
 	// milliseconds, streamed or not (the server's buffer would otherwise
 	// keep the first 4 KiB of a slow answer, headers included, from the
-	// client); ReverseProxy flushes answers of unknown length and event
-	// streams at once by itself.
-	h.toApp = &httputil.ReverseProxy{Rewrite: h.rewriteApp, Transport: h.app, ErrorHandler: keepError,
-		ModifyResponse: h.modify, ErrorLog: errLog, BufferPool: pool, FlushInterval: flushEvery}
-	h.toPeer = &httputil.ReverseProxy{Rewrite: h.rewritePeer, Transport: h.peers, ErrorHandler: keepError,
-		ModifyResponse: h.modify, ErrorLog: errLog, BufferPool: pool, FlushInterval: flushEvery}
+	// client); ReverseProxy flushes answers of unknown length (gRPC) and
+	// event streams at once by itself.
+	h.rp = &httputil.ReverseProxy{Rewrite: h.rewrite, Transport: h, ErrorHandler: keepError,
+		ModifyResponse: h.modify, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
+		BufferPool: &bufferPool{}, FlushInterval: flushEvery}
 	return h
 }
 
-func newTransport(cfg Config, headers, idle time.Duration) *http.Transport {
+func newTransport(cfg Config, headers, idle time.Duration, h2 bool) *http.Transport {
 	var protocols http.Protocols
-	protocols.SetHTTP1(true)
+	if h2 {
+		protocols.SetUnencryptedHTTP2(true)
+	} else {
+		protocols.SetHTTP1(true)
+	}
 	d := &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 15 * time.Second}
 	return &http.Transport{
 		DialContext:            d.DialContext,
@@ -99,47 +95,55 @@ func newTransport(cfg Config, headers, idle time.Duration) *http.Transport {
 		MaxIdleConnsPerHost:    maxIdlePerHost,
 		IdleConnTimeout:        idle,
 		ResponseHeaderTimeout:  headers,
-		ExpectContinueTimeout:  time.Second,
+		ExpectContinueTimeout:  expectContinueWait,
 		DisableCompression:     true, // relay the bytes as they are
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		// Proxy is nil: never an HTTP_PROXY from the environment.
 	}
 }
 
-// serve serves ln until ctx ends, then drains (docs/DESIGN.md,
-// "Forwarding": shutdown).
-func (h *httpProxy) serve(ctx context.Context, ln net.Listener) error {
+// RoundTrip is ReverseProxy's Transport: each attempt says which of the
+// proxy's transports carries it.
+func (h *httpProxy) RoundTrip(req *http.Request) (*http.Response, error) {
+	a := attemptOf(req.Context())
+	switch {
+	case a.to == TargetApp && a.h2:
+		return h.appH2.RoundTrip(req)
+	case a.to == TargetApp:
+		return h.app.RoundTrip(req)
+	case a.upgrade:
+		return h.peerH1.RoundTrip(req)
+	}
+	return h.pool.roundTrip(req, a)
+}
+
+// serve serves clients on client and peers on peer until ctx ends, then
+// drains (docs/DESIGN.md, "Forwarding": shutdown).
+func (h *httpProxy) serve(ctx context.Context, client, peer net.Listener) error {
 	p := h.p
-	var protocols http.Protocols
-	protocols.SetHTTP1(true) // one request at a time per connection: the eviction relies on it
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
-	srv := &http.Server{
-		Handler:           h,
-		Protocols:         &protocols,
-		MaxHeaderBytes:    p.cfg.MaxHeaderBytes,
-		ReadHeaderTimeout: p.cfg.HeaderTimeout,
-		// No ReadTimeout or WriteTimeout: they would end streams and
-		// upgrades; the guard bounds each pause instead.
-		IdleTimeout: p.cfg.IdleTimeout,
-		ConnState:   p.conns.connState(h.tunnelGuard),
-		BaseContext: func(net.Listener) context.Context { return base },
-		ErrorLog:    slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
+	srvs := []*http.Server{
+		h.server(http.HandlerFunc(h.serveClient), p.conns, p.cfg.MaxHeaderBytes, 0, base),
+		h.server(http.HandlerFunc(h.servePeer), p.peers, MaxHeaderBytes, p.cfg.PeerStreams, base),
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	served := make(chan error, 2)
+	for i, ln := range []net.Listener{client, peer} {
+		go func() { served <- srvs[i].Serve(ln) }()
+	}
+	left := 2
 	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-served:
-		served = nil
+		left--
 	}
 	// Take no more connections, and let what is in flight finish within
 	// DrainTimeout, held requests included: a leader that handed over
 	// before it stops (Yield) forwards them to the new leader meanwhile.
 	drained, cancel := context.WithCancel(context.Background())
 	t := p.clock.AfterFunc(p.cfg.DrainTimeout, cancel)
-	_ = srv.Shutdown(drained)
+	shutdownAll(drained, srvs)
 	t.Stop()
 	cancel()
 	// What is left: held requests are answered 503 and forwards are
@@ -151,20 +155,67 @@ func (h *httpProxy) serve(ctx context.Context, ln net.Listener) error {
 	cancelBase()
 	answered, cancel := context.WithCancel(context.Background())
 	t = p.clock.AfterFunc(closeGrace, cancel)
-	if srv.Shutdown(answered) != nil {
-		_ = srv.Close()
+	if shutdownAll(answered, srvs) != nil {
+		for _, s := range srvs {
+			_ = s.Close()
+		}
 	}
 	t.Stop()
 	cancel()
 	p.conns.closeAll()
-	if served != nil {
-		err = <-served
+	p.peers.closeAll()
+	for ; left > 0; left-- {
+		if e := <-served; err == nil {
+			err = e
+		}
 	}
 	h.active.Wait()
 	h.app.CloseIdleConnections()
-	h.peers.CloseIdleConnections()
+	h.appH2.CloseIdleConnections()
+	h.peerH1.CloseIdleConnections()
+	h.pool.close()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
+	}
+	return err
+}
+
+// server is one port's http.Server: HTTP/1.1 and HTTP/2 with prior
+// knowledge, connections counted by l. streams caps an HTTP/2
+// connection's concurrent requests (0: net/http's default).
+func (h *httpProxy) server(handler http.Handler, l *connLimit, maxHeader, streams int, base context.Context) *http.Server {
+	p := h.p
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	return &http.Server{
+		Handler:           handler,
+		Protocols:         &protocols,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: streams},
+		MaxHeaderBytes:    maxHeader,
+		ReadHeaderTimeout: p.cfg.ClientHeaderTimeout,
+		// No ReadTimeout or WriteTimeout: they would end streams and
+		// upgrades; the guard bounds each pause instead, and a buffered
+		// body has its own total (buffer.go).
+		IdleTimeout: p.cfg.IdleTimeout,
+		ConnState:   l.connState(h.tunnelGuard),
+		ConnContext: connContext,
+		BaseContext: func(net.Listener) context.Context { return base },
+		ErrorLog:    slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
+	}
+}
+
+// shutdownAll shuts the servers down at once, within ctx.
+func shutdownAll(ctx context.Context, srvs []*http.Server) error {
+	errs := make(chan error, len(srvs))
+	for _, s := range srvs {
+		go func() { errs <- s.Shutdown(ctx) }()
+	}
+	var err error
+	for range srvs {
+		if e := <-errs; e != nil {
+			err = e
+		}
 	}
 	return err
 }

@@ -58,11 +58,11 @@ func TestHTTPConnectionCapRefusesWhenAllBusy(t *testing.T) {
 }
 
 // Headers past MaxHeaderBytes get 431; headers that never end are cut
-// after HeaderTimeout (net/http's own clock).
+// after ClientHeaderTimeout (net/http's own clock).
 func TestHTTPHeaderBounds(t *testing.T) {
 	baseline(t)
 	app := newApp(t, "a", nil)
-	tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{MaxHeaderBytes: MinHeaderBytes, HeaderTimeout: 200 * time.Millisecond})
+	tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{MaxHeaderBytes: MinHeaderBytes, ClientHeaderTimeout: 200 * time.Millisecond})
 	big, err := net.Dial("tcp", tp.addr)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -196,53 +197,68 @@ func TestHTTPReadBodyIsNotRetried(t *testing.T) {
 
 // An application that stops as a request arrives (net/http's server drops
 // a request whose headers it reads once its shutdown has begun, closing
-// the connection unanswered) never asked for the body, which the proxy
-// holds back until the application's 100 Continue: the request provably
-// reached no handler and goes to the new leader whole, POST or not. The
-// application also saw the request marked Expect: 100-continue.
+// the connection unanswered). By default the proxy cannot know that the
+// application did nothing with it: a POST gets a 502 saying it may or may
+// not have been processed, and is never sent again. With ResendUnreadBody
+// the application is asked for 100 Continue, never answers it, and the
+// request goes to the new leader whole.
 func TestHTTPBodyNotAskedForGoesToTheNewLeader(t *testing.T) {
-	baseline(t)
-	appB := newApp(t, "b", func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		io.WriteString(w, "b "+string(b))
-	})
-	expect := make(chan string, 1)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() { // reads the headers, then stops as net/http's server does
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		req, err := http.ReadRequest(bufio.NewReader(c))
-		if err == nil {
-			expect <- req.Header.Get("Expect")
-		}
-		ln.Close() // the next dial is refused: a step-down
-		c.Close()
-	}()
-	b := startProxy(t, newLead(leading("b", 2)), appB.addr(), Config{})
-	la := newLead(leading("a", 1))
-	la.onStepDown(func() { la.set(following("b", 2, b.peerAddr())) })
-	// The real clock: the proxy tries again after retryEvery.
-	a := startProxy(t, la, ln.Addr().String(), Config{Clock: clock.Real()})
-	code, body := post(t, newClient(t), a.addr)
-	if code != http.StatusOK || body != "b payload" {
-		t.Fatalf("%d %q, want 200 from b with the whole body", code, body)
-	}
-	if e := <-expect; e != "100-continue" {
-		t.Errorf("the application saw Expect %q, want 100-continue", e)
-	}
-	if la.stepDowns() != 1 {
-		t.Errorf("%d step-downs, want 1", la.stepDowns())
+	for _, resend := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ResendUnreadBody %v", resend), func(t *testing.T) {
+			baseline(t)
+			appB := newApp(t, "b", func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				io.WriteString(w, "b "+string(b))
+			})
+			expect := make(chan string, 1)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() { // reads the headers, then stops as net/http's server does
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err == nil {
+					expect <- req.Header.Get("Expect")
+				}
+				ln.Close() // the next dial is refused: a step-down
+				c.Close()
+			}()
+			b := startProxy(t, newLead(leading("b", 2)), appB.addr(), Config{})
+			la := newLead(leading("a", 1))
+			la.onStepDown(func() { la.set(following("b", 2, b.peerAddr())) })
+			// The real clock: the proxy tries again after retryEvery.
+			a := startProxy(t, la, ln.Addr().String(), Config{Clock: clock.Real(), ResendUnreadBody: resend})
+			code, body := post(t, newClient(t), a.addr)
+			e := <-expect
+			if !resend {
+				if code != http.StatusBadGateway || !strings.Contains(body, "may or may not have been processed") {
+					t.Fatalf("%d %q, want a 502 saying it may have been processed", code, body)
+				}
+				if e != "" || len(appB.requests()) != 0 {
+					t.Fatalf("the application saw Expect %q; b got %d requests: want none and none", e, len(appB.requests()))
+				}
+				return
+			}
+			if code != http.StatusOK || body != "b payload" {
+				t.Fatalf("%d %q, want 200 from b with the whole body", code, body)
+			}
+			if e != "100-continue" {
+				t.Errorf("the application saw Expect %q, want 100-continue", e)
+			}
+			if la.stepDowns() != 1 || a.rec.resends(ResendUnreadBody) != 1 {
+				t.Errorf("%d step-downs, %d resends: want 1 and 1", la.stepDowns(), a.rec.resends(ResendUnreadBody))
+			}
+		})
 	}
 }
 
-// A body that stops arriving, and an answer that stops coming, are cut
-// after BodyTimeout without progress.
+// A streamed body that stops arriving, and an answer that stops coming,
+// are cut after BodyTimeout without progress.
 func TestHTTPStalledBodiesAreCut(t *testing.T) {
 	t.Run("request body", func(t *testing.T) {
 		baseline(t)
@@ -251,13 +267,14 @@ func TestHTTPStalledBodiesAreCut(t *testing.T) {
 			_, err := io.ReadAll(r.Body)
 			readErr <- err
 		})
-		tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{BodyTimeout: 2 * time.Second})
+		tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{BodyTimeout: 2 * time.Second, BufferSize: MinBufferSize})
 		conn, err := net.Dial("tcp", tp.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
+		// Longer than BufferSize: streamed.
+		io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\nabc")
 		waitFor(t, "the body at the application", func() bool { return len(app.requests()) == 1 })
 		waitFor(t, "the guard to be armed", func() bool { return tp.clock.Pending() > 0 })
 		tp.clock.Advance(2 * time.Second)

@@ -27,10 +27,11 @@ func TestHTTPLeaderHandsToApp(t *testing.T) {
 		t.Fatalf("body %q, want %q", got, want)
 	}
 	s := app.requests()[0]
-	if s.token != "42" || s.id != "web-1" || s.forged != "" || s.hop != "" || s.hold != "" {
+	if s.token != "42" || s.id != "web-1" || s.forged != "" || len(s.electd) != 0 {
 		t.Fatalf("the application saw %+v: want token 42, id web-1, nothing forged", s)
 	}
-	if got, want := s.xff, "10.9.9.9, 127.0.0.1"; got != want {
+	// The client is no trusted front proxy: its X-Forwarded-For goes.
+	if got, want := s.xff, "127.0.0.1"; got != want {
 		t.Fatalf("X-Forwarded-For %q, want %q", got, want)
 	}
 	waitFor(t, "the request counted ok", func() bool { return tp.rec.request(ResultOK) == 1 })
@@ -58,53 +59,72 @@ func TestHTTPFollowerForwardsToLeader(t *testing.T) {
 	}
 }
 
-// A proxy that no longer leads when a forwarded request arrives forwards
-// it once more; one that gets a request forwarded twice never forwards it
-// again, whatever it thinks: it bounces it, unprocessed, to the proxy
-// before, which holds it and routes it again as its view moves on, or
-// answers 503 after the hold time. Views that disagree in a ring cannot
-// make a loop.
-func TestHTTPForwardsAtMostTwice(t *testing.T) {
+// A forward names the election and the leadership it is meant for; a
+// proxy that is not that leadership bounces it at once with its own view
+// (421), and never forwards it again. The sender routes at once to a
+// newer leadership the view names, holds on an older one until its own
+// view moves (views that disagree cannot make a loop), and answers 503
+// for another election's proxy. No application sees a bounced request.
+func TestHTTPForwardIsBouncedWithView(t *testing.T) {
 	baseline(t)
 	apps := []*testApp{newApp(t, "a", nil), newApp(t, "b", nil), newApp(t, "c", nil), newApp(t, "d", nil)}
 	pd := startProxy(t, newLead(leading("d", 11)), apps[3].addr(), Config{})
-	lc := newLead(leading("c", 9))
-	pc := startProxy(t, lc, apps[2].addr(), Config{})
-	lb := newLead(following("c", 9, pc.peerAddr()))
+	pc := startProxy(t, newLead(leading("c", 9)), apps[2].addr(), Config{})
+	lb := newLead(leading("b", 7))
 	pb := startProxy(t, lb, apps[1].addr(), Config{})
-	pa := startProxy(t, newLead(following("b", 8, pb.peerAddr())), apps[0].addr(), Config{})
+	la := newLead(following("b", 7, pb.peerAddr()))
+	pa := startProxy(t, la, apps[0].addr(), Config{})
 	c := newClient(t)
-	if code, body, _ := get(t, c, pa.addr); code != http.StatusOK || body != "c 9" {
-		t.Fatalf("a -> b -> c: %d %q, want 200 from c", code, body)
-	}
-	if pa.rec.hops(1) != 1 || pb.rec.hops(2) != 1 {
-		t.Fatalf("hops: a sent %d with hop 1, b %d with hop 2; want 1 and 1", pa.rec.hops(1), pb.rec.hops(2))
+	if code, body := post(t, c, pa.addr); code != http.StatusOK || body != "b 7" {
+		t.Fatalf("a -> b: %d %q, want 200 from b", code, body)
 	}
 
-	// Now c thinks a leads: a ring a -> b -> c -> a. c bounces; b holds
-	// the request, and sends it to d once it learns that d leads.
-	lc.set(following("a", 10, pa.peerAddr()))
-	got := async(func() string { _, body := post(t, c, pa.addr); return body })
-	waitFor(t, "c to bounce the twice-forwarded request", func() bool { return pc.rec.request(ResultBounced) >= 1 })
-	lb.set(following("d", 11, pd.peerAddr()))
-	if body := recv(t, got, "the answer"); body != "d 11" {
-		t.Fatalf("answer %q, want d 11 once b's view moved on", body)
-	}
-
-	// With b's view stuck on c, the request waits at b for the hold time.
+	// b hands over to c; a has not heard yet: b bounces with its view,
+	// and a sends the POST to c at once.
 	lb.set(following("c", 9, pc.peerAddr()))
+	if code, body := post(t, c, pa.addr); code != http.StatusOK || body != "c 9" {
+		t.Fatalf("a -> b (bounced) -> c: %d %q, want 200 from c", code, body)
+	}
+	if pb.rec.request(ResultBounced) != 1 || pa.rec.resends(ResendUnprocessed) != 1 {
+		t.Fatalf("b bounced %d, a resent %d unprocessed; want 1 and 1", pb.rec.request(ResultBounced), pa.rec.resends(ResendUnprocessed))
+	}
+
+	// b's view is older than a's (b follows a leader that a knows was
+	// succeeded): a holds the request until its own view moves on.
+	lb.set(following("old", 5, pc.peerAddr()))
+	la.set(following("b", 12, pb.peerAddr()))
+	got := async(func() string { _, body := post(t, c, pa.addr); return body })
+	waitFor(t, "a to hold the bounced request", func() bool { return pa.Held() == 1 })
+	pd.lead.set(leading("d", 13))
+	la.set(following("d", 13, pd.peerAddr()))
+	if body := recv(t, got, "the answer"); body != "d 13" {
+		t.Fatalf("answer %q, want d 13 once a's view moved on", body)
+	}
+
+	// With a's view stuck on b, the request waits for the hold time.
+	la.set(following("b", 12, pb.peerAddr()))
 	code := async(func() int { code, _ := post(t, c, pa.addr); return code })
-	waitFor(t, "b to hold the bounced request", func() bool { return pb.Held() == 1 })
-	pb.clock.Advance(DefaultHoldTime)
+	waitFor(t, "a to hold the bounced request", func() bool { return pa.Held() == 1 })
+	pa.clock.Advance(DefaultHoldTime)
 	if got := recv(t, code, "the answer"); got != http.StatusServiceUnavailable {
 		t.Fatalf("status %d, want 503 after the hold time", got)
 	}
-	if pc.rec.hops(1)+pc.rec.hops(2) != 0 {
-		t.Fatal("c forwarded a request that had been forwarded twice")
+
+	// A proxy of another election refuses the forward: a misconfiguration.
+	la.set(Route{ID: "c", Token: 9, Addr: pc.peerAddr(), Election: "/other@0x2"})
+	if code, body := post(t, c, pa.addr); code != http.StatusServiceUnavailable || !strings.Contains(body, "another election") {
+		t.Fatalf("to another election: %d %q, want 503 naming the election", code, body)
 	}
-	for _, a := range apps[:3] {
-		if n := len(a.requests()); a.name != "c" && n != 0 {
-			t.Fatalf("%s's application got %d requests", a.name, n)
+	if pa.rec.request(ResultMisdirected) != 1 {
+		t.Fatalf("misdirected: %d, want 1", pa.rec.request(ResultMisdirected))
+	}
+	if pb.rec.hops(1)+pc.rec.hops(1)+pd.rec.hops(1) != 0 {
+		t.Fatal("a proxy forwarded a forward")
+	}
+	for _, a := range apps {
+		want := map[string]int{"a": 0, "b": 1, "c": 1, "d": 1}[a.name]
+		if n := len(a.requests()); n != want {
+			t.Fatalf("%s's application got %d requests, want %d", a.name, n, want)
 		}
 	}
 }
@@ -172,30 +192,52 @@ func TestHTTPHoldExpiresAndCap(t *testing.T) {
 	}
 }
 
-// What a client sends that the proxy cannot take is a 4xx JSON error.
+// What a client sends that the proxy cannot take is a 4xx JSON error; a
+// client's Electd-* headers are its own and go. The peer port takes only
+// well-formed forwards.
 func TestHTTPBadInput(t *testing.T) {
 	baseline(t)
 	app := newApp(t, "a", nil)
 	tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{})
 	c := newClient(t)
+	fw := func(kv ...string) []string {
+		h := map[string]string{HeaderElection: testElection, HeaderLeaderToken: "1", HeaderHold: "1000", HeaderClientProto: "1.1"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			h[kv[i]] = kv[i+1]
+		}
+		var out []string
+		for k, v := range h {
+			if v != "-" {
+				out = append(out, k, v)
+			}
+		}
+		return out
+	}
 	for _, tc := range []struct {
 		name   string
+		peer   bool
 		method string
 		header []string
 		code   int
 	}{
-		{"hop past the limit", "GET", []string{HeaderHop, "3"}, http.StatusBadRequest},
-		{"hop not a number", "GET", []string{HeaderHop, "x"}, http.StatusBadRequest},
-		{"negative hop", "GET", []string{HeaderHop, "-1"}, http.StatusBadRequest},
-		{"two hops", "GET", []string{HeaderHop, "1", HeaderHop, "1"}, http.StatusBadRequest},
-		{"hold not a number", "GET", []string{HeaderHold, "1e3"}, http.StatusBadRequest},
-		{"hold past 32 bits", "GET", []string{HeaderHold, "4294967296"}, http.StatusBadRequest},
-		{"connect", "CONNECT", nil, http.StatusMethodNotAllowed},
-		{"hop 0 is a client's", "GET", []string{HeaderHop, "0"}, http.StatusOK},
-		{"hop 2 on the leader", "GET", []string{HeaderHop, "2"}, http.StatusOK},
+		{"connect", false, "CONNECT", nil, http.StatusMethodNotAllowed},
+		{"a client's forwarding headers", false, "GET", fw(), http.StatusOK},
+		{"a well-formed forward", true, "GET", fw(), http.StatusOK},
+		{"a forward without its election", true, "GET", fw(HeaderElection, "-"), http.StatusBadRequest},
+		{"a forward without its leader", true, "GET", fw(HeaderLeaderToken, "-"), http.StatusBadRequest},
+		{"a token that is no number", true, "GET", fw(HeaderLeaderToken, "x"), http.StatusBadRequest},
+		{"a hold that is no number", true, "GET", fw(HeaderHold, "1e3"), http.StatusBadRequest},
+		{"a hold past 32 bits", true, "GET", fw(HeaderHold, "4294967296"), http.StatusBadRequest},
+		{"an unknown protocol", true, "GET", fw(HeaderClientProto, "3"), http.StatusBadRequest},
+		{"another leadership's forward", true, "GET", fw(HeaderLeaderToken, "2"), http.StatusMisdirectedRequest},
+		{"another election's forward", true, "GET", fw(HeaderElection, "/x@0x9"), http.StatusMisdirectedRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, "http://"+tp.addr+"/", nil)
+			addr := tp.addr
+			if tc.peer {
+				addr = tp.peerAddr()
+			}
+			req, _ := http.NewRequest(tc.method, "http://"+addr+"/", nil)
 			if tc.method == "CONNECT" {
 				req.URL.Opaque, req.Host = "", "example.com:443"
 			}
@@ -217,6 +259,11 @@ func TestHTTPBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+	for _, s := range app.requests() {
+		if len(s.electd) != 0 {
+			t.Fatalf("the application saw %q", s.electd)
+		}
 	}
 }
 

@@ -182,5 +182,10 @@ func upgrade(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 	if res.StatusCode != http.StatusSwitchingProtocols || !strings.EqualFold(res.Header.Get("Upgrade"), "echo") {
 		t.Fatalf("upgrade answered %s %v", res.Status, res.Header)
 	}
+	for k := range res.Header {
+		if strings.HasPrefix(strings.ToLower(k), "electd") {
+			t.Fatalf("the 101 shows the client %s", k) // the tunnel's token is for proxies only
+		}
+	}
 	return conn, br
 }

@@ -2,30 +2,42 @@ package proxy
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // writer is the client's ResponseWriter, watched: started says an answer
 // is under way (nothing else may be written then), and each write is
-// progress for the attempt's guard. ReverseProxy reaches Flush and
-// Hijack through Unwrap (http.ResponseController).
+// progress for the attempt's guard. Interim answers are filtered: a peer's
+// 102 with Electd-Taken marks the attempt taken and goes no further, a
+// 100 Continue is the server's own business, and no other carries an
+// Electd-* header on. ReverseProxy reaches Flush and Hijack through
+// Unwrap (http.ResponseController).
 type writer struct {
 	http.ResponseWriter
 	started atomic.Bool
 	g       atomic.Pointer[guard]
+	a       atomic.Pointer[attempt] // the attempt under way
 }
 
 func (w *writer) WriteHeader(code int) {
-	if code >= 200 || code == http.StatusSwitchingProtocols {
-		w.started.Store(true)
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		h := w.Header()
+		taken := h.Get(HeaderTaken) != ""
+		if a := w.a.Load(); taken && a != nil {
+			a.taken.Store(true)
+		}
+		if taken || code == http.StatusContinue {
+			return
+		}
+		stripElectd(h)
+		w.ResponseWriter.WriteHeader(code)
+		return
 	}
+	w.started.Store(true)
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -67,64 +79,6 @@ func (b *bufferPool) Get() []byte {
 }
 
 func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
-
-// readHops reads the hop count and hold budget a peer proxy sent (see
-// HeaderHop, HeaderHold); a client may send them too, which only ever
-// shortens its own wait or forwarding. Anything malformed is a 400.
-func readHops(h http.Header, hold time.Duration) (hop int, budget time.Duration, err error) {
-	budget = hold
-	if v, ok := h[HeaderHop]; ok {
-		n, err := strconv.ParseUint(single(v), 10, 8)
-		if err != nil || n > maxHops {
-			return 0, 0, fmt.Errorf("%s: want one whole number from 0 to %d", HeaderHop, maxHops)
-		}
-		hop = int(n)
-	}
-	if v, ok := h[HeaderHold]; ok {
-		ms, err := strconv.ParseUint(single(v), 10, 32)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s: want one whole number of milliseconds", HeaderHold)
-		}
-		budget = min(hold, time.Duration(ms)*time.Millisecond)
-	}
-	return hop, budget, nil
-}
-
-// single is the value of a header sent once; "" (which parses as nothing)
-// when sent several times.
-func single(v []string) string {
-	if len(v) != 1 {
-		return ""
-	}
-	return v[0]
-}
-
-// stripElectd removes every header named Electd-* (in any case, and with
-// '_' for '-', which CGI-style servers read as the same name), so that a
-// client can forge neither the fencing headers nor a peer's hop count on
-// their way to the application.
-func stripElectd(h http.Header) {
-	for k := range h {
-		if len(k) > 6 && strings.EqualFold(k[:6], "electd") && (k[6] == '-' || k[6] == '_') {
-			delete(h, k)
-		}
-	}
-}
-
-// isUpgrade reports a request that asks to switch protocols (WebSocket).
-func isUpgrade(h http.Header) bool {
-	if h.Get("Upgrade") == "" {
-		return false
-	}
-	for _, v := range h["Connection"] {
-		for _, tok := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // retryAfter is the Retry-After of a 503 from the proxy: a new leader
 // usually takes over within a second.

@@ -14,6 +14,12 @@ type Route struct {
 	// leads, else the leader's as last seen ("" and 0 when none is known).
 	ID    string
 	Token int64
+	// Election names the election this participant takes part in, the
+	// same at every participant and different for any other election
+	// (election.Status.Election: the path and the czxid of its node); a
+	// forward carries it, and a proxy takes only the forwards of its own
+	// election. "" until the election has read it.
+	Election string
 	// Addr is the leader's proxy address for its peers (the election's
 	// Participant.Proxy). It is empty while this participant leads, when
 	// no leader is known, when the leader publishes none (a Curator

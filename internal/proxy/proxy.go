@@ -13,14 +13,14 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// maxHops bounds forwarding (docs/DESIGN.md, "Forwarding"): a follower
-// forwards with hop 1; a proxy that no longer leads when a request
-// arrives forwards it once more with hop 2; a proxy never forwards what
-// arrived with hop 2, so traffic cannot loop, whatever the views of the
-// leader disagree on. It bounces it instead, at once and unprocessed, to
-// the proxy before, which holds it and routes it again as its own view
-// of the leader moves on: a view that lags for a moment (one that still
-// names a leader that just handed over) costs a retry, not a request.
+// maxHops bounds forwarding in TCP mode (docs/DESIGN.md, "Forwarding"): a
+// follower forwards with hop 1; a proxy that no longer leads when a
+// connection arrives forwards it once more with hop 2; a proxy never
+// forwards what arrived with hop 2. It bounces it instead, at once and
+// unprocessed, to the proxy before, which holds it and routes it again as
+// its own view of the leader moves on. HTTP mode forwards once only: a
+// forward names the leadership it is meant for, and a proxy that is not
+// that leadership bounces it with its own view (peer.go).
 const maxHops = 2
 
 // retryEvery paces the attempts of a held request whose target refused or
@@ -32,7 +32,10 @@ var (
 	errLeaderChanged  = errors.New("proxy: the leader changed")
 	errHoldExpired    = errors.New("proxy: no leader within the hold time")
 	errBounced        = errors.New("proxy: the leader's proxy does not lead and sent it back unprocessed")
-	errShutdown       = errors.New("proxy: shutting down")
+	// errTermEnded: a newer leader is known, and the old one's proxy
+	// answered a ping without having taken the forward: it never will.
+	errTermEnded = errors.New("proxy: the leader changed before its proxy took the request")
+	errShutdown  = errors.New("proxy: shutting down")
 	// ErrServing: Serve may be called once.
 	ErrServing = errors.New("proxy: Serve called twice")
 )
@@ -46,7 +49,8 @@ type Proxy struct {
 	clock clock.Clock
 	rec   Recorder
 	log   *slog.Logger
-	conns *connLimit
+	conns *connLimit // clients'
+	peers *connLimit // peers', on PeerListen
 	http  *httpProxy // HTTP mode
 	tcp   *tcpProxy  // TCP mode
 
@@ -54,6 +58,8 @@ type Proxy struct {
 	wake      Broadcast     // the route may have changed or a yield ended: held traffic looks again
 	closed    chan struct{} // closed when Serve starts shutting down
 	closeOnce sync.Once
+	stopping  context.Context // ends when closed is closed
+	stop      context.CancelFunc
 	serving   atomic.Bool
 	wg        sync.WaitGroup // connection goroutines of TCP mode
 
@@ -69,6 +75,10 @@ type Proxy struct {
 	drained  chan struct{} // closed when inflight drops to 0
 	held     int
 	stepped  int64 // the token StepDown was last asked for
+	timeouts int   // answer timeouts in a row from the application
+	// hint is a newer leadership than this participant's view names, as
+	// a peer's 421 told it: forwards go there until the view catches up.
+	hint *Route
 }
 
 // scope ends with a leadership (this participant's, or the leader's a
@@ -95,7 +105,10 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 		closed: make(chan struct{}),
 	}
 	p.kept.Store(keptBudget)
-	p.conns = newConnLimit(cfg.MaxConnections, cfg.Mode == ModeHTTP, p.rec)
+	now := func() int64 { return p.clock.Now().UnixNano() }
+	p.conns = newConnLimit(cfg.MaxConnections, cfg.Mode == ModeHTTP, p.rec, now)
+	p.peers = newConnLimit(cfg.MaxPeerConnections, cfg.Mode == ModeHTTP, p.rec, now)
+	p.stopping, p.stop = context.WithCancel(context.Background())
 	if cfg.Mode == ModeTCP {
 		p.tcp = &tcpProxy{p: p}
 	} else {
@@ -104,22 +117,17 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
-// Serve serves client (and, in TCP mode, peer: nil in HTTP mode) until
-// ctx ends, then stops taking connections and returns nil once every
-// connection is closed. In HTTP mode, requests in flight and held ones
+// Serve serves client and peer (Config.Listeners) until ctx ends, then
+// stops taking connections and returns nil once every connection is
+// closed. In HTTP mode, requests in flight and held ones
 // get DrainTimeout to finish first (a leader that handed over with Yield
 // forwards its held requests to the new leader meanwhile); what is left
 // is answered 503. In TCP mode every connection is closed at once: a
 // spliced connection has no request boundary to drain at. Serve may be
 // called once.
 func (p *Proxy) Serve(ctx context.Context, client, peer net.Listener) error {
-	switch {
-	case client == nil:
-		return errors.New("proxy: Serve needs a client listener")
-	case p.cfg.Mode == ModeTCP && peer == nil:
-		return errors.New("proxy: tcp mode needs a peer listener (Config.PeerListen)")
-	case p.cfg.Mode != ModeTCP && peer != nil:
-		return errors.New("proxy: http mode takes no peer listener: peers use the client one")
+	if client == nil || peer == nil {
+		return errors.New("proxy: Serve needs a client and a peer listener (Config.Listeners)")
 	}
 	if !p.serving.CompareAndSwap(false, true) {
 		return ErrServing
@@ -136,14 +144,15 @@ func (p *Proxy) Serve(ctx context.Context, client, peer net.Listener) error {
 		p.endScopes()
 	}()
 	if p.http != nil {
-		return p.http.serve(ctx, p.conns.listener(client))
+		return p.http.serve(ctx, p.conns.listener(client), p.peers.listener(peer))
 	}
-	return p.tcp.serve(ctx, p.conns.listener(client), p.conns.listener(peer))
+	return p.tcp.serve(ctx, p.conns.listener(client), p.peers.listener(peer))
 }
 
 // shutdown wakes held traffic to give up.
 func (p *Proxy) shutdown() {
 	p.closeOnce.Do(func() { close(p.closed) })
+	p.stop()
 	p.wake.Notify()
 }
 
@@ -171,7 +180,7 @@ func (p *Proxy) watch(stop <-chan struct{}) {
 	for {
 		changed := p.lead.Changed()
 		p.mu.Lock()
-		r := p.lead.Route()
+		r := p.routeLocked()
 		p.syncLocked(r)
 		p.mu.Unlock()
 		p.wake.Notify()
@@ -205,10 +214,17 @@ func (p *Proxy) syncLocked(r Route) {
 		p.term = newScope(r)
 	}
 	if p.dest != nil && (r.Leading || r.Addr != p.dest.addr || r.Token != p.dest.token) {
-		p.dest.cancel(errLeaderChanged)
+		// A newer leadership (a greater token) proves the old one's lease
+		// ended; a view that merely lost the leader proves nothing.
+		cause := errLeaderChanged
+		if r.Token > p.dest.token {
+			cause = errNewerLeader
+		}
+		p.dest.cancel(cause)
 		p.dest = nil
-		if p.http != nil {
-			go p.http.peers.CloseIdleConnections() // kept alive to a leader gone
+		if h := p.http; h != nil { // kept alive to a leader gone
+			go h.peerH1.CloseIdleConnections()
+			go h.pool.closeIdle()
 		}
 	}
 	if !r.Leading && r.Addr != "" && p.dest == nil {
@@ -216,18 +232,19 @@ func (p *Proxy) syncLocked(r Route) {
 	}
 	for tok, s := range p.placed {
 		if r.Token > tok { // a newer leadership than the one that took them
-			s.cancel(errLeaderChanged)
+			s.cancel(errNewerLeader)
 			delete(p.placed, tok)
 		}
 	}
 }
 
-// placedScope is the scope of a connection spliced through the leader's
-// proxy and taken by the leadership with this fencing token: cut once a
-// newer leadership is known (stolon's proxy cuts connections to a master
-// that is no longer elected; a connection re-forwarded on the way to a
-// newer leader than this participant has heard of yet is not cut by the
-// view that lags). Ended already when the view has moved past it.
+// placedScope is the scope of what went to the leadership with this
+// fencing token through its proxy (a spliced connection, an upgrade, a
+// forward): it ends once a newer leadership is known (stolon's proxy cuts
+// connections to a master that is no longer elected), never merely because
+// this participant's view lost the leader for a moment (a hand-over in
+// progress, its own session lost), nor by a view that lags behind a
+// re-forward (TCP mode). Ended already when the view has moved past it.
 func (p *Proxy) placedScope(token int64) context.Context {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -241,8 +258,8 @@ func (p *Proxy) placedScope(token int64) context.Context {
 		return s.ctx
 	default:
 	}
-	if r := p.lead.Route(); r.Token > token {
-		s.cancel(errLeaderChanged)
+	if r := p.routeLocked(); r.Token > token {
+		s.cancel(errNewerLeader)
 		return s.ctx
 	}
 	if p.placed == nil {
@@ -278,14 +295,44 @@ type decision struct {
 	why   string          // toWait: what it waits for
 }
 
+// routeLocked is the route as the Leadership says, or the newer
+// leadership a peer's 421 named (hint) until the view reaches it.
+func (p *Proxy) routeLocked() Route {
+	r := p.lead.Route()
+	if h := p.hint; h != nil {
+		if r.Leading || r.Token >= h.Token || r.Election != h.Election {
+			p.hint = nil
+		} else {
+			r = *h
+		}
+	}
+	return r
+}
+
+// redirect records the leadership a peer's 421 named, when it is newer
+// than this participant's view of the same election: the next attempt
+// goes there at once (docs/DESIGN.md, "Forwarding"). It reports whether
+// the route moved.
+func (p *Proxy) redirect(v Route) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.routeLocked()
+	if r.Leading || v.Addr == "" || v.Election != r.Election || v.Token <= r.Token {
+		return false
+	}
+	p.hint = &Route{ID: v.ID, Token: v.Token, Addr: v.Addr, Election: v.Election}
+	p.syncLocked(p.routeLocked())
+	return true
+}
+
 // decide re-checks the route right before traffic is handed on
 // (docs/DESIGN.md, "Forwarding"). hop is how many proxies forwarded it
-// already; drain counts a toApp request as in flight for Yield, until
-// appDone.
+// already (TCP mode; a client's request or connection has 0); drain
+// counts a toApp request as in flight for Yield, until appDone.
 func (p *Proxy) decide(hop int, drain bool) decision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.lead.Route()
+	r := p.routeLocked()
 	p.syncLocked(r)
 	select {
 	case <-p.closed:
@@ -308,6 +355,50 @@ func (p *Proxy) decide(hop int, drain bool) decision {
 		return decision{way: toWait, route: r, why: fmt.Sprintf("the leader %q publishes no proxy address", r.ID)}
 	}
 	return decision{way: toLeader, route: r, scope: p.dest.ctx}
+}
+
+// decideTake decides on a forward a peer sent for the leadership token of
+// election (HTTP mode): taken (toApp, counted in flight) when this
+// participant leads that election with that token and a valid lease;
+// held (toWait) while that leadership is handing over; else bounced
+// (toBounce) with this participant's view. A forward is never forwarded
+// again.
+func (p *Proxy) decideTake(election string, token int64) decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.routeLocked()
+	p.syncLocked(r)
+	select {
+	case <-p.closed:
+		return decision{way: toNone, route: r}
+	default:
+	}
+	mine := r.Leading && r.Election == election && r.Token == token && election != ""
+	switch {
+	case mine && p.yielding == 0:
+		p.inflight++
+		return decision{way: toApp, route: r, scope: p.term.ctx}
+	case mine:
+		return decision{way: toWait, route: r, why: "the leader is handing leadership over"}
+	}
+	return decision{way: toBounce, route: r}
+}
+
+// view is the route now: a bounce's view of the leader.
+func (p *Proxy) view() Route {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.routeLocked()
+}
+
+// stillLeads reports that this participant still leads with the
+// leadership token, its lease valid.
+func (p *Proxy) stillLeads(token int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.routeLocked()
+	p.syncLocked(r)
+	return r.Leading && r.Token == token && p.term != nil
 }
 
 // appDone ends a request counted in flight by decide.

@@ -32,11 +32,25 @@ const (
 	// (a stale leader must not keep serving); on a follower, the leader
 	// a spliced connection went to changed.
 	ResultLeadershipLost Result = "leadership_lost"
-	// ResultBounced: it arrived forwarded twice at a participant that does
-	// not lead, and went back unprocessed to the proxy before, which
-	// routes it again (HTTP 421 with Electd-Not-Leader; TCP: a refusing
-	// acknowledgement).
+	// ResultBounced: a peer forwarded it to this participant, which is not
+	// the leadership the forward named, and it went back unprocessed to
+	// that peer, which routes it again (HTTP 421 with Electd-Not-Leader
+	// and this participant's view; TCP: a connection forwarded twice,
+	// refused in the acknowledgement).
 	ResultBounced Result = "bounced"
+	// ResultMaybeProcessed: the request may have reached an application
+	// and cannot be sent again (not safe to repeat, and not provably
+	// unprocessed), and its answer did not come: the leader changed, its
+	// proxy stopped answering, or the application closed the connection
+	// unanswered. 503 (502 from the application) saying so.
+	ResultMaybeProcessed Result = "maybe_processed"
+	// ResultClientTimeout: the client did not send its headers or its
+	// buffered body within their total time (408, or the connection
+	// closed).
+	ResultClientTimeout Result = "client_timeout"
+	// ResultMisdirected: the leader's proxy named another election than
+	// this participant's: a misconfiguration (503, logged).
+	ResultMisdirected Result = "misdirected"
 	// ResultCanceled: the client went away first.
 	ResultCanceled Result = "canceled"
 	// ResultShutdown: the proxy was shutting down.
@@ -46,15 +60,17 @@ const (
 	ResultIdle Result = "idle"
 	// ResultRefused: a connection turned away at MaxConnections.
 	ResultRefused Result = "refused"
-	// ResultEvicted: an idle HTTP connection closed to make room for a
-	// newcomer at MaxConnections.
+	// ResultEvicted: an HTTP connection closed to make room for a
+	// newcomer at MaxConnections: an idle one (a connection result), or
+	// one whose request was received slowest (a request result: 408).
 	ResultEvicted Result = "evicted"
 )
 
 // RequestResults are the results an HTTP request can have, so that every
 // label value can be exported before it first happens.
 var RequestResults = []Result{ResultOK, ResultNoLeader, ResultHeldCap, ResultBadRequest,
-	ResultUpstreamError, ResultTimeout, ResultLeadershipLost, ResultBounced, ResultCanceled, ResultShutdown}
+	ResultUpstreamError, ResultTimeout, ResultLeadershipLost, ResultBounced, ResultCanceled, ResultShutdown,
+	ResultMaybeProcessed, ResultClientTimeout, ResultEvicted, ResultMisdirected}
 
 // ConnResults are the results a connection can have. HTTP mode counts only
 // the connections turned away (refused, evicted); TCP mode counts each.
@@ -75,6 +91,30 @@ const (
 // Targets lists the targets, for metric labels.
 var Targets = []Target{TargetApp, TargetLeader}
 
+// Resend says why a request was sent again (docs/DESIGN.md, "Forwarding":
+// what may be sent again).
+type Resend string
+
+const (
+	// ResendUnprocessed: it provably reached no application (no
+	// connection, a refused dial, nothing written, a peer's bounce, a
+	// leader whose term ended before its proxy took it).
+	ResendUnprocessed Resend = "unprocessed"
+	// ResendSafe: the request says it may be repeated (an idempotent
+	// method, an Idempotency-Key) and no byte of an answer was relayed.
+	ResendSafe Resend = "safe"
+	// ResendUnreadBody: the application closed the connection before it
+	// asked for the body (Config.ResendUnreadBody).
+	ResendUnreadBody Resend = "unread_body"
+)
+
+// Resends lists the reasons to send a request again, for metric labels.
+var Resends = []Resend{ResendUnprocessed, ResendSafe, ResendUnreadBody}
+
+// StepDowns lists why the proxy asks the election to step down, for
+// metric labels.
+var StepDowns = []string{StepDownRefused, StepDownTimeouts}
+
 // Recorder receives counts of what the proxy did. Methods must not block;
 // internal/metrics implements it. A nil Recorder records nothing.
 type Recorder interface {
@@ -93,9 +133,11 @@ type Recorder interface {
 	// Held observes how long a request or connection waited for a leader,
 	// for those that waited.
 	Held(d time.Duration)
-	// SteppedDown counts one request to the election to step down because
-	// the application refused connections.
-	SteppedDown()
+	// SteppedDown counts one request to the election to step down, and
+	// why (StepDownRefused, StepDownTimeouts).
+	SteppedDown(why string)
+	// Resent counts one request sent again, and why.
+	Resent(why Resend)
 }
 
 type nopRecorder struct{}
@@ -105,4 +147,5 @@ func (nopRecorder) Conn(Result)                    {}
 func (nopRecorder) Forwarded(int)                  {}
 func (nopRecorder) Upstream(Target, time.Duration) {}
 func (nopRecorder) Held(time.Duration)             {}
-func (nopRecorder) SteppedDown()                   {}
+func (nopRecorder) SteppedDown(string)             {}
+func (nopRecorder) Resent(Resend)                  {}

@@ -147,7 +147,7 @@ func (t *tcpProxy) accept(ln net.Listener, handle func(*trackedConn)) error {
 // connection with the hop count and hold budget it carries.
 func (t *tcpProxy) servePeer(c *trackedConn) {
 	p := t.p
-	timer := p.clock.AfterFunc(p.cfg.HeaderTimeout, func() { _ = c.Close() })
+	timer := p.clock.AfterFunc(p.cfg.ClientHeaderTimeout, func() { _ = c.Close() })
 	b := make([]byte, preambleLen)
 	_, err := io.ReadFull(c, b)
 	if !timer.Stop() {
@@ -212,7 +212,7 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 				return
 			}
 			if d.way == toApp && errors.Is(err, syscall.ECONNREFUSED) {
-				p.stepDown(d.route, err)
+				p.stepDown(d.route, StepDownRefused, err)
 			}
 			retry = retryEvery
 		}
@@ -318,7 +318,7 @@ func (t *tcpProxy) splice(c *trackedConn, up net.Conn, scope context.Context) Re
 		return ResultOK
 	}
 	switch err := *errp; {
-	case errors.Is(err, errLeadershipLost), errors.Is(err, errLeaderChanged):
+	case errors.Is(err, errLeadershipLost), errors.Is(err, errLeaderChanged), errors.Is(err, errNewerLeader):
 		return ResultLeadershipLost
 	case errors.Is(err, errIdle):
 		return ResultIdle

@@ -203,7 +203,7 @@ func TestTCPAppRefusedStepsDown(t *testing.T) {
 }
 
 // A peer's connection must open with a valid preamble within
-// HeaderTimeout; one forwarded twice is never forwarded again.
+// ClientHeaderTimeout; one forwarded twice is never forwarded again.
 func TestTCPPeerPreamble(t *testing.T) {
 	baseline(t)
 	app := newEcho(t, "a")
@@ -247,7 +247,7 @@ func TestTCPPeerPreamble(t *testing.T) {
 	before := tp.clock.Pending()
 	slow := peer([]byte("ELEC"))
 	waitFor(t, "the preamble timer", func() bool { return tp.clock.Pending() > before })
-	tp.clock.Advance(DefaultHeaderTimeout)
+	tp.clock.Advance(DefaultClientHeaderTimeout)
 	closed(t, slow)
 }
 

@@ -116,11 +116,11 @@ const haproxyBinary = "haproxy"
 // one application, and as electd's proxy works: HTTP mode, keep-alive on
 // both sides (option http-keep-alive; http-reuse always shares idle server
 // connections between client connections, as a Go Transport's pool does),
-// no logging, its default threads (one per CPU, as GOMAXPROCS), an
-// X-Forwarded-For as electd's proxy adds (option forwardfor), and the two
-// headers electd's proxy hands its application (docs/DESIGN.md,
-// "Forwarding") set on every request, so that each floor and electd do the
-// same work and the same application serves them all.
+// no logging, its default threads (one per CPU, as GOMAXPROCS); and the
+// headers electd's proxy sets (docs/DESIGN.md, "Forwarding"): an
+// X-Forwarded-For (option forwardfor), an X-Request-Id unless the request
+// has one, and the fencing token and leader id, so that each floor and
+// electd do the same work and the same application serves them all.
 func haproxyConfig(listen, target string) string {
 	return fmt.Sprintf(`global
     maxconn 4096
@@ -137,6 +137,8 @@ defaults
 
 frontend bench
     bind %s
+    unique-id-format %%{+X}o\ %%ci:%%cp_%%fi:%%fp_%%Ts_%%rt:%%pid
+    http-request set-header X-Request-Id %%[unique-id] unless { req.hdr(x-request-id) -m found }
     default_backend app
 
 backend app

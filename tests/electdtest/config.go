@@ -46,6 +46,7 @@ type Config struct {
 	// front load balancers whose forwarding headers are kept.
 	ProxyPeerTimeout    time.Duration // proxy.peer_timeout
 	ProxyTrustedProxies []string      // proxy.trusted_proxies
+	ProxyResendUnread   bool          // proxy.resend_unread_body
 
 	ShutdownGrace   time.Duration
 	ShutdownTimeout time.Duration
@@ -98,6 +99,7 @@ type (
 		BodyTimeout     string   `yaml:"body_timeout,omitempty"`
 		PeerTimeout     string   `yaml:"peer_timeout,omitempty"`
 		TrustedProxies  []string `yaml:"trusted_proxies,omitempty,flow"`
+		ResendUnread    bool     `yaml:"resend_unread_body,omitempty"`
 	}
 )
 
@@ -129,7 +131,7 @@ func (c Config) YAML() []byte {
 		Listen: c.ProxyListen, App: c.ProxyApp, Mode: c.ProxyMode, PeerListen: c.ProxyPeer, Advertise: c.ProxyAdvertise,
 		HoldTime: dur(c.ProxyHoldTime), DrainTimeout: dur(c.ProxyDrainTimeout), Idle: dur(c.ProxyIdle),
 		MaxConnections: c.ProxyMaxConnections, ResponseTimeout: dur(c.ProxyResponseTimeout), BodyTimeout: dur(c.ProxyBodyTimeout),
-		PeerTimeout: dur(c.ProxyPeerTimeout), TrustedProxies: c.ProxyTrustedProxies,
+		PeerTimeout: dur(c.ProxyPeerTimeout), TrustedProxies: c.ProxyTrustedProxies, ResendUnread: c.ProxyResendUnread,
 	}
 	if !reflect.ValueOf(p).IsZero() {
 		f.Proxy = &p

@@ -26,15 +26,33 @@ const (
 // carries a token lower than the highest seen, a token already seen at
 // another application, or a leader id that is not the application's own,
 // is a request answered by a participant that did not lead at that moment.
+// It also keeps the ledger of the requests the applications ran, by the
+// request id the first proxy gave each (X-Request-Id): one that is not
+// safe to repeat (a POST) and ran twice is a violation too.
 type Fence struct {
 	mu         sync.Mutex
 	max        int64
-	owner      map[int64]string // token -> the application that saw it
+	owner      map[int64]string  // token -> the application that saw it
+	ran        map[string]string // request id -> the application that ran it
 	violations []string
 }
 
 // NewFence returns an empty Fence.
-func NewFence() *Fence { return &Fence{owner: map[int64]string{}} }
+func NewFence() *Fence { return &Fence{owner: map[int64]string{}, ran: map[string]string{}} }
+
+// once records that app ran the request with id and method; a GET may
+// be sent again (RFC 9110, 9.2.2), so only other methods are checked.
+func (f *Fence) once(app, id, method string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch first, ok := f.ran[id]; {
+	case id == "":
+		f.violations = append(f.violations, app+" got a request without X-Request-Id")
+	case ok && method != http.MethodGet:
+		f.violations = append(f.violations, fmt.Sprintf("%s %s ran twice: at %s, then at %s", method, id, first, app))
+	}
+	f.ran[id] = app
+}
 
 // Check records one request that app received with token and leader id, in
 // the order the requests reached the applications.
@@ -125,6 +143,7 @@ func (a *App) handle(w http.ResponseWriter, r *http.Request) {
 	if _, err := io.Copy(io.Discard, r.Body); err != nil {
 		return
 	}
+	a.fence.once(a.Name, r.Header.Get("X-Request-Id"), r.Method)
 	a.mu.Lock()
 	a.count++
 	a.mu.Unlock()

@@ -39,6 +39,7 @@ type member struct {
 	spec  electdtest.Spec
 	proc  *electdtest.Proc
 	proxy string // proxy.listen
+	peer  string // proxy.peer_listen
 	app   *App
 	zk    *zktest.Proxy
 	cut   bool // zk blackholed: its view of the election stands still
@@ -75,11 +76,14 @@ func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
 		if m.proxy, err = electdtest.FreeAddr(); err != nil {
 			t.Fatal(err)
 		}
+		if m.peer, err = electdtest.FreeAddr(); err != nil {
+			t.Fatal(err)
+		}
 		m.spec = electdtest.Spec{Dir: filepath.Join(dir, m.name), Config: &electdtest.Config{
 			ID: m.name, Servers: []string{m.zk.Addr()}, SessionTimeout: sessionTimeout,
 			Path: "/forward", AdminToken: adminToken, LogFormat: "json",
 			ShutdownGrace: shutdownGrace, ShutdownTimeout: 10 * time.Second,
-			ProxyListen: m.proxy, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
+			ProxyListen: m.proxy, ProxyPeer: m.peer, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
 		}}
 		if tune != nil {
 			tune(m.spec.Config)
@@ -141,7 +145,7 @@ func (c *cluster) settled(old *member) *member {
 			if err != nil {
 				return false
 			}
-			views[m.name], proxies[m.name] = v, m.proxy
+			views[m.name], proxies[m.name] = v, m.peer
 		}
 		if name := Routed(views, proxies); name != "" {
 			l = c.member(name)

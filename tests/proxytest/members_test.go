@@ -1,4 +1,4 @@
-package proxy_test
+package proxytest
 
 // The in-process integration of the proxy with real electors on a real
 // ZooKeeper, joined by internal/forward as the daemon joins them:
@@ -24,11 +24,28 @@ import (
 )
 
 // fence is the storage every application writes to: it refuses a token
-// lower than one it has seen (docs/DESIGN.md, "Failure semantics").
+// lower than one it has seen (docs/DESIGN.md, "Failure semantics"), and
+// it is the ledger of the requests the applications ran, by request id:
+// none may run twice.
 type fence struct {
 	mu         sync.Mutex
 	max        int64
 	violations []string
+	ran        map[string]string // request id -> who ran it
+}
+
+// once records that who ran request id; a GET may be sent again (RFC
+// 9110, 9.2.2): only other methods are checked.
+func (f *fence) once(who, id, method string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ran == nil {
+		f.ran = map[string]string{}
+	}
+	if first, ok := f.ran[id]; ok && method != http.MethodGet {
+		f.violations = append(f.violations, fmt.Sprintf("request %s ran twice: at %s, then at %s", id, first, who))
+	}
+	f.ran[id] = who
 }
 
 func (f *fence) check(who string, token int64, leads bool, own int64) {
@@ -55,7 +72,8 @@ type member struct {
 	sess   *election.Session
 	el     *election.Elector
 	px     *proxy.Proxy
-	addr   string // the proxy's
+	addr   string // the proxy's, for clients
+	peer   string // the proxy's, for the other proxies
 	app    *httptest.Server
 	served sync.WaitGroup // Serve and Run
 	cancel context.CancelFunc
@@ -63,15 +81,19 @@ type member struct {
 }
 
 // startMember joins the election at path with a proxy in front of a fenced
-// application.
-func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence) *member {
+// application; resend is proxy.Config.ResendUnreadBody (the application
+// reads every body before it acts).
+func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence, resend bool) *member {
 	t.Helper()
 	m := &member{name: name}
 	m.app = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strconv.ParseInt(r.Header.Get(proxy.HeaderFencingToken), 10, 64)
 		st := m.el.Status()
 		f.check(name, tok, st.IsLeader && r.Header.Get(proxy.HeaderLeaderID) == name, st.FencingToken)
-		_, _ = io.Copy(io.Discard, r.Body)
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			return
+		}
+		f.once(name, r.Header.Get("X-Request-Id"), r.Method)
 		fmt.Fprintf(w, "%s %d", name, tok)
 	}))
 	t.Cleanup(m.app.Close)
@@ -80,19 +102,25 @@ func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence
 		t.Fatal(err)
 	}
 	m.addr = ln.Addr().String()
+	peerLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.peer = peerLn.Addr().String()
 	m.sess, err = election.Connect(election.SessionConfig{Servers: ens.Servers(), SessionTimeout: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.sess.Close)
-	m.el, err = election.New(m.sess, election.Config{Path: path, ID: name, Proxy: m.addr})
+	m.el, err = election.New(m.sess, election.Config{Path: path, ID: name, Proxy: m.peer})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	route := forward.NewLeadership(m.el)
-	m.px, err = proxy.New(route, proxy.Config{Listen: m.addr, App: m.app.Listener.Addr().String()})
+	m.px, err = proxy.New(route, proxy.Config{Listen: m.addr, PeerListen: m.peer, App: m.app.Listener.Addr().String(),
+		ResendUnreadBody: resend})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +135,7 @@ func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence
 	pctx, stopPx := context.WithCancel(ctx)
 	m.stopPx = stopPx
 	m.served.Go(func() {
-		if err := m.px.Serve(pctx, ln, nil); err != nil {
+		if err := m.px.Serve(pctx, ln, peerLn); err != nil {
 			t.Errorf("%s: Serve: %v", name, err)
 		}
 	})

@@ -1,0 +1,143 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"syscall"
+	"time"
+)
+
+// A client's request on its way through the proxy it came to
+// (docs/DESIGN.md, "Forwarding"): admitted (its Electd-* headers gone, the
+// forwarding headers and its id set), its body buffered or streamed,
+// routed, held, handed over, judged, sent again when that is allowed.
+
+func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
+	h.active.Add(1)
+	defer h.active.Done()
+	p := h.p
+	w := &writer{ResponseWriter: rw}
+	if r.Method == http.MethodConnect {
+		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE")
+		writeError(w, http.StatusMethodNotAllowed, "CONNECT: this is a reverse proxy to the leader, not a forward proxy")
+		p.rec.Request(ResultBadRequest)
+		return
+	}
+	// The client's port never takes a forward: whatever Electd-* headers
+	// a client sends are its own, and go.
+	stripElectd(r.Header)
+	stripElectd(r.Trailer)
+	q := &request{r: r, w: w, hd: newHolder(p, p.cfg.HoldTime), h2: r.ProtoMajor == 2, safe: idempotent(r)}
+	q.id = admit(r, p.cfg.trusted)
+	res := ResultUpstreamError // kept if ReverseProxy aborts an answer broken off mid-body (a panic)
+	defer func() {
+		q.hd.done()
+		p.rec.Request(res)
+	}()
+	if hasBody(r) {
+		if h.shouldBuffer(r) {
+			if q.b, res = h.buffer(w, r, q.hd); q.b == nil {
+				return
+			}
+		} else {
+			q.b = h.stream(rw, r)
+		}
+		defer q.b.release()
+		r.Body = q.b
+		// With a GetBody, net/http's transport sends a request again on a
+		// new connection when a kept-alive one turns out closed before a
+		// byte of it was written (an application that stops closes its
+		// idle ones). It may have read the body into its buffer by then.
+		r.GetBody = func() (io.ReadCloser, error) {
+			if !q.b.rewind() {
+				return nil, errBodySent
+			}
+			return q.b, nil
+		}
+	}
+	res = h.route(q)
+	if res == ResultCanceled {
+		// Never the implicit 200 net/http writes for a handler that wrote
+		// nothing; a client that went away does not read it anyway.
+		unavailable(w, res, "the request was canceled")
+	}
+}
+
+func hasBody(r *http.Request) bool {
+	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+}
+
+// stream watches a body that is not buffered: it is sent as it arrives.
+func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *body {
+	// A stream both ways (an echo, gRPC) must not wait for the request's
+	// end before its answer starts, which net/http's HTTP/1 server does by
+	// default.
+	_ = http.NewResponseController(rw).EnableFullDuplex()
+	return newBody(r.Body, &h.p.kept)
+}
+
+// errBodySent: a request's body was read, so it cannot be sent again.
+var errBodySent = errors.New("proxy: the request's body was sent already")
+
+// route sends q where decide says, holding it while there is nowhere to
+// send it and sending it again when that is allowed, within the hold time.
+func (h *httpProxy) route(q *request) Result {
+	p := h.p
+	for {
+		wake := p.wake.Changed()
+		d := p.decide(0, true)
+		var retry time.Duration
+		why := d.why
+		switch d.way {
+		case toNone:
+			return unavailable(q.w, ResultShutdown, "the proxy is shutting down")
+		case toApp, toLeader:
+			q.hd.leave()
+			o := h.forward(q, d)
+			switch {
+			case !o.again:
+				return o.result
+			case o.now:
+				continue
+			}
+			if d.way == toApp && errors.Is(o.err, syscall.ECONNREFUSED) {
+				p.stepDown(d.route, StepDownRefused, o.err)
+			}
+			retry, why = retryEvery, fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err)
+		}
+		if res, ok := h.hold(q, wake, retry, why); !ok {
+			return res
+		}
+	}
+}
+
+// hold waits for the route to change, or retry, within what is left of
+// q's hold time; false with the result when the request is answered.
+func (h *httpProxy) hold(q *request, wake <-chan struct{}, retry time.Duration, why string) (Result, bool) {
+	p := h.p
+	if !q.hd.enter() {
+		return unavailable(q.w, ResultHeldCap, fmt.Sprintf("too many requests wait for a leader (the limit is %d)", p.cfg.MaxHeld)), false
+	}
+	switch err := q.hd.wait(q.r.Context(), wake, retry); {
+	case err == nil:
+		return "", true
+	case errors.Is(err, errHoldExpired):
+		res := ResultNoLeader
+		if retry > 0 {
+			res = ResultUpstreamError
+		}
+		return unavailable(q.w, res, fmt.Sprintf("no leader to send the request to within the hold time (%v): %s", p.cfg.HoldTime, why)), false
+	case errors.Is(err, errShutdown):
+		return unavailable(q.w, ResultShutdown, "the proxy is shutting down"), false
+	}
+	return ResultCanceled, false // the client went away
+}
+
+func targetName(d decision) string {
+	if d.way == toApp {
+		return "the application"
+	}
+	return fmt.Sprintf("the leader %q's proxy at %s", d.route.ID, d.route.Addr)
+}

@@ -1,0 +1,296 @@
+package proxy
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Headers of the forwarding contract (docs/DESIGN.md, "Forwarding").
+const (
+	// HeaderFencingToken and HeaderLeaderID are set on every request the
+	// leader's proxy hands to its application: the token to fence writes
+	// with, and the leader's id. Copies sent by a client are removed.
+	HeaderFencingToken = "Electd-Fencing-Token"
+	HeaderLeaderID     = "Electd-Leader-Id"
+	// HeaderElection names the election a forward is meant for (Route's
+	// Election), HeaderLeaderToken the leadership (its fencing token).
+	HeaderElection    = "Electd-Election"
+	HeaderLeaderToken = "Electd-Leader-Token"
+	// HeaderHold is what is left of the hold time, in milliseconds, when a
+	// proxy forwards a request: the leader's proxy holds it no longer, so
+	// that the client is answered within the hold time it was promised.
+	HeaderHold = "Electd-Hold"
+	// HeaderRequestID is the request's id, set by the proxy a client sent
+	// it to (its X-Request-Id when sane) and given to the application as
+	// X-Request-Id.
+	HeaderRequestID = "Electd-Request-Id"
+	// HeaderClientProto is the client's HTTP version as the first proxy
+	// got it ("1.1" or "2"): the leader's proxy speaks the same to its
+	// application (HTTP/2 without TLS for "2": gRPC needs it).
+	HeaderClientProto = "Electd-Client-Proto"
+	// HeaderTaken is sent by the leader's proxy in an interim 102 answer
+	// right before it hands a forward to its application, with the fencing
+	// token of the leadership that takes it. Never relayed to a client.
+	HeaderTaken = "Electd-Taken"
+	// HeaderNotLeader marks the 421 with which a proxy bounces a forward
+	// meant for a leadership it is not: unprocessed, so the proxy that
+	// sent it may route it again. HeaderLeaderProxy and the headers above
+	// carry the bouncing proxy's view of the leader.
+	HeaderNotLeader   = "Electd-Not-Leader"
+	HeaderLeaderProxy = "Electd-Leader-Proxy"
+	// HeaderRequestIDOut is the header the application gets the id in.
+	HeaderRequestIDOut = "X-Request-Id"
+)
+
+// maxRequestID bounds an id taken from a client's X-Request-Id.
+const maxRequestID = 128
+
+// forward is what a peer's forward carries in its headers.
+type forward struct {
+	election  string
+	token     int64
+	hold      time.Duration
+	requestID string
+	h2        bool // the client spoke HTTP/2
+}
+
+// readForward reads the forwarding headers of a request that arrived on
+// the peer port; anything missing or malformed is an error (400): only a
+// proxy sends there.
+func readForward(h http.Header, hold time.Duration) (forward, error) {
+	f := forward{election: single(h[HeaderElection]), hold: hold, requestID: single(h[HeaderRequestID])}
+	if f.election == "" {
+		return f, fmt.Errorf("%s: required on a forward", HeaderElection)
+	}
+	tok, err := strconv.ParseInt(single(h[HeaderLeaderToken]), 10, 64)
+	if err != nil || tok <= 0 {
+		return f, fmt.Errorf("%s: want one positive fencing token", HeaderLeaderToken)
+	}
+	f.token = tok
+	if v, ok := h[HeaderHold]; ok {
+		ms, err := strconv.ParseUint(single(v), 10, 32)
+		if err != nil {
+			return f, fmt.Errorf("%s: want one whole number of milliseconds", HeaderHold)
+		}
+		f.hold = min(hold, time.Duration(ms)*time.Millisecond)
+	}
+	switch single(h[HeaderClientProto]) {
+	case "2":
+		f.h2 = true
+	case "", "1.1", "1.0":
+	default:
+		return f, fmt.Errorf("%s: want 1.1 or 2", HeaderClientProto)
+	}
+	if !saneID(f.requestID) {
+		f.requestID = ""
+	}
+	return f, nil
+}
+
+// setForward sets the forwarding headers on a request to the leader's
+// proxy at route r.
+func setForward(h http.Header, r Route, hold time.Duration, id string, h2 bool) {
+	h.Set(HeaderElection, r.Election)
+	h.Set(HeaderLeaderToken, strconv.FormatInt(r.Token, 10))
+	h.Set(HeaderHold, strconv.FormatInt(hold.Milliseconds(), 10))
+	h.Set(HeaderRequestID, id)
+	proto := "1.1"
+	if h2 {
+		proto = "2"
+	}
+	h.Set(HeaderClientProto, proto)
+}
+
+// setView says in a 421 which leadership this proxy knows of.
+func setView(h http.Header, r Route) {
+	h.Set(HeaderNotLeader, "1")
+	h.Set(HeaderElection, r.Election)
+	if r.ID != "" {
+		h.Set(HeaderLeaderID, r.ID)
+		h.Set(HeaderLeaderToken, strconv.FormatInt(r.Token, 10))
+	}
+	if r.Addr != "" {
+		h.Set(HeaderLeaderProxy, r.Addr)
+	}
+}
+
+// readView reads a 421's view of the leader; ok is false when the answer
+// is not a proxy's bounce.
+func readView(h http.Header) (v Route, ok bool) {
+	if h.Get(HeaderNotLeader) == "" {
+		return Route{}, false
+	}
+	v.Election, v.ID, v.Addr = h.Get(HeaderElection), h.Get(HeaderLeaderID), h.Get(HeaderLeaderProxy)
+	v.Token, _ = strconv.ParseInt(h.Get(HeaderLeaderToken), 10, 64)
+	return v, true
+}
+
+// single is the value of a header sent once; "" (which parses as nothing)
+// when sent several times.
+func single(v []string) string {
+	if len(v) != 1 {
+		return ""
+	}
+	return v[0]
+}
+
+// stripElectd removes every header named Electd-* (in any case, and with
+// '_' for '-', which CGI-style servers read as the same name), so that a
+// client can forge neither the fencing headers nor a forward's, and no
+// proxy's own reaches a client.
+func stripElectd(h http.Header) {
+	for k := range h {
+		if len(k) > 6 && strings.EqualFold(k[:6], "electd") && (k[6] == '-' || k[6] == '_') {
+			delete(h, k)
+		}
+	}
+}
+
+// isUpgrade reports a request that asks to switch protocols (WebSocket).
+func isUpgrade(h http.Header) bool {
+	if h.Get("Upgrade") == "" {
+		return false
+	}
+	for _, v := range h["Connection"] {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// saneID accepts a request id of 1 to maxRequestID printable ASCII bytes.
+func saneID(id string) bool {
+	if id == "" || len(id) > maxRequestID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// forwardedHeaders are what the first proxy sets and, from a client not
+// in TrustedProxies, replaces.
+var forwardedHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
+
+// admit sets, on a request a client sent to this proxy, what the first
+// proxy on its way sets (docs/DESIGN.md, "Forwarding": forwarding
+// headers): X-Forwarded-For with one entry, the client's address, appended
+// to what a trusted front proxy sent (replacing what anyone else sent);
+// X-Forwarded-Proto, X-Forwarded-Host and an RFC 7239 Forwarded element
+// likewise; and the request's id (the client's X-Request-Id when sane).
+// Peers change none of it. It returns the id.
+func admit(r *http.Request, trusted []netip.Prefix) string {
+	h := r.Header
+	ip := remoteIP(r.RemoteAddr)
+	if !isTrusted(ip, trusted) {
+		for _, k := range forwardedHeaders {
+			delete(h, k)
+		}
+	}
+	addr := ""
+	if ip.IsValid() {
+		addr = ip.String()
+	}
+	if prior := h.Values("X-Forwarded-For"); len(prior) > 0 && addr != "" {
+		h.Set("X-Forwarded-For", strings.Join(prior, ", ")+", "+addr)
+	} else if addr != "" {
+		h.Set("X-Forwarded-For", addr)
+	}
+	if h.Get("X-Forwarded-Proto") == "" {
+		h.Set("X-Forwarded-Proto", "http")
+	}
+	if h.Get("X-Forwarded-Host") == "" && r.Host != "" {
+		h.Set("X-Forwarded-Host", r.Host)
+	}
+	elem := forwardedElement(ip, r.Host)
+	if prior := h.Values("Forwarded"); len(prior) > 0 {
+		h.Set("Forwarded", strings.Join(prior, ", ")+", "+elem)
+	} else {
+		h.Set("Forwarded", elem)
+	}
+	id := h.Get(HeaderRequestIDOut)
+	if !saneID(id) {
+		id = uuid.NewString()
+		h.Set(HeaderRequestIDOut, id)
+	}
+	return id
+}
+
+// forwardedElement is this proxy's RFC 7239 element: for, host, proto.
+func forwardedElement(ip netip.Addr, host string) string {
+	var b strings.Builder
+	switch {
+	case !ip.IsValid():
+		b.WriteString("for=unknown")
+	case ip.Is6():
+		b.WriteString(`for="[` + ip.String() + `]"`)
+	default:
+		b.WriteString("for=" + ip.String())
+	}
+	if host != "" {
+		b.WriteString(";host=" + quoteForwarded(host))
+	}
+	b.WriteString(";proto=http")
+	return b.String()
+}
+
+// quoteForwarded quotes a value unless it is an RFC 7230 token.
+func quoteForwarded(v string) string {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return strconv.Quote(v)
+		}
+	}
+	return v
+}
+
+func remoteIP(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ip.Unmap()
+}
+
+func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
+	if !ip.IsValid() {
+		return false
+	}
+	for _, p := range trusted {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// idempotent reports a request that says it may be repeated: an
+// idempotent method (RFC 9110, 9.2.2), or an Idempotency-Key (as net/http's
+// transport reads it).
+func idempotent(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	_, key := r.Header["Idempotency-Key"]
+	_, xkey := r.Header["X-Idempotency-Key"]
+	return key || xkey
+}

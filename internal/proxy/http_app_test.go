@@ -1,0 +1,195 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A chunked request's trailers reach the application, through the
+// leader's proxy alone and through a follower's too.
+func TestHTTPRequestTrailers(t *testing.T) {
+	baseline(t)
+	appB := newApp(t, "b", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%s sum=%s", b, r.Trailer.Get("X-Sum"))
+	})
+	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{})
+	a := startProxy(t, newLead(following("b", 7, b.peerAddr())), newApp(t, "a", nil).addr(), Config{})
+	for _, addr := range []string{b.addr, a.addr} {
+		pr, pw := io.Pipe()
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", pr)
+		req.Trailer = http.Header{"X-Sum": nil}
+		go func() {
+			io.WriteString(pw, "abc")
+			req.Trailer.Set("X-Sum", "294")
+			pw.Close()
+		}()
+		res, err := newClient(t).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(body) != "abc sum=294" {
+			t.Fatalf("via %s: %q, want the body and its trailer", addr, body)
+		}
+	}
+}
+
+// h2cClient speaks HTTP/2 with prior knowledge.
+func h2cClient(t *testing.T) *http.Client {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &p}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: patience}
+}
+
+// h2cApp serves h with HTTP/2 with prior knowledge only, as a gRPC server
+// does.
+func h2cApp(t *testing.T, h http.HandlerFunc) string {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
+}
+
+// A client that speaks HTTP/2 with prior knowledge reaches an application
+// that speaks it (gRPC's way): through a follower's proxy and the leader's,
+// as a stream both ways at once, with the answer's trailers.
+func TestHTTPH2cStreamsBothWays(t *testing.T) {
+	baseline(t)
+	app := h2cApp(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 || r.Header.Get(HeaderFencingToken) != "7" {
+			http.Error(w, "want HTTP/2 and the token", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Trailer", "Grpc-Status")
+		w.WriteHeader(http.StatusOK)
+		rc := http.NewResponseController(w)
+		br := bufio.NewReader(r.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				break
+			}
+			io.WriteString(w, "echo "+line)
+			rc.Flush()
+		}
+		w.Header().Set("Grpc-Status", "0")
+	})
+	b := startProxy(t, newLead(leading("b", 7)), app, Config{})
+	a := startProxy(t, newLead(following("b", 7, b.peerAddr())), newApp(t, "a", nil).addr(), Config{})
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+a.addr+"/svc/Echo", pr)
+	req.Header.Set("Content-Type", "application/grpc")
+	go io.WriteString(pw, "one\n")
+	res, err := h2cClient(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.ProtoMajor != 2 || res.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s", res.Proto, res.Status)
+	}
+	br := bufio.NewReader(res.Body)
+	// The first echo comes while the request is still open: both ways at once.
+	if line, err := br.ReadString('\n'); err != nil || line != "echo one\n" {
+		t.Fatalf("%q %v", line, err)
+	}
+	io.WriteString(pw, "two\n")
+	if line, err := br.ReadString('\n'); err != nil || line != "echo two\n" {
+		t.Fatalf("%q %v", line, err)
+	}
+	pw.Close()
+	if rest, _ := io.ReadAll(br); len(rest) != 0 {
+		t.Fatalf("more: %q", rest)
+	}
+	if got := res.Trailer.Get("Grpc-Status"); got != "0" {
+		t.Fatalf("trailer Grpc-Status %q, want 0", got)
+	}
+}
+
+// An application that accepts connections and answers nothing hands
+// leadership on: AppTimeoutStepDown answer timeouts in a row, with no
+// answer between, make the leader's proxy ask the election to step down,
+// once.
+func TestHTTPHungApplicationStepsDown(t *testing.T) {
+	baseline(t)
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	app := newApp(t, "a", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	lead := newLead(leading("a", 1))
+	tp := startProxy(t, lead, app.addr(), Config{ResponseTimeout: 50 * time.Millisecond, AppTimeoutStepDown: 3})
+	c := newClient(t)
+	call := func(path string) int {
+		res, err := c.Get("http://" + tp.addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, path := range []string{"/hang", "/hang", "/", "/hang", "/hang"} { // an answer between resets the count
+		call(path)
+	}
+	if n := lead.stepDowns(); n != 0 {
+		t.Fatalf("%d step-downs with an answer between the timeouts", n)
+	}
+	if code := call("/hang"); code != http.StatusGatewayTimeout {
+		t.Fatalf("status %d, want 504", code)
+	}
+	waitFor(t, "the step-down", func() bool { return lead.stepDowns() == 1 })
+	call("/hang")
+	if n := lead.stepDowns(); n != 1 || tp.rec.stepDowns() != 1 || !strings.Contains(lead.steps[0], "answered none of 3") {
+		t.Fatalf("%d step-downs (%q), want one, saying why", n, lead.steps)
+	}
+}
+
+// The release's answer says how long the drain waited and what it left.
+func TestHTTPDrainIsReported(t *testing.T) {
+	baseline(t)
+	app, arrived, release := blockingApp(t, "a")
+	tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{DrainTimeout: 2 * time.Second})
+	ctx, report := ReportDrain(context.Background())
+	if err := tp.Yield(ctx, func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := report(); !ok || d.Waited != 0 || d.Left != 0 {
+		t.Fatalf("an idle drain: %+v %v", d, ok)
+	}
+	got := async(func() int { code, _, _ := get(t, newClient(t), tp.addr); return code })
+	recv(t, arrived, "the request at the application")
+	ctx, report = ReportDrain(context.Background())
+	timers := tp.clock.Pending()
+	yielded := async(func() error { return tp.Yield(ctx, func(context.Context) error { return nil }) })
+	waitFor(t, "the drain timer", func() bool { return tp.clock.Pending() > timers })
+	tp.clock.Advance(2 * time.Second)
+	recv(t, yielded, "the yield")
+	if d, ok := report(); !ok || d.Waited != 2*time.Second || d.Left != 1 {
+		t.Fatalf("a drain that timed out: %+v %v, want 2s and 1 left", d, ok)
+	}
+	close(release)
+	recv(t, got, "the answer")
+	if _, ok := func() (Drained, bool) { _, r := ReportDrain(context.Background()); return r() }(); ok {
+		t.Fatal("a report without a Yield")
+	}
+}

@@ -1,0 +1,248 @@
+package proxy
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/internal/clock"
+)
+
+// A forward the old leader's proxy had not taken (it held it while it
+// handed over) when a newer leader is known goes to the new leader at
+// once: the old proxy answered a ping without having said it took it, and
+// never takes anything once its term ended (docs/DESIGN.md, "Forwarding":
+// a forward is bound to its leader's term).
+func TestHTTPUntakenForwardGoesToTheNewLeader(t *testing.T) {
+	baseline(t)
+	appB, appC := newApp(t, "b", nil), newApp(t, "c", nil)
+	lb := newLead(leading("b", 7))
+	b := startProxy(t, lb, appB.addr(), Config{})
+	c := startProxy(t, newLead(leading("c", 9)), appC.addr(), Config{})
+	la := newLead(following("b", 7, b.peerAddr()))
+	a := startProxy(t, la, newApp(t, "a", nil).addr(), Config{})
+	cl := newClient(t)
+	if code, body := post(t, cl, a.addr); body != "b 7" {
+		t.Fatalf("%d %q, want b's answer", code, body)
+	}
+
+	// b hands over: what arrives meanwhile waits at b.
+	yielding, done := make(chan struct{}), make(chan struct{})
+	go b.Yield(context.Background(), func(context.Context) error {
+		close(yielding)
+		<-done
+		lb.set(following("c", 9, c.peerAddr()))
+		return nil
+	})
+	<-yielding
+	defer close(done)
+	got := async(func() string { _, body := post(t, cl, a.addr); return body })
+	waitFor(t, "b to hold the forward", func() bool { return b.Held() == 1 })
+	la.set(following("c", 9, c.peerAddr())) // a learns of the newer leader first
+	if body := recv(t, got, "the answer"); body != "c 9" {
+		t.Fatalf("answer %q, want c 9", body)
+	}
+	if n := len(appB.requests()); n != 1 || a.rec.resends(ResendUnprocessed) != 1 {
+		t.Fatalf("b's application got %d requests (want the first only), a resent %d", n, a.rec.resends(ResendUnprocessed))
+	}
+}
+
+// A forward the old leader's proxy took (its application has it) when a
+// newer leader is known ends at once: a POST with a 503 saying it may or
+// may not have been processed, never sent again; a GET goes to the new
+// leader (it may be sent twice).
+func TestHTTPTakenForwardEndsWhenALeaderFollows(t *testing.T) {
+	baseline(t)
+	appB, arrived, _ := blockingApp(t, "b")
+	appC := newApp(t, "c", nil)
+	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{})
+	c := startProxy(t, newLead(leading("c", 9)), appC.addr(), Config{})
+	la := newLead(following("b", 7, b.peerAddr()))
+	a := startProxy(t, la, newApp(t, "a", nil).addr(), Config{})
+	cl := newClient(t)
+	type answer struct {
+		code int
+		body string
+	}
+	postAns := async(func() answer { code, body := post(t, cl, a.addr); return answer{code, body} })
+	getAns := async(func() answer { code, body, _ := get(t, cl, a.addr); return answer{code, body} })
+	recv(t, arrived, "the first at b's application")
+	recv(t, arrived, "the second at b's application")
+	la.set(following("c", 9, c.peerAddr()))
+	if p := recv(t, postAns, "the POST's answer"); p.code != http.StatusServiceUnavailable || !strings.Contains(p.body, "may or may not have been processed") {
+		t.Fatalf("POST: %d %q, want a 503 saying it may have been processed", p.code, p.body)
+	}
+	if g := recv(t, getAns, "the GET's answer"); g.code != http.StatusOK || g.body != "c 9" {
+		t.Fatalf("GET: %d %q, want c's answer", g.code, g.body)
+	}
+	if n := len(appC.requests()); n != 1 {
+		t.Fatalf("c's application got %d requests, want the GET only", n)
+	}
+	waitFor(t, "maybe_processed counted", func() bool { return a.rec.request(ResultMaybeProcessed) == 1 })
+}
+
+// relay copies connections to target both ways until frozen: then it
+// forwards no byte either way, as a stopped process or a cut network does,
+// while the kernel still completes the handshakes.
+type relay struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	frozen bool
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+func newRelay(t *testing.T, target string) *relay {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{ln: ln, target: target}
+	r.wg.Go(r.accept)
+	t.Cleanup(r.close)
+	return r
+}
+
+func (r *relay) addr() string { return r.ln.Addr().String() }
+
+func (r *relay) freeze() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.frozen = true
+}
+
+func (r *relay) accept() {
+	for {
+		c, err := r.ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", r.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		r.mu.Lock()
+		r.conns = append(r.conns, c, up)
+		r.mu.Unlock()
+		r.wg.Go(func() { r.copy(up, c) })
+		r.wg.Go(func() { r.copy(c, up) })
+	}
+}
+
+func (r *relay) copy(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		r.mu.Lock()
+		frozen := r.frozen
+		r.mu.Unlock()
+		if frozen {
+			n = 0 // swallowed
+		}
+		if n > 0 {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (r *relay) close() {
+	r.ln.Close()
+	r.mu.Lock()
+	for _, c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
+
+// A leader's proxy that stops answering (its process stopped, the network
+// cut) is given up on within PeerTimeout, whatever the hold time and the
+// response timeout: the forward it had ends with a 503 saying it may or
+// may not have been processed. A new connection to it is used only once
+// it answered a ping: until then the request is held, and gets its 503 at
+// the end of the hold time.
+func TestHTTPStalledPeerIsGivenUp(t *testing.T) {
+	baseline(t)
+	appB := newApp(t, "b", nil)
+	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{Clock: clock.Real()})
+	r := newRelay(t, b.peerAddr())
+	// The hold time and the response timeout are far past this test's
+	// patience: only the peer timeout can end the forward in time.
+	a := startProxy(t, newLead(following("b", 7, r.addr())), newApp(t, "a", nil).addr(),
+		Config{Clock: clock.Real(), PeerTimeout: 300 * time.Millisecond, HoldTime: time.Minute, ResponseTimeout: time.Hour})
+	cl := newClient(t)
+	if code, body := post(t, cl, a.addr); code != http.StatusOK || body != "b 7" {
+		t.Fatalf("through the relay: %d %q", code, body)
+	}
+	r.freeze()
+	code, body := post(t, cl, a.addr)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "stopped answering") {
+		t.Fatalf("to a stalled peer: %d %q, want a 503 saying the leader's proxy stopped answering", code, body)
+	}
+	if n := len(appB.requests()); n != 1 {
+		t.Fatalf("b's application got %d requests", n)
+	}
+}
+
+// A new connection to a peer's proxy is used only once a ping came back.
+func TestHTTPPeerConnectionNeedsAPing(t *testing.T) {
+	baseline(t)
+	appB := newApp(t, "b", nil)
+	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{Clock: clock.Real()})
+	r := newRelay(t, b.peerAddr())
+	r.freeze()
+	a := startProxy(t, newLead(following("b", 7, r.addr())), newApp(t, "a", nil).addr(),
+		Config{Clock: clock.Real(), PeerTimeout: 200 * time.Millisecond, HoldTime: time.Second})
+	code, body := post(t, newClient(t), a.addr)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "did not answer a ping") {
+		t.Fatalf("%d %q, want a 503 at the end of the hold time naming the ping", code, body)
+	}
+	if n := len(appB.requests()); n != 0 || a.PeerConns() != 0 {
+		t.Fatalf("b's application got %d requests; %d peer connections open", n, a.PeerConns())
+	}
+}
+
+// The leader's proxy tells the application nothing of the forward but the
+// fencing headers and the request's id; the client sees no Electd-*
+// header, whatever the application sends (final answers, interim ones).
+func TestHTTPNoElectdHeaderLeaks(t *testing.T) {
+	baseline(t)
+	appB := newApp(t, "b", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</a.css>; rel=preload")
+		w.Header().Set("Electd-Early", "1")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Set("Electd-Secret", "x")
+		w.Header().Set(HeaderNotLeader, "1")
+		io.WriteString(w, "b")
+	})
+	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{})
+	a := startProxy(t, newLead(following("b", 7, b.peerAddr())), newApp(t, "a", nil).addr(), Config{})
+	for _, addr := range []string{a.addr, b.addr} {
+		code, body, h := get(t, newClient(t), addr, "X-Request-Id", "client-id-1")
+		if code != http.StatusOK || body != "b" {
+			t.Fatalf("%d %q", code, body)
+		}
+		for k := range h {
+			if strings.HasPrefix(strings.ToLower(k), "electd") {
+				t.Fatalf("the client got %s", k)
+			}
+		}
+	}
+	for _, s := range appB.requests() {
+		if len(s.electd) != 0 || s.reqID != "client-id-1" {
+			t.Fatalf("the application saw %q, request id %q", s.electd, s.reqID)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// A forward from a peer's proxy, on PeerListen (docs/DESIGN.md,
+// "Forwarding": every hop names its election and its leader). It names
+// the election and the leadership (fencing token) it is meant for; this
+// proxy takes it only when it is that leadership, with a valid lease, and
+// says so in an interim 102 (Electd-Taken) before its application gets
+// it. Anything else it bounces at once with its own view of the leader
+// (421), unprocessed: a forward is never forwarded again. While that
+// leadership hands over, the forward waits; then it is taken or bounced.
+
+func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
+	h.active.Add(1)
+	defer h.active.Done()
+	p := h.p
+	w := &writer{ResponseWriter: rw}
+	fw, err := readForward(r.Header, p.cfg.HoldTime)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error()+" (this is the port of the other participants' proxies)")
+		p.rec.Request(ResultBadRequest)
+		return
+	}
+	stripElectd(r.Header)
+	stripElectd(r.Trailer)
+	if fw.requestID != "" {
+		r.Header.Set(HeaderRequestIDOut, fw.requestID)
+	}
+	q := &request{r: r, w: w, hd: newHolder(p, fw.hold), id: fw.requestID, h2: fw.h2, safe: idempotent(r), peer: true}
+	res := ResultUpstreamError
+	defer func() {
+		q.hd.done()
+		p.rec.Request(res)
+	}()
+	if hasBody(r) {
+		q.b = h.stream(rw, r)
+		defer q.b.release()
+		r.Body = q.b
+	}
+	res = h.take(q, fw)
+	if res == ResultCanceled {
+		unavailable(w, res, "the request was canceled")
+	}
+}
+
+// take hands a peer's forward to the application, or holds or bounces it.
+func (h *httpProxy) take(q *request, fw forward) Result {
+	p := h.p
+	for {
+		wake := p.wake.Changed()
+		d := p.decideTake(fw.election, fw.token)
+		var retry time.Duration
+		why := d.why
+		switch d.way {
+		case toNone:
+			return unavailable(q.w, ResultShutdown, "the proxy is shutting down")
+		case toBounce:
+			return bounce(q, d.route)
+		case toApp:
+			if !h.mark(q, d) {
+				p.appDone()
+				return bounce(q, p.view())
+			}
+			q.hd.leave()
+			o := h.forward(q, d)
+			switch {
+			case !o.again:
+				return o.result
+			case o.now:
+				continue
+			}
+			if errors.Is(o.err, syscall.ECONNREFUSED) {
+				p.stepDown(d.route, StepDownRefused, o.err)
+			}
+			retry, why = retryEvery, fmt.Sprintf("the application did not take it (%v)", o.err)
+		}
+		if res, ok := h.hold(q, wake, retry, why); !ok {
+			return res
+		}
+	}
+}
+
+// mark tells the peer that this leadership takes its forward (an interim
+// 102 with Electd-Taken, written before anything else the application
+// may cause), then checks again that it still leads with a valid lease
+// and that the peer has not given up: only then may the application have
+// it. The peer reads what arrives before its later pings' answers: a
+// forward that was not marked when a newer leader was known and a ping
+// came back is one this proxy never hands over, since its lease ended.
+func (h *httpProxy) mark(q *request, d decision) bool {
+	if !q.marked {
+		hdr := q.w.Header()
+		hdr.Set(HeaderTaken, strconv.FormatInt(d.route.Token, 10))
+		q.w.ResponseWriter.WriteHeader(http.StatusProcessing)
+		hdr.Del(HeaderTaken)
+		q.marked = true
+	}
+	return q.r.Context().Err() == nil && h.p.stillLeads(d.route.Token)
+}
+
+// bounce answers a forward this proxy does not take: 421 with its view of
+// the leader, unprocessed.
+func bounce(q *request, view Route) Result {
+	setView(q.w.Header(), view)
+	if q.r.ProtoMajor == 1 {
+		// What is left of the body would otherwise be read to keep the
+		// connection.
+		q.w.Header().Set("Connection", "close")
+	}
+	writeError(q.w, http.StatusMisdirectedRequest, "this participant is not the leader the forward names; route it again")
+	return ResultBounced
+}

@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// The pool of connections to the other participants' proxies
+// (docs/DESIGN.md, "Forwarding": peers). HTTP/2 without TLS, prior
+// knowledge: one connection carries up to PeerStreams forwards at once,
+// so a follower's forwards hold streams, not connections, at the leader,
+// and the leader's PeerStreams cap on each connection is the share every
+// peer is sure of, which clients of one proxy cannot take from another's.
+// At most maxConnsPerPeer connections per peer, kept alive and pinged:
+// one that carried no frame for PeerTimeout/2 is pinged and closed when no
+// answer comes within another PeerTimeout/2, which ends its forwards; a
+// new one is used only once it answered a ping (a stopped process's kernel
+// still completes the TCP handshake: a connect proves nothing).
+
+// maxConnsPerPeer bounds the connections to one peer's proxy: a second
+// one when the first is at its stream cap or going away.
+const maxConnsPerPeer = 2
+
+// errPeerBusy: every connection to the peer's proxy is at its stream cap.
+var errPeerBusy = errors.New("proxy: every connection to the leader's proxy is at its stream cap")
+
+// noConnError: no connection to the target was had; nothing was sent.
+type noConnError struct{ err error }
+
+func (e *noConnError) Error() string { return e.err.Error() }
+func (e *noConnError) Unwrap() error { return e.err }
+
+// unwrittenError: the connection took nothing of the request (HTTP/2's
+// REFUSED_STREAM, a GOAWAY that names an earlier stream, a connection
+// that turned out unusable before the request went out).
+type unwrittenError struct{ err error }
+
+func (e *unwrittenError) Error() string { return e.err.Error() }
+func (e *unwrittenError) Unwrap() error { return e.err }
+
+type peerPool struct {
+	p *Proxy
+	t *http2.Transport
+
+	mu     sync.Mutex
+	peers  map[string]*peerConns
+	closed bool
+	dials  sync.WaitGroup
+}
+
+type peerConns struct {
+	conns []*http2.ClientConn
+	dial  *peerDial // in progress, or nil
+}
+
+type peerDial struct {
+	done chan struct{}
+	err  error
+}
+
+func newPeerPool(p *Proxy) *peerPool {
+	cfg := p.cfg
+	return &peerPool{p: p, peers: map[string]*peerConns{}, t: &http2.Transport{
+		AllowHTTP:          true,
+		DisableCompression: true, // relay the bytes as they are
+		ReadIdleTimeout:    cfg.PeerTimeout / 2,
+		PingTimeout:        cfg.PeerTimeout / 2,
+		IdleConnTimeout:    cfg.IdleTimeout / 2,
+		MaxHeaderListSize:  MaxHeaderBytes,
+	}}
+}
+
+// roundTrip sends req on a connection to the peer's proxy at
+// req.URL.Host, recorded in a (for its pings); its errors say whether
+// nothing was sent (noConnError, unwrittenError).
+func (pp *peerPool) roundTrip(req *http.Request, a *attempt) (*http.Response, error) {
+	cc, err := pp.get(req.Context(), req.URL.Host)
+	if err != nil {
+		return nil, &noConnError{err}
+	}
+	a.cc.Store(cc)
+	a.conn.Store(true)
+	res, err := cc.RoundTrip(req)
+	if err != nil && unwrittenH2(err) {
+		err = &unwrittenError{err}
+	}
+	return res, err
+}
+
+// unwrittenH2 reports an HTTP/2 error that proves the request was not
+// processed (RFC 9113, 8.7): the stream refused, or a GOAWAY that names an
+// earlier stream as the last one processed, or a connection that could not
+// take the request. x/net/http2 exports no value for the last two.
+func unwrittenH2(err error) bool {
+	var se http2.StreamError
+	if errors.As(err, &se) {
+		return se.Code == http2.ErrCodeRefusedStream
+	}
+	switch err.Error() {
+	case "http2: Transport received Server's graceful shutdown GOAWAY", "http2: client conn not usable":
+		return true
+	}
+	return false
+}
+
+// get returns a connection to addr with a stream reserved, dialling one
+// (at most one dial per peer at a time, shared) when none has room.
+func (pp *peerPool) get(ctx context.Context, addr string) (*http2.ClientConn, error) {
+	for {
+		pp.mu.Lock()
+		if pp.closed {
+			pp.mu.Unlock()
+			return nil, errShutdown
+		}
+		pc := pp.peers[addr]
+		if pc == nil {
+			pc = &peerConns{}
+			pp.peers[addr] = pc
+		}
+		pc.prune()
+		for _, cc := range pc.conns {
+			if cc.ReserveNewRequest() {
+				pp.mu.Unlock()
+				return cc, nil
+			}
+		}
+		d := pc.dial
+		if d == nil {
+			if len(pc.conns) >= maxConnsPerPeer {
+				pp.mu.Unlock()
+				return nil, errPeerBusy
+			}
+			d = &peerDial{done: make(chan struct{})}
+			pc.dial = d
+			pp.dials.Go(func() { pp.dial(addr, pc, d) })
+		}
+		pp.mu.Unlock()
+		select {
+		case <-d.done:
+			if d.err != nil {
+				return nil, d.err
+			}
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// prune forgets connections closed or going away: they finish their
+// streams and close on their own.
+func (pc *peerConns) prune() {
+	kept := pc.conns[:0]
+	for _, cc := range pc.conns {
+		if st := cc.State(); !st.Closed && !st.Closing {
+			kept = append(kept, cc)
+		}
+	}
+	clear(pc.conns[len(kept):])
+	pc.conns = kept
+}
+
+func (pp *peerPool) dial(addr string, pc *peerConns, d *peerDial) {
+	cc, err := pp.connect(addr)
+	pp.mu.Lock()
+	pc.dial = nil
+	switch {
+	case err == nil && pp.closed:
+		_ = cc.Close()
+		err = errShutdown
+	case err == nil:
+		pc.conns = append(pc.conns, cc)
+	}
+	d.err = err
+	pp.mu.Unlock()
+	close(d.done)
+}
+
+// connect dials addr, opens HTTP/2 on it and has a ping answered within
+// PeerTimeout before anything is sent on it.
+func (pp *peerPool) connect(addr string) (*http2.ClientConn, error) {
+	p := pp.p
+	d := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
+	c, err := d.DialContext(p.stopping, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := pp.t.NewClientConn(c)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	if err := pp.ping(cc); err != nil {
+		_ = cc.Close()
+		return nil, fmt.Errorf("the proxy at %s did not answer a ping within %v: %w", addr, p.cfg.PeerTimeout, err)
+	}
+	return cc, nil
+}
+
+// ping has cc answer a ping within PeerTimeout.
+func (pp *peerPool) ping(cc *http2.ClientConn) error {
+	p := pp.p
+	ctx, cancel := context.WithCancel(p.stopping)
+	defer cancel()
+	t := p.clock.AfterFunc(p.cfg.PeerTimeout, cancel)
+	defer t.Stop()
+	return cc.Ping(ctx)
+}
+
+// Open counts the connections open to peers' proxies.
+func (pp *peerPool) Open() int {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	n := 0
+	for _, pc := range pp.peers {
+		pc.prune()
+		n += len(pc.conns)
+	}
+	return n
+}
+
+// closeIdle closes the connections to peers' proxies that carry nothing:
+// those to a leader that is gone.
+func (pp *peerPool) closeIdle() {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	for addr, pc := range pp.peers {
+		kept := pc.conns[:0]
+		for _, cc := range pc.conns {
+			if st := cc.State(); st.StreamsActive == 0 && st.StreamsReserved == 0 && st.StreamsPending == 0 {
+				_ = cc.Close()
+				continue
+			}
+			kept = append(kept, cc)
+		}
+		clear(pc.conns[len(kept):])
+		pc.conns = kept
+		if len(kept) == 0 && pc.dial == nil {
+			delete(pp.peers, addr)
+		}
+	}
+}
+
+// close closes every connection and takes no more: the end of Serve.
+func (pp *peerPool) close() {
+	pp.mu.Lock()
+	pp.closed = true
+	var all []*http2.ClientConn
+	for addr, pc := range pp.peers {
+		all = append(all, pc.conns...)
+		delete(pp.peers, addr)
+	}
+	pp.mu.Unlock()
+	for _, cc := range all {
+		_ = cc.Close()
+	}
+	pp.dials.Wait()
+}
