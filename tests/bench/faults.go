@@ -212,7 +212,7 @@ func peerPort(ctx context.Context, bin string) (bool, error) {
 			return false, err
 		}
 	}
-	cmd := exec.CommandContext(ctx, bin, "--zookeeper.servers", "127.0.0.1:1", "--http.addr", addrs[0],
+	cmd := exec.CommandContext(ctx, bin, "--zookeeper.servers", "127.0.0.1:1", "--election.path", "/bench/probe", "--http.addr", addrs[0],
 		"--proxy.listen", addrs[1], "--proxy.peer_listen", addrs[2], "--proxy.app", "127.0.0.1:1")
 	cmd.Env = electdtest.CleanEnviron()
 	var out strings.Builder
