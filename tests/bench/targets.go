@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// target is one of issue 10's targets (and issues 22's and 28's, for the forwarding
-// proxy), judged on this run's figures.
+// target is one of issue 10's targets (and issues 22's and 28's, for the
+// forwarding proxy), judged on this run's figures.
 type target struct {
 	name   string
 	figure string
