@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/electd/electd/tests/forward"
@@ -163,37 +162,20 @@ func rawRequest(method string, r route) []byte {
 func saturate(ctx context.Context, method string, r route, conns int, d time.Duration) (ForwardLoad, error) {
 	res := ForwardLoad{Method: method, Via: r.via, Hops: r.hops, Conns: conns}
 	req := rawRequest(method, r)
-	// A short warm-up on every connection's path: the proxies' pools of
+	// A short warm-up with as many connections: the proxies' pools of
 	// connections to the next hop fill before the figures count.
-	if _, _, err := loadConn(ctx, r.addr, req, time.Now().Add(200*time.Millisecond)); err != nil {
+	if _, _, err := drive(ctx, r.addr, req, conns, time.Now().Add(200*time.Millisecond)); err != nil {
 		return res, err
 	}
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		errs []error
-	)
 	cpu0 := procsCPU(r.pids)
 	start := time.Now()
-	deadline := start.Add(d)
-	for range conns {
-		wg.Go(func() {
-			lat, bad, err := loadConn(ctx, r.addr, req, deadline)
-			mu.Lock()
-			defer mu.Unlock()
-			res.Latency = append(res.Latency, lat...)
-			res.Errors += bad
-			if err != nil {
-				errs = append(errs, err)
-			}
-		})
-	}
-	wg.Wait()
+	var err error
+	res.Latency, res.Errors, err = drive(ctx, r.addr, req, conns, start.Add(d))
 	res.Took = time.Since(start)
 	res.CPU = procsCPU(r.pids) - cpu0
 	res.Requests = len(res.Latency)
-	if len(errs) > 0 {
-		return res, fmt.Errorf("%s %s: %w", method, pathName(r.via, r.hops, false), errs[0])
+	if err != nil {
+		return res, fmt.Errorf("%s %s: %w", method, pathName(r.via, r.hops, false), err)
 	}
 	return res, nil
 }

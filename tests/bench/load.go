@@ -32,37 +32,47 @@ type LoadResult struct {
 // than this one does).
 func loadHealthz(ctx context.Context, target *daemon, conns int, d time.Duration) (*LoadResult, error) {
 	res := &LoadResult{Conns: conns, Duration: d}
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		errs []error
-	)
 	cpu0 := cpuTime(target.pid())
 	start := time.Now()
-	deadline := start.Add(d)
-	for range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lat, bad, err := loadConn(ctx, target.addr, loadRequest, deadline)
-			mu.Lock()
-			defer mu.Unlock()
-			res.Latency = append(res.Latency, lat...)
-			res.NotLeaders += bad
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}()
-	}
-	wg.Wait()
+	var err error
+	res.Latency, res.NotLeaders, err = drive(ctx, target.addr, loadRequest, conns, start.Add(d))
 	took := time.Since(start)
 	res.ServerCPU = (cpuTime(target.pid()) - cpu0).Seconds() / took.Seconds()
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("load: %w", errs[0])
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
 	}
 	res.Requests = len(res.Latency)
 	res.PerSecond = float64(res.Requests) / took.Seconds()
 	return res, nil
+}
+
+// drive runs conns loadConn loops on addr until deadline, each on a
+// connection of its own, and gathers their latencies, the answers that
+// were not a 200 and the first error.
+func drive(ctx context.Context, addr string, req []byte, conns int, deadline time.Time) (Dist, int, error) {
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		all  Dist
+		bad  int
+		errs []error
+	)
+	for range conns {
+		wg.Go(func() {
+			lat, n, err := loadConn(ctx, addr, req, deadline)
+			mu.Lock()
+			defer mu.Unlock()
+			all, bad = append(all, lat...), bad+n
+			if err != nil {
+				errs = append(errs, err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return all, bad, errs[0]
+	}
+	return all, bad, nil
 }
 
 var loadRequest = []byte("GET /healthz/leader HTTP/1.1\r\nHost: electd\r\n\r\n")
