@@ -20,6 +20,10 @@
 # :9090 because of them. containerd, runc, containernetworking-plugins
 # (bridge, host-local, loopback, portmap), iptables (kube-proxy's mode),
 # conntrack and iproute2 run the real node of `make e2e` (tests/nodetest).
+# haproxy is the second floor of `make bench`'s forward section (BENCHMARKS.md,
+# "Forwarding proxy"): the bench runs its own haproxy processes on loopback, so
+# when the package starts its service on install, the service is stopped and
+# disabled, as prometheus's is.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly
@@ -43,6 +47,7 @@ ALL_PACKAGES=(
 	iptables
 	conntrack
 	iproute2
+	haproxy
 )
 
 # Installed without their recommended packages.
@@ -73,7 +78,7 @@ if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>
 	say "(the etcd binary in PATH, for the Kubernetes API server tests), Prometheus 2.42+"
 	say "(prometheus and promtool in PATH, for the alert rule tests), and for make e2e"
 	say "containerd 1.6+, runc, the CNI plugins bridge, host-local, loopback and portmap in"
-	say "/usr/lib/cni, iptables, conntrack and iproute2."
+	say "/usr/lib/cni, iptables, conntrack and iproute2; for make bench, HAProxy 2.4+."
 	exit 1
 fi
 
@@ -112,14 +117,18 @@ apt-get update
 [ "${#full[@]}" -eq 0 ] || apt-get install -y "${full[@]}"
 [ "${#lean[@]}" -eq 0 ] || apt-get install -y --no-install-recommends "${lean[@]}"
 
-case " ${lean[*]} " in
-*" prometheus "*)
-	if [ -d /run/systemd/system ] && systemctl is-active --quiet prometheus 2>/dev/null; then
-		say "stopping and disabling the prometheus service the package started"
-		systemctl disable --now prometheus
-	fi
-	;;
-esac
+# The services the packages start on install: the tests and the bench run
+# servers of their own on loopback.
+for service in prometheus haproxy; do
+	case " ${missing[*]} " in
+	*" $service "*)
+		if [ -d /run/systemd/system ] && systemctl is-active --quiet "$service" 2>/dev/null; then
+			say "stopping and disabling the $service service the package started"
+			systemctl disable --now "$service"
+		fi
+		;;
+	esac
+done
 
 for p in "${missing[@]}"; do
 	if ! installed "$p"; then

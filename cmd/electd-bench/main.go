@@ -10,15 +10,19 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/electd/electd/tests/bench"
+	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/ledger"
 )
 
 func main() {
+	ledger.MainIfApp() // a copy of this binary started as the fault section's application
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -43,18 +47,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.LoadDuration, "load", cfg.LoadDuration, "/healthz/leader load duration")
 	fs.IntVar(&cfg.LoadConns, "load-conns", cfg.LoadConns, "/healthz/leader keep-alive connections")
 	fs.IntVar(&cfg.ForwardRequests, "forward-requests", cfg.ForwardRequests, "requests timed one at a time along each forwarding path")
+	fs.IntVar(&cfg.ForwardConns, "forward-conns", cfg.ForwardConns, "kept-alive clients that drive each forwarding path to saturation")
+	fs.DurationVar(&cfg.ForwardLoad, "forward-load", cfg.ForwardLoad, "how long each forwarding path is driven to saturation")
+	fs.IntVar(&cfg.FaultRounds, "fault-rounds", cfg.FaultRounds, "rounds of each fault under load through the forwarding proxies (0: none)")
+	fs.DurationVar(&cfg.FaultWindow, "fault-window", cfg.FaultWindow, "how long each fault lasts before it heals")
+	faults := fs.String("faults", "", "comma-separated faults of the forward section to run (default all): "+strings.Join(bench.FaultKeys(), ","))
 	fs.IntVar(&cfg.ForwardRounds, "forward-rounds", cfg.ForwardRounds, "rounds of each hand-over under load through the forwarding proxies")
 	fs.StringVar(&cfg.ZKHeap, "zk-heap", cfg.ZKHeap, "-Xmx of the 3-server ensemble's JVMs (scale section)")
 	fs.DurationVar(&cfg.JoinLimit, "join-limit", 0, "longest wait for a scale configuration to join (default 30s + 10ms per participant)")
 	budget := fs.Int64("mem-budget-mib", cfg.MemBudget>>20, "stop a scale size when it grows the bench process's RSS by more than this (MiB)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the in-process participants of the scale section) to this file")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	reportDir := fs.String("report-dir", "docs/bench", "also write the report, headed by the commit, date, machine and load, into this directory\n(relative: to the module's root) as <sections>-<commit>.md; empty: stdout only")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	cfg.MemBudget = *budget << 20
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
+	}
+	if *faults != "" {
+		cfg.Faults = strings.Split(*faults, ",")
 	}
 	var err error
 	if cfg.Scale, err = parseInts(*scale); err != nil {
@@ -91,7 +104,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "electd-bench: %v\n", err)
 		return 1
 	}
+	if *reportDir != "" {
+		path, err := writeReport(rep, *reportDir, args)
+		if err != nil {
+			fmt.Fprintf(stderr, "electd-bench: report file: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "electd-bench: report written to %s\n", path)
+	}
 	return 0
+}
+
+// writeReport writes rep into dir, relative to the module's root unless
+// absolute.
+func writeReport(rep *bench.Report, dir string, args []string) (string, error) {
+	root, err := electdtest.ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	return rep.ReportFile(dir, root, args)
 }
 
 func joinInts(xs []int) string {

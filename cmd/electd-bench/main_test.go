@@ -19,6 +19,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-rounds", "0"}, "rounds must be at least 1"},
 		{[]string{"-idle", "2"}, "idle participants: at least 3"},
 		{[]string{"-no-such-flag"}, "flag provided but not defined"},
+		{[]string{"-faults", "stall,flood"}, `unknown fault "flood"`},
+		{[]string{"-fault-window", "10ms"}, "a window of at least 1s"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != 2 {

@@ -32,12 +32,14 @@ func TestBenchSmoke(t *testing.T) {
 		FootprintWindow: 500 * time.Millisecond,
 		LoadDuration:    200 * time.Millisecond, LoadConns: 2,
 		ForwardRequests: 50, ForwardRounds: 1,
+		ForwardConns: 4, ForwardLoad: 200 * time.Millisecond,
+		FaultRounds: 1, FaultWindow: 2 * time.Second,
 		ZKHeap:      "256m",
 		Progress:    testLog{t},
 		MemBudget:   2 << 30,
 		ScaleWindow: 500 * time.Millisecond, SettleWindow: 200 * time.Millisecond,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, cfg)
 	if err != nil {
@@ -77,10 +79,17 @@ func TestBenchSmoke(t *testing.T) {
 	want("footprint", fp != nil && fp.LeaderRSS > 0 && fp.FollowerRSS > 0 && fp.LeaderCPU > 0)
 	want("/healthz/leader load", fp != nil && fp.Load != nil && fp.Load.Requests > 0 && fp.Load.NotLeaders == 0)
 	fw := rep.Forward
-	want("forward", fw != nil && len(fw.Latency) == 9 && len(fw.Handovers) == 4 && fw.Rate > 0)
+	want("forward", fw != nil && len(fw.Latency) == 15 && len(fw.Saturation) == 14 && len(fw.Handovers) == 4 && fw.Rate > 0)
 	if fw != nil {
 		for _, l := range fw.Handovers {
 			want("forward: "+l.Kind, len(l.Requests) == 1 && l.Requests[0] > 0)
+		}
+		want("forward faults", len(fw.Faults) == len(faultKinds))
+		for _, f := range fw.Faults {
+			want("forward fault: "+f.Kind, f.Rounds == 1 && f.Requests > 0 && len(f.Took) == f.Requests)
+		}
+		for _, l := range fw.Saturation {
+			want("forward at saturation: "+l.Method+" "+pathName(l.Via, l.Hops, false), l.Requests > 0 && l.Errors == 0 && (l.Hops == 0 || l.CPU > 0))
 		}
 	}
 	s := rep.Scale
@@ -91,7 +100,7 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	want("elections", s != nil && s.Elections != nil && s.Elections.Err == "" && len(s.Elections.Handoff) == 2 && s.Elections.Syncs > 0)
 	want("load averages", len(rep.Load) == len(Sections))
-	for _, heading := range []string{"ZooKeeper floor", "graceful handoff", "Curator 5.4", "crash failover", "idle ZooKeeper load", "idle electd", "forwarding proxy", "scale,", "targets"} {
+	for _, heading := range []string{"ZooKeeper floor", "graceful handoff", "Curator 5.4", "crash failover", "idle ZooKeeper load", "idle electd", "forwarding proxy", "HAProxy, two hops", "at saturation", "what a client sees under each fault", "scale,", "targets"} {
 		want("report section "+heading, strings.Contains(out.String(), heading))
 	}
 }

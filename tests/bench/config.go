@@ -46,6 +46,16 @@ type Config struct {
 	// ForwardRequests are sent one at a time along each path to time what
 	// a forward adds; ForwardRounds of each hand-over run under load.
 	ForwardRequests, ForwardRounds int
+	// ForwardConns kept-alive clients drive each path to saturation for
+	// ForwardLoad.
+	ForwardConns int
+	ForwardLoad  time.Duration
+	// FaultRounds of each fault under load through the proxies (0: none),
+	// each lasting FaultWindow before it heals.
+	FaultRounds int
+	FaultWindow time.Duration
+	// Faults names the faults to run (FaultKeys); empty runs all.
+	Faults []string
 	// ZKHeap is the ensemble's -Xmx for the scale section (zktest's
 	// default otherwise).
 	ZKHeap string
@@ -77,6 +87,8 @@ func Defaults() Config {
 		LoadDuration:    5 * time.Second,
 		LoadConns:       4,
 		ForwardRequests: 2000, ForwardRounds: 5,
+		ForwardConns: 16, ForwardLoad: 5 * time.Second,
+		FaultRounds: 3, FaultWindow: 8 * time.Second,
 		ZKHeap:       "1g",
 		MemBudget:    6 << 30,
 		ScaleWindow:  10 * time.Second,
@@ -97,6 +109,17 @@ func (c Config) Validate() error {
 	}
 	if c.IdleParticipants < 3 {
 		errs = append(errs, errors.New("idle participants: at least 3 (a leader, its successor and a follower)"))
+	}
+	for _, f := range c.Faults {
+		if !slices.Contains(FaultKeys(), f) {
+			errs = append(errs, fmt.Errorf("unknown fault %q (want %s)", f, strings.Join(FaultKeys(), ", ")))
+		}
+	}
+	if c.FaultRounds < 0 || (c.FaultRounds > 0 && c.FaultWindow < time.Second) {
+		errs = append(errs, errors.New("faults: rounds at least 0, a window of at least 1s"))
+	}
+	if c.ForwardConns < 1 || c.ForwardLoad <= 0 {
+		errs = append(errs, errors.New("forward load: at least 1 connection for a positive duration"))
 	}
 	if c.Elections < 0 || c.LoadConns < 1 {
 		errs = append(errs, errors.New("elections must be >= 0 and load connections >= 1"))

@@ -6,7 +6,11 @@
 // fires), with a timeline of each handoff read from both processes' logs;
 // crash failover; ZooKeeper requests per idle participant and per leader
 // change; thousands of participants hosted in this process on a 3-server
-// ensemble; and an idle electd's footprint and /healthz/leader throughput.
+// ensemble; an idle electd's footprint and /healthz/leader throughput; and
+// the forwarding proxy: what a hop adds beside two floors (a bare Go
+// ReverseProxy and HAProxy), each path at saturation with its CPU per
+// request, and what a client sees through the proxies under each fault,
+// from ledgers the applications keep by request id (tests/ledger).
 //
 // Run starts everything it measures with tests/zktest (real ZooKeeper
 // servers), the electd binary and a Java program compiled at run time
@@ -17,6 +21,7 @@
 // counters (mntr, cons) for ZooKeeper's load.
 //
 // It measures; it never asserts a speed. cmd/electd-bench prints the
-// report, `make bench` runs it, and TestBenchSmoke runs every section at
-// the smallest sizes so that it keeps working.
+// report and keeps it in docs/bench (Report.ReportFile), `make bench` runs
+// it, and TestBenchSmoke runs every section at the smallest sizes so that
+// it keeps working.
 package bench

@@ -19,6 +19,8 @@ type env struct {
 	electd string
 	single *zktest.Ensemble
 	out    io.Writer // progress lines
+	// floorBin is tests/bench/floorproxy, built when first needed.
+	floorBin string
 }
 
 func (e *env) progress(format string, args ...any) {

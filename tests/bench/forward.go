@@ -1,47 +1,40 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/forward"
-	"github.com/electd/electd/tests/proctest"
 	"github.com/electd/electd/tests/wait"
 )
 
-// ForwardResult is the forwarding proxy's section (issue 22): what a
-// forward adds to a request on loopback, and how many requests a hand-over
+// ForwardResult is the forwarding proxy's section (issues 22 and 28): what
+// a forward adds to a request on loopback, beside two floors (a bare Go
+// ReverseProxy and HAProxy, one hop and two), what each path sustains at
+// saturation and at what CPU per request, and how many requests a hand-over
 // loses under load through every participant's proxy.
 type ForwardResult struct {
 	// Latency of one request at a time on a kept-alive connection, by
-	// method and path: "direct" to the leader's application, through the
-	// leader's proxy, through a follower's proxy (and then the leader's);
-	// "direct, new connection" dials for every request.
+	// method and path (ForwardPath).
 	Latency []ForwardPath
+	// Saturation: each path driven by ForwardConns kept-alive clients.
+	Saturation []ForwardLoad
 	// Rounds of each hand-over under load, and the load's size.
 	Handovers []ForwardLoss
 	Rate      float64 // requests a second the load sent, all proxies together
 	Session   time.Duration
 	HoldTime  time.Duration
 	Fenced    int // requests the applications saw that a fence would refuse (must be 0)
-}
-
-// ForwardPath is the latency of one way of sending a request.
-type ForwardPath struct {
-	Method, Path string
-	Took         Dist
+	// Faults is what clients saw through the proxies under each fault.
+	Faults []*FaultResult
 }
 
 // ForwardLoss is one kind of hand-over, repeated: the requests of each
@@ -53,10 +46,6 @@ type ForwardLoss struct {
 	Failed   []int
 	Slowest  time.Duration
 }
-
-// floorPath names the floor's path in the report: what any proxy process
-// adds on this machine.
-const floorPath = "bare ReverseProxy process"
 
 // forwardWorkers send one request every 20 ms each: about 300 a second
 // through the three proxies in turn, as issue 22 asks.
@@ -79,7 +68,6 @@ type forwardMember struct {
 	id    string
 	d     *daemon
 	proxy string // its proxy.listen
-	peer  string // its proxy.peer_listen
 	app   *forward.App
 }
 
@@ -104,20 +92,7 @@ func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	// "direct" goes to an application of the same kind that is no
-	// participant's: a request without a fencing token is what the fence
-	// would refuse.
-	direct, err := forward.StartApp("direct", forward.NewFence())
-	if err != nil {
-		return nil, err
-	}
-	defer direct.Close()
-	floor, stopFloor, err := startFloorProxy(env, direct.Addr)
-	if err != nil {
-		return nil, err
-	}
-	defer stopFloor()
-	if res.Latency, err = r.latency(ctx, leader, direct.Addr, floor, cfg.ForwardRequests); err != nil {
+	if err := r.paths(ctx, leader, res); err != nil {
 		return nil, err
 	}
 	for _, k := range forwardKinds {
@@ -142,13 +117,12 @@ func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
 // application, and puts the proxy in the pool once it has joined.
 func (r *forwardRig) start(ctx context.Context, m *forwardMember) error {
 	var err error
-	if m.proxy, err = electdtest.FreeAddr(); err != nil {
+	// Its port and the next: the data plane's peers talk on proxy.listen's
+	// port + 1 (issue 28).
+	if m.proxy, err = electdtest.FreeAddrPair(); err != nil {
 		return err
 	}
-	if m.peer, err = electdtest.FreeAddr(); err != nil {
-		return err
-	}
-	m.d, err = startDaemon(ctx, r.opts, m.id, "--proxy.listen", m.proxy, "--proxy.peer_listen", m.peer, "--proxy.app", m.app.Addr,
+	m.d, err = startDaemon(ctx, r.opts, m.id, "--proxy.listen", m.proxy, "--proxy.app", m.app.Addr,
 		"--http.admin_token", forwardToken, "--shutdown_grace", "500ms", "--proxy.idle_timeout", "2s")
 	if err != nil {
 		return err
@@ -192,10 +166,12 @@ func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMem
 		}
 		code, body := m.d.get(ctx, "/leader")
 		var v api.Leader
-		if code != http.StatusOK || json.Unmarshal(body, &v) != nil {
+		if code != http.StatusOK || json.Unmarshal(body, &v) != nil || v.Proxy == nil {
 			return nil
 		}
-		views[m.id], proxies[m.id] = v, m.peer
+		// Followers route to the address the leader publishes for its
+		// peers, which need not be where clients send.
+		views[m.id], proxies[m.id] = v, v.Proxy.Advertise
 	}
 	for _, m := range r.ms {
 		if m.id == forward.Routed(views, proxies) && m != old {
@@ -203,107 +179,6 @@ func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMem
 		}
 	}
 	return nil
-}
-
-// startFloorProxy runs tests/bench/floorproxy in front of target and
-// returns its address, and a function that stops it.
-func startFloorProxy(env *env, target string) (string, func(), error) {
-	bin, err := buildGo(env.dir, "floorproxy", "github.com/electd/electd/tests/bench/floorproxy")
-	if err != nil {
-		return "", nil, err
-	}
-	cmd := exec.Command(bin, target)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	if err := proctest.Start(cmd); err != nil {
-		return "", nil, err
-	}
-	stop := func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		stop()
-		return "", nil, fmt.Errorf("floorproxy printed no address: %w", err)
-	}
-	return strings.TrimSpace(line), stop, nil
-}
-
-// latency sends n requests one at a time along each path: direct to an
-// application (at direct), through a bare reverse proxy's process (floor),
-// through the leader's proxy, through a follower's.
-func (r *forwardRig) latency(ctx context.Context, leader *forwardMember, direct, floor string, n int) ([]ForwardPath, error) {
-	var follower *forwardMember
-	for _, m := range r.ms {
-		if m != leader {
-			follower = m
-			break
-		}
-	}
-	paths := []struct{ name, addr string }{
-		{"direct", direct}, {floorPath, floor}, {"leader's proxy", leader.proxy}, {"follower's proxy", follower.proxy},
-	}
-	var out []ForwardPath
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		for _, p := range paths {
-			took, err := timeRequests(ctx, method, p.addr, n, false)
-			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", method, p.name, err)
-			}
-			out = append(out, ForwardPath{Method: method, Path: p.name, Took: took})
-		}
-	}
-	took, err := timeRequests(ctx, http.MethodPost, direct, n, true)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, ForwardPath{Method: http.MethodPost, Path: "direct, a new connection each", Took: took}), nil
-}
-
-// timeRequests sends n requests to addr one after the other, after a
-// warm-up, and times each; fresh dials a connection for every one.
-func timeRequests(ctx context.Context, method, addr string, n int, fresh bool) (Dist, error) {
-	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableKeepAlives: fresh}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	send := func() error {
-		var body io.Reader
-		if method == http.MethodPost {
-			body = strings.NewReader(`{"op":"write","value":42}`)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+"/x", body)
-		if err != nil {
-			return err
-		}
-		res, err := c.Do(req)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", res.StatusCode)
-		}
-		return nil
-	}
-	for range min(n, 100) {
-		if err := send(); err != nil {
-			return nil, err
-		}
-	}
-	d := make(Dist, 0, n)
-	for range n {
-		start := time.Now()
-		if err := send(); err != nil {
-			return nil, err
-		}
-		d = append(d, time.Since(start))
-	}
-	return d, nil
 }
 
 // forwardKind is one way leadership moves in a round.

@@ -3,14 +3,18 @@ package bench
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
 // Report holds every figure of a run; a section that did not run is nil.
 type Report struct {
-	Config    Config
-	Machine   Machine
+	Config  Config
+	Machine Machine
+	// Started is when the run began, StartLoad the load average then, Took
+	// how long it ran.
+	Started   time.Time
+	StartLoad string
+	Took      time.Duration
 	Load      []SectionLoad
 	Floor     *FloorResult
 	Handoff   *HandoffResult
@@ -168,35 +172,4 @@ func kib(b int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f KiB", float64(b)/1024)
-}
-
-func writeForward(w io.Writer, f *ForwardResult) {
-	fmt.Fprintf(w, "\nforwarding proxy, 3 electd processes, each proxy in front of an HTTP app in the bench process, loopback:\n")
-	fmt.Fprintf(w, "  one request at a time on a kept-alive connection (the app answers at once):\n")
-	direct := map[string]Dist{}
-	for _, p := range f.Latency {
-		if p.Path == "direct" {
-			direct[p.Method] = p.Took
-		}
-		added := ""
-		if d, ok := direct[p.Method]; ok && !strings.HasPrefix(p.Path, "direct") {
-			added = fmt.Sprintf("  adds p50 %s, p99 %s", us(p.Took.P50()-d.P50()), us(p.Took.P99()-d.P99()))
-		}
-		fmt.Fprintf(w, "  %-4s %-34s p50 %s  p99 %s%s\n", p.Method, p.Path, us(p.Took.P50()), us(p.Took.P99()), added)
-	}
-	fmt.Fprintf(w, "  requests lost per hand-over, %.0f requests/s (GETs and POSTs) through every proxy, session timeout %v, hold time %v:\n",
-		f.Rate, f.Session, f.HoldTime)
-	for _, l := range f.Handovers {
-		total := 0
-		for _, n := range l.Requests {
-			total += n
-		}
-		fmt.Fprintf(w, "  %-80s lost %v of %d requests in %d rounds; slowest answer %s\n", l.Kind, l.Failed, total, len(l.Failed), ms(l.Slowest))
-	}
-	fmt.Fprintf(w, "  requests an application saw from a participant that did not lead (fencing token): %d\n", f.Fenced)
-}
-
-// us prints a duration in microseconds.
-func us(d time.Duration) string {
-	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 }

@@ -28,7 +28,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep := &Report{Config: cfg, Machine: readMachine()}
+	rep := &Report{Config: cfg, Machine: readMachine(), Started: time.Now(), StartLoad: loadAvg()}
+	defer func() { rep.Took = time.Since(rep.Started) }()
 	if cfg.runs("floor") || cfg.runs("handoff") || cfg.runs("crash") || cfg.runs("idle") || cfg.runs("footprint") || cfg.runs("forward") {
 		env.progress("starting a standalone ZooKeeper")
 		if env.single, err = zktest.StartEnsemble(zktest.Options{}); err != nil {
@@ -61,7 +62,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return err
 		}},
 		{"forward", func() (err error) {
-			rep.Forward, err = runForward(ctx, env)
+			if rep.Forward, err = runForward(ctx, env); err != nil || cfg.FaultRounds == 0 {
+				return err
+			}
+			rep.Forward.Faults, err = runFaults(ctx, env)
 			return err
 		}},
 		{"scale", func() (err error) {

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// target is one of issue 10's targets (and issue 22's, for the forwarding
-// proxy), judged on this run's figures.
+// target is one of issue 10's targets (and issues 22's and 28's, for the
+// forwarding proxy), judged on this run's figures.
 type target struct {
 	name   string
 	figure string
@@ -96,7 +96,7 @@ func (r *Report) scaleTargets(s *ScaleResult) []target {
 }
 
 func writeTargets(w io.Writer, ts []target) {
-	fmt.Fprintf(w, "\ntargets (issues 10 and 22), judged on this run:\n")
+	fmt.Fprintf(w, "\ntargets (issues 10, 22 and 28), judged on this run:\n")
 	for _, t := range ts {
 		verdict := "MISSED"
 		if t.met {
@@ -104,48 +104,4 @@ func writeTargets(w io.Writer, ts []target) {
 		}
 		fmt.Fprintf(w, "  %-6s %-58s %s\n", verdict, t.name, t.figure)
 	}
-}
-
-// forwardTargets are issue 22's: a forward adds well under a millisecond
-// at p50 on loopback (a hop through the leader's proxy under half of one,
-// the two hops through a follower's under one), graceful hand-overs lose
-// no request, a crash loses only what was in flight (at most one request
-// per worker of the load).
-func forwardTargets(f *ForwardResult) []target {
-	var out []target
-	add := func(name string, met bool, format string, args ...any) {
-		out = append(out, target{name, fmt.Sprintf(format, args...), met})
-	}
-	direct := map[string]Dist{}
-	for _, p := range f.Latency {
-		if p.Path == "direct" {
-			direct[p.Method] = p.Took
-		}
-	}
-	for _, p := range f.Latency {
-		d, ok := direct[p.Method]
-		if !ok {
-			continue
-		}
-		added := p.Took.P50() - d.P50()
-		switch p.Path {
-		case "leader's proxy":
-			add(fmt.Sprintf("one forward adds < 0.5 ms at p50 (%s via the leader's proxy)", p.Method), added < 500*time.Microsecond, "%s", us(added))
-		case "follower's proxy":
-			add(fmt.Sprintf("two forwards add < 1 ms at p50 (%s via a follower's)", p.Method), added < time.Millisecond, "%s", us(added))
-		}
-	}
-	for _, l := range f.Handovers {
-		lost := 0
-		for _, n := range l.Failed {
-			lost = max(lost, n)
-		}
-		if l.Graceful {
-			add("no request lost: "+l.Kind, lost == 0, "worst round %d", lost)
-		} else {
-			add(fmt.Sprintf("a crash loses what is in flight only (<= %d, the load's workers): %s", forwardWorkers, l.Kind), lost <= forwardWorkers, "worst round %d", lost)
-		}
-	}
-	add("no request answered by a participant that did not lead", f.Fenced == 0, "%d", f.Fenced)
-	return out
 }

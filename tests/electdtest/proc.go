@@ -179,6 +179,25 @@ func FreeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// FreeAddrPair returns a loopback address whose port and the next one are both free now:
+// the forwarding proxy's peer port is proxy.listen's plus one unless set otherwise.
+func FreeAddrPair() (string, error) {
+	for range 20 {
+		a, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", fmt.Errorf("electdtest: %w", err)
+		}
+		port := a.Addr().(*net.TCPAddr).Port
+		b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
+		a.Close()
+		if err == nil {
+			b.Close()
+			return a.Addr().String(), nil
+		}
+	}
+	return "", errors.New("electdtest: no two free consecutive loopback ports")
+}
+
 // Pid is the process id.
 func (p *Proc) Pid() int { return p.proc.Pid() }
 
