@@ -17,7 +17,10 @@
 # the tests run their own server on loopback, and nothing should listen on
 # :9090 because of them. containerd, runc, containernetworking-plugins
 # (bridge, host-local, loopback, portmap), iptables (kube-proxy's mode),
-# conntrack and iproute2 run the real node of `make e2e` (tests/nodetest).
+# conntrack and iproute2 run the real node of `make e2e` (tests/nodetest);
+# netcat-openbsd (the ensemble's readiness probe runs `nc`) and libjetty9-java
+# (ZooKeeper's admin server, its liveness probe) go into the ZooKeeper image
+# that tests/nodetest builds from Debian's files for deploy/k8s/zookeeper.yaml.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly
@@ -40,6 +43,8 @@ ALL_PACKAGES=(
 	iptables
 	conntrack
 	iproute2
+	netcat-openbsd
+	libjetty9-java
 )
 
 # Installed without their recommended packages.

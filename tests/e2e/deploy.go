@@ -53,21 +53,28 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 	}); err != nil {
 		return nil, err
 	}
-	wctx, cancel := context.WithCancel(context.Background())
-	d := &Deployment{F: f, N: n, cancel: cancel}
-	switch f.Elector {
-	case "electd":
-		if err := WatchZooKeeperLeader(wctx, n, f.ElectionPath, &d.Leader); err != nil {
-			cancel()
+	if f.Ensemble {
+		if err := n.ProvideVolumes(ctx, f.Namespace, "2Gi", zooKeeperUser, zooKeeperClaims...); err != nil {
 			return nil, err
 		}
-	default:
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	d := &Deployment{F: f, N: n, cancel: cancel}
+	if f.Elector != "electd" {
 		WatchLeaseHolder(wctx, n, f.Namespace, f.LeaseName, &d.Leader)
 	}
 	d.EP = WatchEndpoints(wctx, n, f.Namespace, "app")
 	if _, err := n.Kubectl(ctx, "apply", "-k", f.Overlay()); err != nil {
 		cancel()
 		return nil, err
+	}
+	// The ensemble's client Service exists once apply returns, seconds
+	// before any electd can join (the servers must form a quorum first).
+	if f.Elector == "electd" {
+		if err := WatchZooKeeperLeader(wctx, n, f.Namespace, f.ElectionPath, &d.Leader); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
 	var svc corev1.Service
 	if err := n.Get("/api/v1/namespaces/"+f.Namespace+"/services/app", &svc); err != nil {
@@ -80,10 +87,14 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 }
 
 // Close stops watching and deletes the namespace, waiting until its pods
-// are gone (each electd leaves the election on SIGTERM).
+// are gone (each electd leaves the election on SIGTERM), then the volumes
+// of its ensemble.
 func (d *Deployment) Close(ctx context.Context) error {
 	d.cancel()
 	_, err := d.N.Kubectl(ctx, "delete", "namespace", d.F.Namespace, "--timeout=3m")
+	if err == nil && d.F.Ensemble {
+		err = d.N.ReleaseVolumes(ctx, d.F.Namespace)
+	}
 	return err
 }
 

@@ -8,21 +8,36 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/electd/electd/tests/nodetest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
+// zooKeeperClaims are the volume claims zookeeper.yaml's StatefulSet makes
+// (its template "data", three replicas), and zooKeeperUser the uid its
+// servers run as.
+var zooKeeperClaims = []string{"data-zookeeper-0", "data-zookeeper-1", "data-zookeeper-2"}
+
+const zooKeeperUser = 1000
+
 // WatchZooKeeperLeader records who leads the election at path as
 // ZooKeeper itself says: the id stored in the participant node that sorts
-// first (docs/DESIGN.md, "Node layout"), "" while there is none. It reads
-// from inside the node's namespace and runs until ctx ends.
-func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, path string, tl *Timeline[string]) error {
+// first (docs/DESIGN.md, "Node layout"), "" while there is none. It asks the
+// ensemble in ns through its client Service (zookeeper:2181), from inside
+// the node's namespace, and runs until ctx ends.
+func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, ns, path string, tl *Timeline[string]) error {
+	var svc corev1.Service
+	if err := n.Get("/api/v1/namespaces/"+ns+"/services/zookeeper", &svc); err != nil {
+		return err
+	}
 	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		return n.Netns.DialContext(dctx, network, addr)
 	}
-	conn, _, err := zk.Connect([]string{n.ZooKeeper}, 10*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false))
+	server := net.JoinHostPort(svc.Spec.ClusterIP, "2181")
+	conn, _, err := zk.Connect([]string{server}, 10*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false))
 	if err != nil {
 		return err
 	}
