@@ -95,6 +95,7 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 	if !f.Peer {
 		t.Run("start", func(t *testing.T) { testStart(t, d, deployed, rep) })
 		t.Run("security", func(t *testing.T) { testSecurity(t, d, rep) })
+		t.Run("policies", func(t *testing.T) { testPolicies(t, d, rep) })
 	}
 	t.Run("delete", func(t *testing.T) { testDelete(t, d, *deletesFlag, rep) })
 	if f.Peer {
