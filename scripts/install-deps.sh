@@ -18,8 +18,9 @@
 # :9090 because of them. containerd, runc, containernetworking-plugins
 # (bridge, host-local, loopback, portmap), iptables (kube-proxy's mode),
 # conntrack and iproute2 run the real node of `make e2e` (tests/nodetest);
-# netcat-openbsd (the ensemble's readiness probe runs `nc`) and libjetty9-java
-# (ZooKeeper's admin server, its liveness probe) go into the ZooKeeper image
+# netcat-openbsd (the ensemble's readiness probe runs `nc`), libjetty9-java
+# (ZooKeeper's admin server, its liveness probe) and libdropwizard-metrics-java
+# (a quorum peer's metrics) go into the ZooKeeper image
 # that tests/nodetest builds from Debian's files for deploy/k8s/zookeeper.yaml.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
@@ -45,6 +46,7 @@ ALL_PACKAGES=(
 	iproute2
 	netcat-openbsd
 	libjetty9-java
+	libdropwizard-metrics-java
 )
 
 # Installed without their recommended packages.

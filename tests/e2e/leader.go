@@ -37,7 +37,7 @@ func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, ns, path string
 		return n.Netns.DialContext(dctx, network, addr)
 	}
 	server := net.JoinHostPort(svc.Spec.ClusterIP, "2181")
-	conn, _, err := zk.Connect([]string{server}, 10*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false))
+	conn, _, err := zk.Connect([]string{server}, 10*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false), zk.WithLogger(quietLog{}))
 	if err != nil {
 		return err
 	}
@@ -87,6 +87,12 @@ func leaderOf(conn *zk.Conn, path string, children []string) string {
 	}
 	return ""
 }
+
+// quietLog drops go-zookeeper's connection errors: the ensemble's scenarios
+// stop its servers on purpose, and the timeline records what matters.
+type quietLog struct{}
+
+func (quietLog) Printf(string, ...any) {}
 
 func seq(name string) string { return name[len(name)-10:] }
 

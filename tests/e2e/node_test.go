@@ -87,7 +87,8 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 		}
 	})
 	deployed := time.Now()
-	leader, err := d.WaitStable(ctx, 3*time.Minute)
+	// The first start includes the ensemble's: three JVMs, a quorum.
+	leader, err := d.WaitStable(ctx, 6*time.Minute)
 	if err != nil {
 		t.Fatalf("%s never settled: %v", f.Name, err)
 	}

@@ -23,10 +23,11 @@ const ZooKeeperImage = "docker.io/library/zookeeper:3.8"
 // the manifest's runAsUser (1000) expects.
 const zkUser = 1000
 
-// adminJars are what ZooKeeper's admin server (the manifest's liveness
-// probe, /commands/ruok) needs besides tests/zktest's server classpath:
-// Jetty 9.4 and the servlet API, from Debian's libjetty9-java.
-var adminJars = []string{"jetty9-server", "jetty9-servlet", "jetty9-util", "jetty9-http", "jetty9-io", "jetty9-security", "servlet-api"}
+// ensembleJars are what a server of an ensemble needs besides
+// tests/zktest's (standalone) server classpath: Dropwizard's metrics, which
+// a quorum peer's metrics load, and for the admin server (the manifest's
+// liveness probe, /commands/ruok) Jetty 9.4 and the servlet API.
+var ensembleJars = []string{"metrics-core", "jetty9-server", "jetty9-servlet", "jetty9-util", "jetty9-http", "jetty9-io", "jetty9-security", "servlet-api"}
 
 // zkImageTools are the commands the manifest runs in the container: bash
 // (its command and readiness probe), nc and grep (the readiness probe's
@@ -79,7 +80,7 @@ func zooKeeperImage() (Image, error) {
 		return Image{}, err
 	}
 	jars := strings.Split(cp, string(os.PathListSeparator))
-	for _, j := range adminJars {
+	for _, j := range ensembleJars {
 		jars = append(jars, filepath.Join(zktest.JarDir, j+".jar"))
 	}
 	files := []File{
@@ -95,7 +96,7 @@ func zooKeeperImage() (Image, error) {
 	}
 	for _, j := range jars {
 		if _, err := os.Stat(j); err != nil {
-			return Image{}, fmt.Errorf("nodetest: the ZooKeeper image needs %s: apt-get install -y libjetty9-java (scripts/install-deps.sh)", j)
+			return Image{}, fmt.Errorf("nodetest: the ZooKeeper image needs %s: scripts/install-deps.sh installs it", j)
 		}
 		files = append(files, File{Path: j, Mode: 0o644, Src: j})
 	}
