@@ -19,8 +19,9 @@
 # (bridge, host-local, loopback, portmap), iptables (kube-proxy's mode),
 # conntrack and iproute2 run the real node of `make e2e` (tests/nodetest);
 # netcat-openbsd (the ensemble's readiness probe runs `nc`), libjetty9-java
-# (ZooKeeper's admin server, its liveness probe) and libdropwizard-metrics-java
-# (a quorum peer's metrics) go into the ZooKeeper image
+# (ZooKeeper's admin server, its liveness probe), libdropwizard-metrics-java
+# (a quorum peer's metrics) and libsnappy-java (named by its snapshot code) go
+# into the ZooKeeper image
 # that tests/nodetest builds from Debian's files for deploy/k8s/zookeeper.yaml.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
@@ -47,6 +48,7 @@ ALL_PACKAGES=(
 	netcat-openbsd
 	libjetty9-java
 	libdropwizard-metrics-java
+	libsnappy-java
 )
 
 # Installed without their recommended packages.

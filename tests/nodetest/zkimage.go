@@ -25,9 +25,10 @@ const zkUser = 1000
 
 // ensembleJars are what a server of an ensemble needs besides
 // tests/zktest's (standalone) server classpath: Dropwizard's metrics, which
-// a quorum peer's metrics load, and for the admin server (the manifest's
+// a quorum peer's metrics load, snappy-java, which the snapshot code names,
+// and for the admin server (the manifest's
 // liveness probe, /commands/ruok) Jetty 9.4 and the servlet API.
-var ensembleJars = []string{"metrics-core", "jetty9-server", "jetty9-servlet", "jetty9-util", "jetty9-http", "jetty9-io", "jetty9-security", "servlet-api"}
+var ensembleJars = []string{"metrics-core", "snappy-java", "jetty9-server", "jetty9-servlet", "jetty9-util", "jetty9-http", "jetty9-io", "jetty9-security", "servlet-api"}
 
 // zkImageTools are the commands the manifest runs in the container: bash
 // (its command and readiness probe), nc and grep (the readiness probe's
