@@ -86,9 +86,11 @@ func failedGraceful(t *testing.T, d *Deployment, what string, f Failover, t0, en
 }
 
 // kubeletSteps says, from the kubelet's own log, when it saw the pod's
-// deletion (SyncLoop UPDATE from the API) and when it began to stop the
-// app (Killing container), from the DELETE at t0: where the time to the
-// app's SIGTERM (at sig) went.
+// graceful deletion (its config source calls that "SyncLoop DELETE") and
+// when it began to stop the app ("Killing container"), from the DELETE at
+// t0: where the time to the app's SIGTERM (at sig) went. It also counts
+// the kubelet's complaints that its housekeeping, which runs in the loop
+// that takes the API's updates, outlasted a second in the 3 s before sig.
 func kubeletSteps(d *Deployment, pod string, t0, sig time.Time) string {
 	ref := d.F.Namespace + "/" + pod
 	step := func(substrs ...string) string {
@@ -99,8 +101,12 @@ func kubeletSteps(d *Deployment, pod string, t0, sig time.Time) string {
 		at, _ := nodetest.KlogTime(lines[0], t0)
 		return "+" + secs(at.Sub(t0))
 	}
-	return fmt.Sprintf("kubelet: saw the update %s, stops the app %s;",
-		step(`"SyncLoop UPDATE"`, ref), step("Killing container with a grace period", ref, `containerName="app"`))
+	s := fmt.Sprintf("kubelet: saw the deletion %s, stops the app %s;",
+		step(`"SyncLoop DELETE"`, ref), step("Killing container with a grace period", ref, `containerName="app"`))
+	if n := len(d.N.ComponentLog("kubelet", sig.Add(-3*time.Second), sig, "Housekeeping took longer than expected")); n > 0 {
+		s += fmt.Sprintf(" %d slow housekeeping;", n)
+	}
+	return s
 }
 
 // checkOrder checks, from the deleted leader's container logs, that the app
