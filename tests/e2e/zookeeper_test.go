@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,9 @@ func zkScenario(t *testing.T, d *Deployment, rep *Report, what string, graceful 
 	if graceful {
 		failedGraceful(t, d, what, f, t0, end)
 	}
+	if f.Failed > 0 {
+		rep.Add(d.F.Name, zkEvidence(ctx, d, newLeader, t0, end))
+	}
 	s := fmt.Sprintf("ZooKeeper: %s under load: at rest again after %s; leader %s -> %s, %d leader changes, longest time with no leader in the election %s, "+
 		"longest time with no ready endpoint %s; %d requests failed, %d answered, %d by a pod that was not leading; restarts of the app's containers: %s.",
 		what, secs(end.Sub(t0)), leader, newLeader, f.Changes, secs(f.Leaderless), secs(f.NoEndpoint), f.Failed, f.Answered, f.NonLeader, after)
@@ -160,6 +164,43 @@ func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
 	s := fmt.Sprintf("ZooKeeper away (no server running) for %s; a quorum Ready again, then a participant's `/healthz/leader` 200 %s later.", secs(outage), secs(back))
 	t.Log(s)
 	rep.Add(d.F.Name, s)
+}
+
+// zkEvidence is what the servers and the leader's electd logged of a
+// scenario that failed requests, between t0 and end: each server's state
+// changes (who led the ensemble when) and electd's connection and
+// leadership events, times from t0.
+func zkEvidence(ctx context.Context, d *Deployment, leader string, t0, end time.Time) string {
+	var lines []string
+	add := func(who string, lf *LogFollower, keep ...string) {
+		for _, l := range lf.Lines() {
+			if l.At.Before(t0) || l.At.After(end) {
+				continue
+			}
+			for _, k := range keep {
+				if strings.Contains(l.Text, k) {
+					text := l.Text
+					if len(text) > 220 {
+						text = text[:220] + "..."
+					}
+					lines = append(lines, fmt.Sprintf("+%6.2f s %s: %s", l.At.Sub(t0).Seconds(), who, text))
+					break
+				}
+			}
+		}
+	}
+	if pods, err := d.zkPods(); err == nil {
+		for _, p := range pods {
+			if lf, err := d.Log(ctx, p.Name, "zookeeper"); err == nil {
+				add(p.Name, lf, "Peer state changed")
+			}
+		}
+	}
+	if lf, err := d.Log(ctx, leader, "electd"); err == nil {
+		add(leader, lf, `"suspended"`, "reconnected", `"revoked"`, `"elected"`, "cannot reach", "does not resolve", "session established")
+	}
+	slices.SortStableFunc(lines, func(a, b string) int { return strings.Compare(a, b) })
+	return "What the ensemble's servers (their state changes) and the leader's electd (its connection) logged meanwhile, from the scenario's start:\n```text\n" + strings.Join(lines, "\n") + "\n```"
 }
 
 // zkPods lists the ensemble's pods.
