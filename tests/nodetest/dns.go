@@ -49,6 +49,18 @@ func (n *Node) startDNS() error {
 	return nil
 }
 
+// LookupHost resolves a name of the cluster (a fully qualified
+// <...>.svc.cluster.local) as the pods' DNS answers it, for a test client
+// outside the pods.
+func (n *Node) LookupHost(name string) []string {
+	ips, _ := n.dns.lookup(name)
+	var out []string
+	for _, ip := range ips {
+		out = append(out, ip.String())
+	}
+	return out
+}
+
 func (d *clusterDNS) close() {
 	if d != nil {
 		d.conn.Close()
