@@ -19,7 +19,12 @@
 # the tests run their own server on loopback, and nothing should listen on
 # :9090 because of them. containerd, runc, containernetworking-plugins
 # (bridge, host-local, loopback, portmap), iptables (kube-proxy's mode),
-# conntrack and iproute2 run the real node of `make e2e` (tests/nodetest).
+# conntrack and iproute2 run the real node of `make e2e` (tests/nodetest);
+# netcat-openbsd (the ensemble's readiness probe runs `nc`), libjetty9-java
+# (ZooKeeper's admin server, its liveness probe), libdropwizard-metrics-java
+# (a quorum peer's metrics) and libsnappy-java (named by its snapshot code) go
+# into the ZooKeeper image that tests/nodetest builds from Debian's files for
+# deploy/k8s/zookeeper.yaml.
 # haproxy is the second floor of `make bench`'s forward section (BENCHMARKS.md,
 # "Forwarding proxy"): the bench runs its own haproxy processes on loopback, so
 # when the package starts its service on install, the service is stopped and
@@ -48,6 +53,10 @@ ALL_PACKAGES=(
 	conntrack
 	iproute2
 	haproxy
+	netcat-openbsd
+	libjetty9-java
+	libdropwizard-metrics-java
+	libsnappy-java
 )
 
 # Installed without their recommended packages.

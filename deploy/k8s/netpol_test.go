@@ -15,129 +15,27 @@ import (
 )
 
 // source is where a connection comes from, as NetworkPolicy sees it.
-type source struct {
-	node     bool       // the destination pod's own node: the kubelet's probes
-	nsLabels labels.Set // its namespace's labels
-	labels   labels.Set // the pod's labels
-}
+type source = Source
 
 // ownNamespace labels the namespace the manifests are applied to; the
 // tests' other namespaces differ.
 var ownNamespace = labels.Set{"kubernetes.io/metadata.name": "apps"}
 
 func inNamespace(ns string, pod labels.Set) source {
-	return source{nsLabels: labels.Set{"kubernetes.io/metadata.name": ns}, labels: pod}
+	return source{Namespace: labels.Set{"kubernetes.io/metadata.name": ns}, Pod: pod}
 }
 
-// admitted replays NetworkPolicy ingress for one TCP connection from src to
-// a pod of w on port (docs: NetworkPolicySpec.ingress): allowed when no
-// policy selects the pod, when it comes from the pod's own node, or when a
-// rule of a policy that selects the pod admits both source and port.
-// Connections within the pod (localhost) are not modelled: no policy
-// applies to them.
+// admitted is Admits for a pod of w in ownNamespace.
 func admitted(t *testing.T, pols []*networkingv1.NetworkPolicy, src source, w workload, port int32) bool {
 	t.Helper()
-	if src.node {
-		return true
-	}
-	isolated := false
-	for _, p := range pols {
-		if !selects(t, &p.Spec.PodSelector, w.template.Labels) || !hasIngress(p) {
-			continue
-		}
-		isolated = true
-		for _, r := range p.Spec.Ingress {
-			if fromMatches(t, r.From, src) && portMatches(r.Ports, w, port) {
-				return true
-			}
-		}
-	}
-	return !isolated
-}
-
-func selects(t *testing.T, sel *metav1.LabelSelector, set map[string]string) bool {
-	t.Helper()
-	s, err := metav1.LabelSelectorAsSelector(sel)
+	ok, err := Admits(pols, src, Destination{Namespace: ownNamespace, Pod: labels.Set(w.template.Labels), Spec: &w.template.Spec}, port)
 	if err != nil {
-		t.Fatalf("selector %v: %v", sel, err)
+		t.Fatal(err)
 	}
-	return s.Matches(labels.Set(set))
+	return ok
 }
 
-// hasIngress: a policy without policyTypes always restricts ingress.
-func hasIngress(p *networkingv1.NetworkPolicy) bool {
-	if len(p.Spec.PolicyTypes) == 0 {
-		return true
-	}
-	for _, pt := range p.Spec.PolicyTypes {
-		if pt == networkingv1.PolicyTypeIngress {
-			return true
-		}
-	}
-	return false
-}
-
-// fromMatches: no peers admit every source; a podSelector alone means this
-// namespace; a namespaceSelector the pods of the namespaces it matches.
-func fromMatches(t *testing.T, peers []networkingv1.NetworkPolicyPeer, src source) bool {
-	t.Helper()
-	if len(peers) == 0 {
-		return true
-	}
-	for _, p := range peers {
-		if p.IPBlock != nil {
-			t.Fatalf("ipBlock peers are not modelled by this test (pod IPs are not known here)")
-		}
-		nsOK := labels.Equals(src.nsLabels, ownNamespace)
-		if p.NamespaceSelector != nil {
-			nsOK = selects(t, p.NamespaceSelector, src.nsLabels)
-		}
-		podOK := p.PodSelector == nil || selects(t, p.PodSelector, src.labels)
-		if nsOK && podOK {
-			return true
-		}
-	}
-	return false
-}
-
-// portMatches resolves named ports against the destination pod's
-// containers, as the network plugin does.
-func portMatches(ports []networkingv1.NetworkPolicyPort, w workload, port int32) bool {
-	if len(ports) == 0 {
-		return true
-	}
-	for _, p := range ports {
-		if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP {
-			continue
-		}
-		if p.Port == nil {
-			return true
-		}
-		n := p.Port.IntVal
-		if p.Port.StrVal != "" {
-			n = namedPort(w, p.Port.StrVal)
-		}
-		end := n
-		if p.EndPort != nil {
-			end = *p.EndPort
-		}
-		if port >= n && port <= end {
-			return true
-		}
-	}
-	return false
-}
-
-func namedPort(w workload, name string) int32 {
-	for _, c := range allContainers(&w.template.Spec) {
-		for _, cp := range c.Ports {
-			if cp.Name == name {
-				return cp.ContainerPort
-			}
-		}
-	}
-	return -1
-}
+func namedPort(w workload, name string) int32 { return NamedPort(&w.template.Spec, name) }
 
 // netWorld is what the connectivity checks need from one flavour.
 type netWorld struct {
@@ -180,12 +78,12 @@ func newNetWorld(t *testing.T, m *manifests) netWorld {
 	if appPort <= 0 || proxyPort < 0 {
 		t.Fatal("no Service reaches the leader's app port or electd's proxy")
 	}
-	own := func(pod labels.Set) source { return source{nsLabels: ownNamespace, labels: pod} }
+	own := func(pod labels.Set) source { return source{Namespace: ownNamespace, Pod: pod} }
 	return netWorld{
 		app: s.w, zk: zk, electdPort: s.port, appPort: appPort, proxyPort: proxyPort,
 		zkClient: 2181, zkQuorum: 2888, zkLeader: 3888, // zoo.cfg's, checked by zookeeperPodAddresses
 		sources: map[string]source{
-			"the kubelet":        {node: true},
+			"the kubelet":        {Node: true},
 			"another electd pod": own(labels.Set(s.w.template.Labels)),
 			"a ZooKeeper peer":   own(labels.Set(zk.template.Labels)),
 			"another pod":        own(labels.Set{"run": "curl"}),
@@ -244,7 +142,11 @@ func checkNetworkPolicies(t *testing.T, m *manifests) {
 	for _, p := range m.policies {
 		var selected []string
 		for _, w := range m.workloads() {
-			if selects(t, &p.Spec.PodSelector, w.template.Labels) {
+			ok, err := selects(&p.Spec.PodSelector, labels.Set(w.template.Labels))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
 				selected = append(selected, w.ref)
 			}
 		}
@@ -318,7 +220,7 @@ func TestAdmittedModel(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 80}}}}},
 	}}
-	other := source{nsLabels: ownNamespace, labels: labels.Set{"x": "y"}}
+	other := source{Namespace: ownNamespace, Pod: labels.Set{"x": "y"}}
 	if !admitted(t, nil, other, w, 80) {
 		t.Error("no policy: not admitted")
 	}
@@ -326,7 +228,7 @@ func TestAdmittedModel(t *testing.T) {
 	if admitted(t, []*networkingv1.NetworkPolicy{deny}, other, w, 80) {
 		t.Error("a policy without rules: admitted")
 	}
-	if !admitted(t, []*networkingv1.NetworkPolicy{deny}, source{node: true}, w, 80) {
+	if !admitted(t, []*networkingv1.NetworkPolicy{deny}, source{Node: true}, w, 80) {
 		t.Error("the node: not admitted")
 	}
 	egressOnly := deny.DeepCopy()

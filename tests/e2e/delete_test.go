@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/nodetest"
 )
 
 // testDelete deletes the leader's pod count times, as `kubectl delete pod`
@@ -83,6 +85,30 @@ func failedGraceful(t *testing.T, d *Deployment, what string, f Failover, t0, en
 		what, f.Failed, f.Failed+f.Answered, d.F.HoldTime, strings.Join(errs, "\n"))
 }
 
+// kubeletSteps says, from the kubelet's own log, when it saw the pod's
+// graceful deletion (its config source calls that "SyncLoop DELETE") and
+// when it began to stop the app ("Killing container"), from the DELETE at
+// t0: where the time to the app's SIGTERM (at sig) went. It also counts
+// the kubelet's complaints that its housekeeping, which runs in the loop
+// that takes the API's updates, outlasted a second in the 3 s before sig.
+func kubeletSteps(d *Deployment, pod string, t0, sig time.Time) string {
+	ref := d.F.Namespace + "/" + pod
+	step := func(substrs ...string) string {
+		lines := d.N.ComponentLog("kubelet", t0, sig.Add(time.Second), substrs...)
+		if len(lines) == 0 {
+			return "-"
+		}
+		at, _ := nodetest.KlogTime(lines[0], t0)
+		return "+" + secs(at.Sub(t0))
+	}
+	s := fmt.Sprintf("kubelet: saw the deletion %s, stops the app %s;",
+		step(`"SyncLoop DELETE"`, ref), step("Killing container with a grace period", ref, `containerName="app"`))
+	if n := len(d.N.ComponentLog("kubelet", sig.Add(-3*time.Second), sig, "Housekeeping took longer than expected")); n > 0 {
+		s += fmt.Sprintf(" %d slow housekeeping;", n)
+	}
+	return s
+}
+
 // checkOrder checks, from the deleted leader's container logs, that the app
 // got its signal and exited before the sidecar began to shut down, and
 // that no one else was elected before the app had exited.
@@ -112,8 +138,8 @@ func checkOrder(t *testing.T, d *Deployment, i int, t0 time.Time, f Failover, ap
 		t.Errorf("delete %d: %s was elected at %s, before the deleted leader's app exited at %s",
 			i, f.New, elected.Format("15:04:05.000000"), appExit.At.Format("15:04:05.000000"))
 	}
-	line := fmt.Sprintf("delete %2d: app SIGTERM +%s, app exit +%s, sidecar \"shutting down\" +%s", i,
-		secs(appSig.At.Sub(t0)), secs(appExit.At.Sub(t0)), secs(sideStop.At.Sub(t0)))
+	line := fmt.Sprintf("delete %2d: %s app SIGTERM +%s, app exit +%s, sidecar \"shutting down\" +%s", i,
+		kubeletSteps(d, f.Old, t0, appSig.At), secs(appSig.At.Sub(t0)), secs(appExit.At.Sub(t0)), secs(sideStop.At.Sub(t0)))
 	if rel, ok := side.Find("released"); ok {
 		line += fmt.Sprintf(", electd \"released\" +%s", secs(rel.At.Sub(t0)))
 	}

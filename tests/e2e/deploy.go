@@ -55,21 +55,28 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 	}); err != nil {
 		return nil, err
 	}
-	wctx, cancel := context.WithCancel(context.Background())
-	d := &Deployment{F: f, N: n, cancel: cancel}
-	switch f.Elector {
-	case "electd":
-		if err := WatchZooKeeperLeader(wctx, n, f.ElectionPath, &d.Leader); err != nil {
-			cancel()
+	if f.Ensemble {
+		if err := n.ProvideVolumes(ctx, f.Namespace, "2Gi", zooKeeperUser, zooKeeperClaims...); err != nil {
 			return nil, err
 		}
-	default:
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	d := &Deployment{F: f, N: n, cancel: cancel}
+	if f.Elector != "electd" {
 		WatchLeaseHolder(wctx, n, f.Namespace, f.LeaseName, &d.Leader)
 	}
 	d.EP = WatchEndpoints(wctx, n, f.Namespace, "app")
 	if _, err := n.Kubectl(ctx, "apply", "-k", f.Overlay()); err != nil {
 		cancel()
 		return nil, err
+	}
+	// The ensemble's client Service exists once apply returns, seconds
+	// before any electd can join (the servers must form a quorum first).
+	if f.Elector == "electd" {
+		if err := WatchZooKeeperLeader(wctx, n, f.Namespace, f.ElectionPath, &d.Leader); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
 	var svc corev1.Service
 	if err := n.Get("/api/v1/namespaces/"+f.Namespace+"/services/app", &svc); err != nil {
@@ -82,10 +89,14 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 }
 
 // Close stops watching and deletes the namespace, waiting until its pods
-// are gone (each electd leaves the election on SIGTERM).
+// are gone (each electd leaves the election on SIGTERM), then the volumes
+// of its ensemble.
 func (d *Deployment) Close(ctx context.Context) error {
 	d.cancel()
 	_, err := d.N.Kubectl(ctx, "delete", "namespace", d.F.Namespace, "--timeout=3m")
+	if err == nil && d.F.Ensemble {
+		err = d.N.ReleaseVolumes(ctx, d.F.Namespace)
+	}
 	return err
 }
 
@@ -117,10 +128,24 @@ func running(p corev1.Pod) bool {
 	return n == 2
 }
 
+// settle is how long the leader and the Service's ready endpoints must
+// have stayed unchanged before the flavour counts as at rest. A pod whose
+// readiness, labels or containers just changed is still being synced by
+// the kubelet: each sync waits for the next relist of its pod lifecycle
+// event generator (once a second), which a deletion cannot interrupt, and
+// the deletion's own sync then waits for the relist after that, so the
+// app's SIGTERM comes 1-2 s after the DELETE instead of at once (the
+// kubelet's pod_workers.go: "this adds ~1s of latency on all transitions
+// from sync to terminating"). A pod the kubelet has let be for 5 s, as any
+// leader that has led for a while, gets it within milliseconds
+// (BENCHMARKS.md, "Kubernetes").
+const settle = 5 * time.Second
+
 // WaitStable waits until the flavour is at rest: three pods, all of one
 // ReplicaSet, all running, none terminating; a leader among them; the
-// Service listing it alone (OneEndpoint); and a request through the
-// ClusterIP answered by it. It returns the leader.
+// Service listing it alone (OneEndpoint); the leader and the ready
+// endpoints unchanged for settle; and a request through the ClusterIP
+// answered by the leader. It returns the leader.
 func (d *Deployment) WaitStable(ctx context.Context, timeout time.Duration) (string, error) {
 	var leader string
 	err := poll(ctx, timeout, func() error {
@@ -146,6 +171,10 @@ func (d *Deployment) WaitStable(ctx context.Context, timeout time.Duration) (str
 		}
 		if ep, _ := d.EP.Ready.Current(); d.F.OneEndpoint && ep != Endpoints(l) {
 			return fmt.Errorf("the Service lists %q, want the leader %s alone", ep, l)
+		}
+		now := time.Now()
+		if n := len(d.Leader.Between(now.Add(-settle), now)) + len(d.EP.Ready.Between(now.Add(-settle), now)); n > 2 {
+			return fmt.Errorf("the leader or the ready endpoints changed in the last %v", settle)
 		}
 		since := time.Now()
 		if !waitAnswer(ctx, d.Probe, since, l, 5*time.Second) {

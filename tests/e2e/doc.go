@@ -2,8 +2,9 @@
 // (tests/nodetest) and checks what the README promises of pods, probes,
 // Services, rollouts and drains, in every routing flavour (Flavours: one
 // kustomize overlay each over deploy/k8s, deploy/k8s-label or
-// deploy/k8s-proxy, setting only the images, the ZooKeeper server, the
-// election path and the Secrets),
+// deploy/k8s-proxy, setting only the images, the election path and the
+// Secrets; the electd flavours run on the ZooKeeper ensemble the manifests
+// ship),
 // beside client-go's Lease elector as the usual alternative.
 //
 // The scenarios are tests behind the build tag e2e, so `go test ./...`

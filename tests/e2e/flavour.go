@@ -57,6 +57,12 @@ type Flavour struct {
 	// usual 2 s for an answer, and every request of those disruptions must
 	// be answered by the pod that led at the time.
 	HoldTime time.Duration
+	// Ensemble: the flavour runs on the ZooKeeper ensemble the manifests
+	// ship (zookeeper.yaml, in the flavour's namespace), as applied.
+	Ensemble bool
+	// ZooKeeperScenarios: the ensemble is restarted, loses its leader and
+	// stops under load (zookeeper_test.go).
+	ZooKeeperScenarios bool
 	// Peer: a comparison, run for the delete-the-leader measurement only.
 	Peer bool
 	// Describe is one line for the report: what elects and its settings.
@@ -68,12 +74,14 @@ var Flavours = []Flavour{
 	{
 		Name: "readiness", Namespace: "e2e-readiness", Elector: "electd", ElectionPath: "/e2e/readiness/app",
 		OneEndpoint: true, RolloutStatusReturns: false, DrainEvictsAll: true,
+		Ensemble: true, ZooKeeperScenarios: true,
 		Describe: "electd, readiness flavour (deploy/k8s): readiness probe /healthz/leader every 1 s",
 	},
 	{
 		Name: "label", Namespace: "e2e-label", Elector: "electd", ElectionPath: "/e2e/label/app",
 		OneEndpoint: true, AllReady: true, SidecarToken: true, StaleAfterCrash: true,
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
+		Ensemble: true,
 		Describe: "electd, label flavour (deploy/k8s-label): Service selects electd.io/leader=true",
 	},
 	{
@@ -81,6 +89,7 @@ var Flavours = []Flavour{
 		OneEndpoint: false, AllReady: true, WatchesApp: true,
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
 		HoldTime: 5 * time.Second, // deploy/k8s-proxy leaves proxy.hold_time at its default
+		Ensemble: true, ZooKeeperScenarios: true,
 		Describe: "electd, proxy flavour (deploy/k8s-proxy): every pod Ready, the Service at electd's forwarding proxy, which sends to the leader's app",
 	},
 	{

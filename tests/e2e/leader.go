@@ -3,26 +3,42 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/electd/electd/tests/nodetest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
+// zooKeeperClaims are the volume claims zookeeper.yaml's StatefulSet makes
+// (its template "data", three replicas), and zooKeeperUser the uid its
+// servers run as.
+var zooKeeperClaims = []string{"data-zookeeper-0", "data-zookeeper-1", "data-zookeeper-2"}
+
+const zooKeeperUser = 1000
+
 // WatchZooKeeperLeader records who leads the election at path as
 // ZooKeeper itself says: the id stored in the participant node that sorts
-// first (docs/DESIGN.md, "Node layout"), "" while there is none. It reads
-// from inside the node's namespace and runs until ctx ends.
-func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, path string, tl *Timeline[string]) error {
+// first (docs/DESIGN.md, "Node layout"), "" while there is none. It asks the
+// ensemble in ns by its servers' names, as electd does (podHosts), from
+// inside the node's namespace, and runs until ctx ends.
+func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, ns, path string, tl *Timeline[string]) error {
 	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		return n.Netns.DialContext(dctx, network, addr)
 	}
-	conn, _, err := zk.Connect([]string{n.ZooKeeper}, 10*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false))
+	var servers []string
+	for _, c := range zooKeeperClaims {
+		pod := strings.TrimPrefix(c, "data-")
+		servers = append(servers, fmt.Sprintf("%s.zookeeper-headless.%s.svc.%s:2181", pod, ns, nodetest.ClusterDomain))
+	}
+	conn, _, err := zk.Connect(servers, 10*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false), zk.WithLogger(quietLog{}),
+		zk.WithHostProvider(&podHosts{lookup: n.LookupHost}))
 	if err != nil {
 		return err
 	}
@@ -72,6 +88,69 @@ func leaderOf(conn *zk.Conn, path string, children []string) string {
 	}
 	return ""
 }
+
+// podHosts is a zk.HostProvider for the ensemble's servers by their pods'
+// names, resolved through the cluster's DNS at every round, as electd's own
+// provider does: a restarted server comes back at another address, and the
+// client Service lists a server only once its readiness probe passed,
+// seconds after electd, which names the pods, can use it.
+type podHosts struct {
+	lookup func(string) []string
+	mu     sync.Mutex
+	names  []string
+	addrs  []string
+	next   int
+}
+
+func (h *podHosts) Init(servers []string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.names = servers
+	h.resolve()
+	return nil
+}
+
+func (h *podHosts) resolve() {
+	h.addrs, h.next = nil, 0
+	for _, s := range h.names {
+		host, port, _ := net.SplitHostPort(s)
+		for _, ip := range h.lookup(host) {
+			h.addrs = append(h.addrs, net.JoinHostPort(ip, port))
+		}
+	}
+}
+
+func (h *podHosts) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return max(len(h.addrs), 1)
+}
+
+// Next returns the next address; after the last one it resolves the names
+// again and says so (retryStart), which makes the client pause a moment.
+func (h *podHosts) Next() (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	retry := false
+	if h.next >= len(h.addrs) {
+		h.resolve()
+		retry = true
+	}
+	if len(h.addrs) == 0 {
+		return "127.0.0.1:1", retry // nothing resolves yet: a refused dial
+	}
+	a := h.addrs[h.next]
+	h.next++
+	return a, retry
+}
+
+func (h *podHosts) Connected() {}
+
+// quietLog drops go-zookeeper's connection errors: the ensemble's scenarios
+// stop its servers on purpose, and the timeline records what matters.
+type quietLog struct{}
+
+func (quietLog) Printf(string, ...any) {}
 
 func seq(name string) string { return name[len(name)-10:] }
 

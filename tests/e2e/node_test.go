@@ -24,6 +24,11 @@ var (
 // TestNode runs every flavour's scenarios on one real node, one flavour
 // after the other, each in a namespace of its own.
 func TestNode(t *testing.T) {
+	moduleDir, err := nodetest.ModuleDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := StartRunInfo(moduleDir)
 	n := nodetest.Start(t)
 	rep := NewReport()
 	rep.Header(versions(t, n))
@@ -38,13 +43,27 @@ func TestNode(t *testing.T) {
 		ran = append(ran, f)
 		t.Run(f.Name, func(t *testing.T) { runFlavour(t, n, f, rep) })
 	}
-	md := rep.Markdown(ran)
+	md := "# make e2e: electd's manifests on a real node\n\n" + run.End(reproFlags()) + "\n\n" + rep.Markdown(ran)
+	if t.Failed() {
+		md = "**This run failed** (`go test` reported errors; see its output).\n\n" + md
+	}
 	t.Logf("report:\n%s", md)
 	if *reportFlag != "" {
 		if err := os.WriteFile(*reportFlag, []byte(md), 0o644); err != nil {
 			t.Error(err)
 		}
 	}
+}
+
+// reproFlags are the e2e flags this run was given, but the report's path.
+func reproFlags() string {
+	var fl []string
+	flag.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "e2e.") && f.Name != "e2e.report" {
+			fl = append(fl, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	return strings.Join(fl, " ")
 }
 
 func contains(list []string, s string) bool {
@@ -68,7 +87,8 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 		}
 	})
 	deployed := time.Now()
-	leader, err := d.WaitStable(ctx, 3*time.Minute)
+	// The first start includes the ensemble's: three JVMs, a quorum.
+	leader, err := d.WaitStable(ctx, 6*time.Minute)
 	if err != nil {
 		t.Fatalf("%s never settled: %v", f.Name, err)
 	}
@@ -76,6 +96,7 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 	if !f.Peer {
 		t.Run("start", func(t *testing.T) { testStart(t, d, deployed, rep) })
 		t.Run("security", func(t *testing.T) { testSecurity(t, d, rep) })
+		t.Run("policies", func(t *testing.T) { testPolicies(t, d, rep) })
 	}
 	t.Run("delete", func(t *testing.T) { testDelete(t, d, *deletesFlag, rep) })
 	if f.Peer {
@@ -85,6 +106,9 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 	t.Run("kill-app", func(t *testing.T) { testKill(t, d, "app", rep) })
 	t.Run("rollout", func(t *testing.T) { testRollout(t, d, rep) })
 	t.Run("drain", func(t *testing.T) { testDrain(t, d, rep) })
+	if f.ZooKeeperScenarios {
+		t.Run("zookeeper", func(t *testing.T) { testZooKeeper(t, d, rep) })
+	}
 }
 
 // testStart: from the first election on, the Service never listed two pods

@@ -44,10 +44,17 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 	if err := os.WriteFile(file, []byte(strings.Join(keep, "\n---\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := n.ProvideVolumes(ctx, ns, "2Gi", zooKeeperUser, zooKeeperClaims...); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := n.Kubectl(ctx, "create", "namespace", ns); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Kubectl(context.Background(), "delete", "namespace", ns, "--timeout=3m") })
+	t.Cleanup(func() {
+		if _, err := n.Kubectl(context.Background(), "delete", "namespace", ns, "--timeout=3m"); err == nil {
+			n.ReleaseVolumes(context.Background(), ns)
+		}
+	})
 	if err := poll(ctx, time.Minute, func() error {
 		var sa corev1.ServiceAccount
 		return n.Get("/api/v1/namespaces/"+ns+"/serviceaccounts/default", &sa)

@@ -172,8 +172,8 @@ func (l layout) cniConflist() string {
 // check, no QoS cgroups or node allocatable enforcement), x509 and webhook
 // authentication, no image garbage collection (an image removed cannot be
 // pulled again: there is no registry), eviction thresholds that a busy
-// shared disk does not reach, and no DNS (there is no cluster DNS; pods use
-// addresses).
+// shared disk does not reach, and the cluster's DNS on the node's address
+// (dns.go), with no host resolv.conf behind it.
 func (l layout) kubeletYAML(caFile string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -190,7 +190,8 @@ enforceNodeAllocatable: []
 containerRuntimeEndpoint: unix://%s
 podLogsDir: %s
 resolvConf: ""
-clusterDomain: cluster.local
+clusterDomain: %s
+clusterDNS: [%s]
 authentication:
   anonymous:
     enabled: false
@@ -210,7 +211,7 @@ evictionHard:
   imagefs.inodesFree: 1%%
 rotateCertificates: false
 serverTLSBootstrap: false
-`, NodeIP, l.containerdSock, l.podLogs, caFile)
+`, NodeIP, l.containerdSock, l.podLogs, ClusterDomain, NodeIP, caFile)
 }
 
 // proxyYAML: iptables mode, the pod range as the cluster range, and no

@@ -2,16 +2,18 @@
 // node tests (tests/e2e): etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler, kubelet and kube-proxy (iptables mode) of the release
 // package kubetest builds, Debian's containerd, runc and CNI plugins
-// (bridge, host-local, loopback, portmap), and a ZooKeeper server, all
-// inside a network namespace the run creates: the node's address, the pod
-// range and the service range exist only there, and the test process
-// reaches them through sockets opened inside it (Netns.DialContext).
+// (bridge, host-local, loopback, portmap), and a DNS server for the
+// cluster's names (dns.go), all inside a network namespace the run
+// creates: the node's address, the pod range and the service range exist
+// only there, and the test process reaches them through sockets opened
+// inside it (Netns.DialContext).
 //
-// Images need no registry: the electd image is what the Dockerfile builds
-// (the static binary of `go run ./tools/dist`, the licences, user 65532),
-// written with the example app (podapp), the sandbox (pause) and the
-// client-go elector (lease-sidecar) as OCI image layout tarballs by Go code
-// and imported with `ctr images import`.
+// Images need no registry: the electd image is assembled from the recipe
+// the Dockerfile is rendered from (tools/dist/image), the ZooKeeper image
+// that deploy/k8s/zookeeper.yaml names from Debian's jars and Java 17
+// (zkimage.go), and with the example app (podapp), the sandbox (pause) and
+// the client-go elector (lease-sidecar) they are written as OCI image
+// layout tarballs by Go code and imported with `ctr images import`.
 //
 // Some paths are fixed whatever the configuration (containerd's shim
 // sockets under /run/containerd, the pods' network namespaces in

@@ -1,12 +1,14 @@
 package nodetest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/electd/electd/tools/dist/image"
 )
 
 // Image references. The CRI resolves a manifest's short reference as a
@@ -19,9 +21,10 @@ const (
 	LeaseSidecarImage = "docker.io/library/electd-e2e-lease-sidecar:1"
 )
 
-// etcFiles give every image what the Dockerfile's base image
-// (distroless static, nonroot) provides and the manifests rely on: the
-// nonroot user 65532 they run as, its home, and /tmp.
+// etcFiles stand in for the Dockerfile's base image (distroless static,
+// nonroot), which no registry here serves: what the manifests rely on of
+// it, the nonroot user 65532 they run as, its home, and /tmp. The node's
+// other images get them too.
 var etcFiles = []File{
 	{Path: "/etc/passwd", Mode: 0o644, Data: []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
 	{Path: "/etc/group", Mode: 0o644, Data: []byte("root:x:0:\nnonroot:x:65532:\n")},
@@ -50,58 +53,42 @@ func ModuleDir() (string, error) {
 	return filepath.Dir(strings.TrimSpace(string(out))), nil
 }
 
-// electdImage is what the Dockerfile builds, without a Docker engine: the
-// static, stamped binary of `go run ./tools/dist` (the Dockerfile's own
-// build step) at /electd, the licences under /usr/share/doc/electd, user
-// 65532, port 4040 and the Dockerfile's labels.
+// electdImage is the Dockerfile's image, assembled without a Docker engine
+// from the recipe the Dockerfile is rendered from (tools/dist/image): the
+// same `go run ./tools/dist` build, the binary and licences at the same
+// paths, its user, port, entrypoint and labels. The one difference is the
+// base: distroless cannot be fetched here, so etcFiles stand in for what
+// the manifests rely on of it.
 func electdImage(moduleDir, work string) (Image, error) {
+	r := image.Electd
 	out := filepath.Join(work, "dist")
 	commit := "e2e"
 	if b, err := exec.Command("git", "-C", moduleDir, "rev-parse", "--short=12", "HEAD").Output(); err == nil {
 		commit = strings.TrimSpace(string(b))
 	}
 	const version = "v0.0.0-e2e"
-	cmd := exec.Command("go", "run", "./tools/dist", "-version", version, "-commit", commit, "-out", out, "-platforms", "linux/amd64")
+	cmd := exec.Command("go", append([]string{"run", "./tools/dist"}, image.DistArgs(version, commit, out, "linux", "amd64")...)...)
 	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return Image{}, fmt.Errorf("nodetest: go run ./tools/dist: %v\n%s", err, tail(string(b), 3000))
 	}
 	files := append([]File(nil), etcFiles...)
-	for _, f := range []struct {
-		src, dst string
-		mode     int64
-	}{
-		{"electd-" + version + "-linux-amd64", "/electd", 0o755},
-		{"LICENSE", "/usr/share/doc/electd/LICENSE", 0o644},
-		{"THIRD_PARTY_LICENSES", "/usr/share/doc/electd/THIRD_PARTY_LICENSES", 0o644},
-	} {
-		file, err := fileFrom(filepath.Join(out, f.src), f.dst, f.mode)
-		if err != nil {
-			return Image{}, err
-		}
-		files = append(files, file)
+	files = append(files, File{Path: r.Binary, Mode: 0o755, Src: filepath.Join(out, image.DistBinary(version, "linux", "amd64"))})
+	for _, d := range image.Docs {
+		files = append(files, File{Path: path.Join(r.DocDir, d), Mode: 0o644, Src: filepath.Join(out, d)})
 	}
 	return Image{
-		Ref: ElectdImage, Entrypoint: []string{"/electd"}, User: "65532:65532", Ports: []string{"4040/tcp"},
-		Labels: map[string]string{
-			"org.opencontainers.image.title":    "electd",
-			"org.opencontainers.image.version":  version,
-			"org.opencontainers.image.revision": commit,
-			"org.opencontainers.image.source":   "https://github.com/electd/electd",
-			"org.opencontainers.image.licenses": "Apache-2.0",
-		},
-		Files: files,
+		Ref: ElectdImage, Entrypoint: []string{r.Binary}, User: r.User, Ports: []string{fmt.Sprintf("%d/tcp", r.Port)},
+		Labels: r.LabelValues(version, commit, ""),
+		Files:  files,
 	}, nil
 }
 
 // staticImage is an image of one static binary at /<name>.
-func staticImage(ref, bin, name string) (Image, error) {
-	f, err := fileFrom(bin, "/"+name, 0o755)
-	if err != nil {
-		return Image{}, err
-	}
-	return Image{Ref: ref, Entrypoint: []string{"/" + name}, User: "65532:65532", Files: append(append([]File(nil), etcFiles...), f)}, nil
+func staticImage(ref, bin, name string) Image {
+	f := File{Path: "/" + name, Mode: 0o755, Src: bin}
+	return Image{Ref: ref, Entrypoint: []string{"/" + name}, User: "65532:65532", Files: append(append([]File(nil), etcFiles...), f)}
 }
 
 // buildImages writes every image the node tests use as OCI tarballs in work
@@ -116,27 +103,23 @@ func buildImages(moduleDir, work, leaseSidecar string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var images = []Image{electd}
+	zk, err := zooKeeperImage()
+	if err != nil {
+		return nil, err
+	}
+	images := []Image{electd, zk}
 	for _, s := range []struct{ ref, bin, name string }{
 		{AppImage, filepath.Join(work, "podapp"), "podapp"},
 		{PauseImage, filepath.Join(work, "pause"), "pause"},
 		{LeaseSidecarImage, leaseSidecar, "lease-sidecar"},
 	} {
-		im, err := staticImage(s.ref, s.bin, s.name)
-		if err != nil {
-			return nil, err
-		}
-		images = append(images, im)
+		images = append(images, staticImage(s.ref, s.bin, s.name))
 	}
 	var paths []string
 	for i, im := range images {
-		var buf bytes.Buffer
-		if err := im.WriteOCI(&buf); err != nil {
-			return nil, err
-		}
 		p := filepath.Join(work, fmt.Sprintf("image-%d.tar", i))
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			return nil, fmt.Errorf("nodetest: %w", err)
+		if err := im.WriteOCI(p); err != nil {
+			return nil, err
 		}
 		paths = append(paths, p)
 	}

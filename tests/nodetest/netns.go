@@ -18,14 +18,14 @@ import (
 // to them can leave it. 198.18.0.0/15 is reserved for benchmarking
 // (RFC 2544) and used by no real network.
 const (
-	NodeIP      = "198.19.0.1"      // the node (kubelet, API server, ZooKeeper, kubectl's target)
+	NodeIP      = "198.19.0.1"      // the node (kubelet, API server, the cluster's DNS, kubectl's target)
 	nodeCIDR    = "198.19.0.1/24"   // on veth0 inside the namespace
 	PodCIDR     = "198.18.0.0/24"   // the bridge plugin's range (host-local)
 	podGateway  = "198.18.0.1"      // the bridge's address
 	ServiceCIDR = "198.19.128.0/24" // ClusterIPs; kube-proxy's DNAT makes them reachable
 	apiService  = "198.19.128.1"    // the "kubernetes" Service, first address of the range
 	APIPort     = 6443
-	ZKPort      = 2181
+	DNSPort     = 53
 )
 
 // NetnsPrefix starts the name of every network namespace a run creates, so
@@ -101,15 +101,32 @@ func (n *Netns) CommandContext(ctx context.Context, name string, args ...string)
 	return exec.CommandContext(ctx, "nsenter", append([]string{"--net=" + n.Path, "--", name}, args...)...)
 }
 
-// DialContext opens a connection from inside the namespace: the socket is
-// created on an OS thread switched into it, and keeps the namespace after
-// the thread switches back. The test process itself stays outside.
+// DialContext opens a connection from inside the namespace (see inside).
+// The test process itself stays outside.
 func (n *Netns) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	type result struct {
-		c   net.Conn
-		err error
-	}
-	ch := make(chan result, 1)
+	var c net.Conn
+	err := n.inside(func() (err error) {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+		return err
+	})
+	return c, err
+}
+
+// ListenPacket opens a packet socket inside the namespace (see inside).
+func (n *Netns) ListenPacket(network, addr string) (net.PacketConn, error) {
+	var c net.PacketConn
+	err := n.inside(func() (err error) {
+		c, err = net.ListenPacket(network, addr)
+		return err
+	})
+	return c, err
+}
+
+// inside runs fn on an OS thread switched into the namespace: a socket fn
+// creates keeps the namespace after the thread switches back.
+func (n *Netns) inside(fn func() error) error {
+	ch := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		// A thread whose namespace could not be restored is never unlocked:
@@ -117,31 +134,29 @@ func (n *Netns) DialContext(ctx context.Context, network, addr string) (net.Conn
 		self, err := os.Open("/proc/thread-self/ns/net")
 		if err != nil {
 			runtime.UnlockOSThread()
-			ch <- result{err: err}
+			ch <- err
 			return
 		}
 		defer self.Close()
 		target, err := os.Open(n.Path)
 		if err != nil {
 			runtime.UnlockOSThread()
-			ch <- result{err: err}
+			ch <- err
 			return
 		}
 		defer target.Close()
 		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 			runtime.UnlockOSThread()
-			ch <- result{err: fmt.Errorf("nodetest: setns %s: %w", n.Path, err)}
+			ch <- fmt.Errorf("nodetest: setns %s: %w", n.Path, err)
 			return
 		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, network, addr)
+		err = fn()
 		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
 			runtime.UnlockOSThread()
 		}
-		ch <- result{c, err}
+		ch <- err
 	}()
-	r := <-ch
-	return r.c, r.err
+	return <-ch
 }
 
 // leftoverNetns lists namespaces of earlier runs.

@@ -29,19 +29,19 @@ const (
 // own: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 // kubelet and kube-proxy (iptables mode) of the release kubetest builds,
 // Debian's containerd, runc and CNI plugins, the images the tests use
-// (imported, no registry), and a ZooKeeper server for the pods at
-// ZooKeeper. Every address lives inside the namespace.
+// (imported, no registry), and the cluster's DNS (dns.go). Every address
+// lives inside the namespace.
 type Node struct {
 	Netns      *Netns
 	Bins       *kubetest.Binaries
 	Kubeconfig string // the admin's, for kubectl
 	CAFile     string
-	ZooKeeper  string // host:port of the ZooKeeper server, reachable from the pods
 	Logs       string // one log file per component
 
 	adminToken string
 	api        *http.Client
 	lay        layout
+	dns        *clusterDNS
 	sp         spawner
 	procs      []*process // in start order
 	unlock     func()
@@ -273,6 +273,7 @@ func (n *Node) Close() error {
 		byName[name].stop(stopTimeout)
 	}
 	killContainers()
+	n.dns.close()
 	for i := len(n.procs) - 1; i >= 0; i-- {
 		n.procs[i].stop(stopTimeout)
 	}

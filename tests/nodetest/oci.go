@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -26,12 +27,15 @@ type Image struct {
 	Files      []File            // the layer's content; parent directories are added
 }
 
-// File is one entry of the layer.
+// File is one entry of the layer: Data, or the content of the file at Src
+// on this machine, read when the image is written (a JRE is too big to
+// hold twice).
 type File struct {
 	Path string // absolute, in the image
 	Mode int64  // permission bits; a directory has Dir set
 	Dir  bool
 	Data []byte
+	Src  string
 }
 
 // descriptor is an OCI content descriptor.
@@ -47,10 +51,10 @@ func digest(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// layer writes the files as an uncompressed tar, owned by root, with every
-// parent directory, in path order (deterministic: the same files give the
-// same digest).
-func layer(files []File) ([]byte, error) {
+// writeLayer writes the files to w as an uncompressed tar, owned by root,
+// with every parent directory, in path order (deterministic: the same files
+// give the same digest).
+func writeLayer(w io.Writer, files []File) error {
 	all := map[string]File{}
 	for _, f := range files {
 		all[f.Path] = f
@@ -65,28 +69,35 @@ func layer(files []File) ([]byte, error) {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	tw := tar.NewWriter(w)
 	epoch := time.Unix(0, 0)
 	for _, p := range paths {
 		f := all[p]
 		h := &tar.Header{Name: p[1:], Mode: f.Mode, ModTime: epoch, Format: tar.FormatPAX}
 		if f.Dir {
 			h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"
-		} else {
-			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.Data))
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			continue
 		}
+		data := f.Data
+		if f.Src != "" {
+			b, err := os.ReadFile(f.Src)
+			if err != nil {
+				return fmt.Errorf("nodetest: %w", err)
+			}
+			data = b
+		}
+		h.Typeflag, h.Size = tar.TypeReg, int64(len(data))
 		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
+			return err
 		}
-		if _, err := tw.Write(f.Data); err != nil {
-			return nil, err
+		if _, err := tw.Write(data); err != nil {
+			return err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return tw.Close()
 }
 
 func parent(p string) string {
@@ -98,15 +109,24 @@ func parent(p string) string {
 	return "/"
 }
 
-// WriteOCI writes the image as an OCI image layout tarball to w: the layer,
-// the config and the manifest as blobs, and an index naming the image with
-// the io.containerd.image.name annotation, which `ctr images import` uses
-// as the image's name.
-func (im Image) WriteOCI(w io.Writer) error {
-	lay, err := layer(im.Files)
+// WriteOCI writes the image as an OCI image layout tarball at path: the
+// layer, the config and the manifest as blobs, and an index naming the
+// image with the io.containerd.image.name annotation, which `ctr images
+// import` uses as the image's name. The layer goes through a file beside
+// path, so that an image's content is in memory one file at a time.
+func (im Image) WriteOCI(path string) error {
+	layerFile, err := os.Create(path + ".layer")
 	if err != nil {
+		return fmt.Errorf("nodetest: %w", err)
+	}
+	defer os.Remove(layerFile.Name())
+	defer layerFile.Close()
+	sum := sha256.New()
+	counted := &countWriter{w: io.MultiWriter(layerFile, sum)}
+	if err := writeLayer(counted, im.Files); err != nil {
 		return err
 	}
+	layerDigest := "sha256:" + hex.EncodeToString(sum.Sum(nil))
 	exposed := map[string]struct{}{}
 	for _, p := range im.Ports {
 		exposed[p] = struct{}{}
@@ -124,7 +144,7 @@ func (im Image) WriteOCI(w io.Writer) error {
 			"ExposedPorts": exposed,
 			"WorkingDir":   "/",
 		},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{digest(lay)}},
+		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{layerDigest}},
 	})
 	if err != nil {
 		return err
@@ -133,7 +153,7 @@ func (im Image) WriteOCI(w io.Writer) error {
 		"schemaVersion": 2,
 		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
 		"config":        descriptor{MediaType: "application/vnd.oci.image.config.v1+json", Digest: digest(config), Size: int64(len(config))},
-		"layers":        []descriptor{{MediaType: "application/vnd.oci.image.layer.v1.tar", Digest: digest(lay), Size: int64(len(lay))}},
+		"layers":        []descriptor{{MediaType: "application/vnd.oci.image.layer.v1.tar", Digest: layerDigest, Size: counted.n}},
 	})
 	if err != nil {
 		return err
@@ -150,27 +170,56 @@ func (im Image) WriteOCI(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tw := tar.NewWriter(w)
-	put := func(name string, b []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
+	if _, err := layerFile.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("nodetest: %w", err)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("nodetest: %w", err)
+	}
+	defer out.Close()
+	tw := tar.NewWriter(out)
+	put := func(name string, size int64, r io.Reader) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: size, ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
 			return err
 		}
-		_, err := tw.Write(b)
+		_, err := io.Copy(tw, r)
 		return err
 	}
-	blob := func(b []byte) error { return put("blobs/sha256/"+digest(b)[len("sha256:"):], b) }
-	if err := put("oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
+	blob := func(b []byte) error {
+		return put("blobs/sha256/"+digest(b)[len("sha256:"):], int64(len(b)), bytes.NewReader(b))
+	}
+	const layout = `{"imageLayoutVersion":"1.0.0"}`
+	if err := put("oci-layout", int64(len(layout)), strings.NewReader(layout)); err != nil {
 		return err
 	}
-	for _, b := range [][]byte{lay, config, manifest} {
+	if err := put("blobs/sha256/"+layerDigest[len("sha256:"):], counted.n, layerFile); err != nil {
+		return err
+	}
+	for _, b := range [][]byte{config, manifest} {
 		if err := blob(b); err != nil {
 			return err
 		}
 	}
-	if err := put("index.json", index); err != nil {
+	if err := put("index.json", int64(len(index)), bytes.NewReader(index)); err != nil {
 		return err
 	}
-	return tw.Close()
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return out.Close()
+}
+
+// countWriter counts what passes through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func lastColon(ref string) int {
@@ -180,13 +229,4 @@ func lastColon(ref string) int {
 		}
 	}
 	panic(fmt.Sprintf("nodetest: image reference %q has no tag", ref))
-}
-
-// fileFrom reads a file from disk into a File at path in the image.
-func fileFrom(src, path string, mode int64) (File, error) {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return File{}, fmt.Errorf("nodetest: %w", err)
-	}
-	return File{Path: path, Mode: mode, Data: b}, nil
 }

@@ -8,14 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
 )
 
 // startAll starts the components in dependency order and waits until the
@@ -31,7 +29,7 @@ func (n *Node) startAll(images []string) error {
 	if err != nil {
 		return err
 	}
-	if err := n.startZooKeeper(); err != nil {
+	if err := n.startDNS(); err != nil {
 		return err
 	}
 	containerd, err := n.start("containerd", "containerd", "--config", l.containerdConfig)
@@ -203,6 +201,10 @@ func (n *Node) Do(ctx context.Context, method, path string, body io.Reader) (int
 func (n *Node) Get(path string, out any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	return n.getCtx(ctx, path, out)
+}
+
+func (n *Node) getCtx(ctx context.Context, path string, out any) error {
 	code, b, err := n.Do(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return err
@@ -279,51 +281,4 @@ func (n *Node) Kubectl(ctx context.Context, args ...string) (string, error) {
 		return stdout.String(), fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
-}
-
-// startZooKeeper starts one ZooKeeper server (Debian's, as tests/zktest
-// runs it) inside the namespace on the node's address, where the pods
-// reach it, with the tick of the manifests' ensemble (2 s), and waits
-// until it serves.
-func (n *Node) startZooKeeper() error {
-	cp, err := zktest.Classpath()
-	if err != nil {
-		return err
-	}
-	java, err := zktest.JavaPath()
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(StateDir, "zookeeper")
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
-		return fmt.Errorf("nodetest: %w", err)
-	}
-	cfg := filepath.Join(dir, "zoo.cfg")
-	conf := fmt.Sprintf("tickTime=2000\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\nclientPortAddress=%s\n"+
-		"admin.enableServer=false\n4lw.commands.whitelist=srvr,ruok,mntr\nmaxClientCnxns=0\nforceSync=no\n",
-		filepath.Join(dir, "data"), ZKPort, NodeIP)
-	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-		return fmt.Errorf("nodetest: %w", err)
-	}
-	zk, err := n.start("zookeeper", java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-		"-Djava.net.preferIPv4Stack=true", "-Dzookeeper.admin.enableServer=false",
-		"-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
-	if err != nil {
-		return err
-	}
-	n.ZooKeeper = fmt.Sprintf("%s:%d", NodeIP, ZKPort)
-	return waitFor("ZooKeeper serving", zk, func() error {
-		c, err := n.Netns.DialContext(context.Background(), "tcp", n.ZooKeeper)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(2 * time.Second))
-		io.WriteString(c, "srvr")
-		b, _ := io.ReadAll(c)
-		if !strings.Contains(string(b), "Mode: standalone") {
-			return fmt.Errorf("srvr: %q", tail(string(b), 200))
-		}
-		return nil
-	})
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/electd/electd/tools/dist/image"
 )
 
 // No Docker engine runs on this project's machines, so the image is checked
@@ -19,6 +23,22 @@ func readRoot(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The Dockerfile is what the recipe renders (the recipe tests/nodetest
+// builds the node's image from), and -dockerfile writes exactly that.
+func TestDockerfileIsTheRecipe(t *testing.T) {
+	if got, want := readRoot(t, "Dockerfile"), image.Electd.Dockerfile(); got != want {
+		t.Errorf("Dockerfile is not what tools/dist/image renders: run go generate ./tools/dist\n--- want\n%s", want)
+	}
+	out := filepath.Join(t.TempDir(), "Dockerfile")
+	var stderr strings.Builder
+	if code := run([]string{"-dockerfile", out}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("dist -dockerfile: exit %d: %s", code, stderr.String())
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != image.Electd.Dockerfile() {
+		t.Errorf("dist -dockerfile wrote %q (%v)", b, err)
+	}
 }
 
 var pinnedRE = regexp.MustCompile(`^[a-z0-9./-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$`)

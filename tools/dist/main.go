@@ -8,8 +8,12 @@
 //	go run ./tools/dist -version v0.1.0 -commit 0123abcd -out dist
 //
 // It runs from the repository root and refuses an output directory that
-// holds files already, so a release never mixes two builds.
+// holds files already, so a release never mixes two builds. With
+// -dockerfile it writes the Dockerfile rendered from the image's recipe
+// (tools/dist/image) instead, and builds nothing.
 package main
+
+//go:generate go run . -dockerfile ../../Dockerfile
 
 import (
 	"flag"
@@ -17,6 +21,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/electd/electd/tools/dist/image"
 )
 
 // platforms are the release targets.
@@ -36,8 +42,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&r.out, "out", "dist", "output directory; must not hold files")
 	fs.StringVar(&plats, "platforms", platforms, "comma-separated GOOS/GOARCH list")
 	fs.StringVar(&r.pkg, "pkg", "./cmd/electd", "the package to build")
+	dockerfile := fs.String("dockerfile", "", "write the Dockerfile rendered from tools/dist/image to this path, and build nothing")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *dockerfile != "" {
+		if err := os.WriteFile(*dockerfile, []byte(image.Electd.Dockerfile()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "dist: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if r.version == "" || r.commit == "" || strings.ContainsAny(r.version+r.commit, "/ \t\n") {
 		fmt.Fprintln(stderr, "dist: -version and -commit are required, without slashes or spaces")

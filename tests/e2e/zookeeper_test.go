@@ -1,0 +1,292 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The ensemble under the flavour's load (requests through its Service
+// every 20 ms), as an operator would disturb it (deploy/k8s/zookeeper.yaml,
+// three servers behind their budget). What docs/DESIGN.md ("Failure
+// semantics", "election.on_suspend") promises there: a ZooKeeper server's
+// restart, or its leader's, costs no leadership change while the
+// connection comes back within the lease; no request is answered by a pod
+// that does not lead; electd's liveness (/healthz) stays 200 while
+// ZooKeeper is away, so the kubelet restarts no electd; and once a quorum
+// is back, some participant leads again.
+const (
+	// zkOutage is how long all of ZooKeeper stays stopped: longer than
+	// electd's session timeout (the manifests leave the default, 10 s).
+	zkOutage = 15 * time.Second
+	// leadBackBound bounds the time from a quorum's return to a leader:
+	// a reconnect, and at worst a new session and a rejoin. A correctness
+	// bound (leadership comes back), far above what it takes.
+	leadBackBound = time.Minute
+)
+
+func testZooKeeper(t *testing.T, d *Deployment, rep *Report) {
+	t.Run("rollout", func(t *testing.T) {
+		zkScenario(t, d, rep, "`kubectl rollout restart statefulset/zookeeper`", true, func(ctx context.Context) error {
+			if _, err := d.N.Kubectl(ctx, "rollout", "restart", "statefulset/zookeeper", "-n", d.F.Namespace); err != nil {
+				return err
+			}
+			_, err := d.N.Kubectl(ctx, "rollout", "status", "statefulset/zookeeper", "-n", d.F.Namespace, "--timeout=10m")
+			return err
+		})
+	})
+	t.Run("leader", func(t *testing.T) {
+		zkScenario(t, d, rep, "`kubectl delete pod` of the ensemble's leader", true, func(ctx context.Context) error {
+			leader, err := zkLeader(ctx, d)
+			if err != nil {
+				return err
+			}
+			old, err := d.Pod(leader)
+			if err != nil {
+				return err
+			}
+			if err := d.DeletePod(ctx, leader); err != nil {
+				return err
+			}
+			return poll(ctx, 5*time.Minute, func() error {
+				if p, err := d.Pod(leader); err != nil || p.UID == old.UID {
+					return fmt.Errorf("%s not replaced yet", leader)
+				}
+				return zkReady(d, 3)
+			})
+		})
+	})
+	t.Run("stop", func(t *testing.T) { testZooKeeperStop(t, d, rep) })
+}
+
+// zkScenario runs disturb under load and checks what every scenario must
+// keep: the flavour settles with a leader, no request answered by a pod
+// that did not lead, no electd or app restarted, and, for a flavour that
+// promises it through graceful hand-overs (the proxy), no request failed
+// when graceful is set (the servers were stopped with SIGTERM, one at a
+// time).
+func zkScenario(t *testing.T, d *Deployment, rep *Report, what string, graceful bool, disturb func(context.Context) error) (Failover, time.Time) {
+	ctx := context.Background()
+	leader, err := d.WaitStable(ctx, 3*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarts, err := d.restarts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := disturb(ctx); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	newLeader, err := d.WaitStable(ctx, 3*time.Minute)
+	if err != nil {
+		t.Fatalf("%s: never settled: %v", what, err)
+	}
+	end := time.Now()
+	f := d.Measure(t0, end, leader, newLeader)
+	for _, v := range d.Violations(t0, end) {
+		t.Errorf("%s: %s", what, v)
+	}
+	after, err := d.restarts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != restarts {
+		t.Errorf("%s: containers of the app's pods restarted (liveness): before %s, after %s", what, restarts, after)
+	}
+	if graceful {
+		failedGraceful(t, d, what, f, t0, end)
+	}
+	if f.Failed > 0 {
+		rep.Add(d.F.Name, zkEvidence(ctx, d, newLeader, t0, end))
+	}
+	s := fmt.Sprintf("ZooKeeper: %s under load: at rest again after %s; leader %s -> %s, %d leader changes, longest time with no leader in the election %s, "+
+		"longest time with no ready endpoint %s; %d requests failed, %d answered, %d by a pod that was not leading; restarts of the app's containers: %s.",
+		what, secs(end.Sub(t0)), leader, newLeader, f.Changes, secs(f.Leaderless), secs(f.NoEndpoint), f.Failed, f.Answered, f.NonLeader, after)
+	t.Log(s)
+	rep.Add(d.F.Name, s)
+	return f, t0
+}
+
+// testZooKeeperStop stops every server for longer than the session
+// timeout and starts them again: electd answers 503 on /healthz/leader once
+// its lease ends and stays alive, and once two servers are back (a quorum)
+// a participant leads within leadBackBound.
+func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
+	var quorum, leads time.Time
+	var outage time.Duration
+	zkScenario(t, d, rep, fmt.Sprintf("every server stopped (`kubectl scale statefulset/zookeeper --replicas=0`) for %s, then started", zkOutage), false, func(ctx context.Context) error {
+		if _, err := d.N.Kubectl(ctx, "scale", "statefulset/zookeeper", "-n", d.F.Namespace, "--replicas=0"); err != nil {
+			return err
+		}
+		if err := poll(ctx, 3*time.Minute, func() error {
+			if pods, err := d.zkPods(); err != nil || len(pods) > 0 {
+				return fmt.Errorf("%d ZooKeeper pods left (%v)", len(pods), err)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		down := time.Now()
+		time.Sleep(zkOutage) // the outage itself, not a wait for a condition
+		if _, err := d.N.Kubectl(ctx, "scale", "statefulset/zookeeper", "-n", d.F.Namespace, "--replicas=3"); err != nil {
+			return err
+		}
+		if err := poll(ctx, 5*time.Minute, func() error { return zkReady(d, 2) }); err != nil {
+			return err
+		}
+		quorum = time.Now()
+		outage = quorum.Sub(down)
+		return poll(ctx, leadBackBound+time.Minute, func() error {
+			at, err := d.someoneLeads(ctx)
+			leads = at
+			return err
+		})
+	})
+	if quorum.IsZero() {
+		return
+	}
+	back := leads.Sub(quorum)
+	if back > leadBackBound {
+		t.Errorf("a participant led %s after a quorum was back, more than %s", secs(back), leadBackBound)
+	}
+	s := fmt.Sprintf("ZooKeeper away (no server running) for %s; a quorum Ready again, then a participant's `/healthz/leader` 200 %s later.", secs(outage), secs(back))
+	t.Log(s)
+	rep.Add(d.F.Name, s)
+}
+
+// zkEvidence is what the servers and the leader's electd logged of a
+// scenario that failed requests, between t0 and end: each server's state
+// changes (who led the ensemble when) and electd's connection and
+// leadership events, times from t0.
+func zkEvidence(ctx context.Context, d *Deployment, leader string, t0, end time.Time) string {
+	var lines []string
+	add := func(who string, lf *LogFollower, keep ...string) {
+		for _, l := range lf.Lines() {
+			if l.At.Before(t0) || l.At.After(end) {
+				continue
+			}
+			for _, k := range keep {
+				if strings.Contains(l.Text, k) {
+					text := l.Text
+					if len(text) > 220 {
+						text = text[:220] + "..."
+					}
+					lines = append(lines, fmt.Sprintf("+%6.2f s %s: %s", l.At.Sub(t0).Seconds(), who, text))
+					break
+				}
+			}
+		}
+	}
+	if pods, err := d.zkPods(); err == nil {
+		for _, p := range pods {
+			if lf, err := d.Log(ctx, p.Name, "zookeeper"); err == nil {
+				add(p.Name, lf, "Peer state changed")
+			}
+		}
+	}
+	if lf, err := d.Log(ctx, leader, "electd"); err == nil {
+		add(leader, lf, `"suspended"`, "reconnected", `"revoked"`, `"elected"`, "cannot reach", "does not resolve", "session established")
+	}
+	slices.SortStableFunc(lines, func(a, b string) int { return strings.Compare(a, b) })
+	return "What the ensemble's servers (their state changes) and the leader's electd (its connection) logged meanwhile, from the scenario's start:\n```text\n" + strings.Join(lines, "\n") + "\n```"
+}
+
+// zkPods lists the ensemble's pods.
+func (d *Deployment) zkPods() ([]corev1.Pod, error) {
+	var list corev1.PodList
+	err := d.N.Get("/api/v1/namespaces/"+d.F.Namespace+"/pods?labelSelector=app.kubernetes.io%2Fname%3Dzookeeper", &list)
+	return list.Items, err
+}
+
+// zkReady passes once at least n of the ensemble's pods are Ready (their
+// probe: srvr answers a mode, so they serve in a quorum).
+func zkReady(d *Deployment, n int) error {
+	pods, err := d.zkPods()
+	if err != nil {
+		return err
+	}
+	ready := 0
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
+				ready++
+			}
+		}
+	}
+	if ready < n {
+		return fmt.Errorf("%d ZooKeeper servers Ready, want %d", ready, n)
+	}
+	return nil
+}
+
+// zkLeader names the ensemble's leader: the server whose srvr says
+// "Mode: leader".
+func zkLeader(ctx context.Context, d *Deployment) (string, error) {
+	pods, err := d.zkPods()
+	if err != nil {
+		return "", err
+	}
+	for _, p := range pods {
+		c, err := d.N.Netns.DialContext(ctx, "tcp", net.JoinHostPort(p.Status.PodIP, "2181"))
+		if err != nil {
+			continue
+		}
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		io.WriteString(c, "srvr")
+		b, _ := io.ReadAll(c)
+		c.Close()
+		if strings.Contains(string(b), "Mode: leader") {
+			return p.Name, nil
+		}
+	}
+	return "", fmt.Errorf("no ZooKeeper server says it leads")
+}
+
+// someoneLeads passes once an app pod's electd answers 200 on
+// /healthz/leader, and returns when.
+func (d *Deployment) someoneLeads(ctx context.Context) (time.Time, error) {
+	pods, err := d.Pods()
+	if err != nil {
+		return time.Time{}, err
+	}
+	client := d.N.HTTPClient(time.Second)
+	for _, p := range pods {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.Status.PodIP+":4040/healthz/leader", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return time.Now(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("no electd leads")
+}
+
+// restarts is the app pods' names with their containers' restart counts,
+// as one comparable value: a pod replaced or a container restarted (by
+// its liveness probe) changes it.
+func (d *Deployment) restarts() (string, error) {
+	pods, err := d.Pods()
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, p := range pods {
+		parts = append(parts, fmt.Sprintf("%s electd %d app %d", p.Name, RestartCount(p, "electd"), RestartCount(p, "app")))
+	}
+	return strings.Join(parts, ", "), nil
+}
