@@ -118,7 +118,7 @@ func session(t *testing.T, bin string, blocks []*doctest.Block, page string) {
 		}
 		if res.Err != nil {
 			t.Logf("the session's whole output:\n%s", sh.Output())
-			return // a shell that hangs or died runs nothing more
+			break // a shell that hangs or died runs nothing more
 		}
 	}
 	if *update {
@@ -128,7 +128,8 @@ func session(t *testing.T, bin string, blocks []*doctest.Block, page string) {
 				own = append(own, r)
 			}
 		}
-		if err := doctest.Update(own); err != nil {
+		generated := map[string]string{filepath.Join(repo, "docs", "configuration.md"): filepath.Join(repo, "internal", "config", "gen", "configuration.md.tmpl")}
+		if err := doctest.Update(own, generated); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package doctest
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -13,8 +14,10 @@ import (
 // the docs' outputs come from running their commands, never from an
 // editor. A script block that printed something cannot show it: that is
 // an error. Results of several files may be mixed; each file is written
-// once.
-func Update(results []Result) error {
+// once. sources maps a generated file to the file it is generated from
+// (docs/configuration.md: its template), which gets the same change: the
+// block's text is in both.
+func Update(results []Result, sources map[string]string) error {
 	byFile := map[string][]Result{}
 	for _, r := range results {
 		if r.Err == nil && r.Diff != "" {
@@ -26,11 +29,60 @@ func Update(results []Result) error {
 		}
 	}
 	for file, rs := range byFile {
+		old, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
 		if err := updateFile(file, rs); err != nil {
 			return err
 		}
+		if src, ok := sources[file]; ok {
+			if err := mirror(src, rs, string(old), file); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// mirror makes in src the change updateFile made to the blocks of rs in
+// file, whose text was old: each block's text, found in src, is replaced
+// with the block's text now.
+func mirror(src string, rs []Result, old, file string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	now, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	text := string(data)
+	blocks := map[*Block]bool{}
+	for _, r := range rs {
+		blocks[r.Step.Block] = true
+	}
+	before, after := strings.Split(old, "\n"), strings.Split(string(now), "\n")
+	// The blocks in the file's order: each block after an updated one moved
+	// by what the ones before it grew.
+	ordered := slices.SortedFunc(maps.Keys(blocks), func(a, b *Block) int { return a.Line - b.Line })
+	moved := 0
+	for _, b := range ordered {
+		was := strings.Join(before[b.Line:b.End-1], "\n")
+		grew := 0
+		for _, r := range rs {
+			if r.Step.Block == b {
+				grew += len(r.Got) - (r.Step.last - r.Step.first)
+			}
+		}
+		is := strings.Join(after[b.Line+moved:b.End-1+moved+grew], "\n")
+		moved += grew
+		if !strings.Contains(text, was) {
+			return fmt.Errorf("%s: the block of %s is not in %s as it is in the generated file; update it by hand", src, b.Where(), src)
+		}
+		text = strings.Replace(text, was, is, 1)
+	}
+	return os.WriteFile(src, []byte(text), 0o644)
 }
 
 func updateFile(file string, rs []Result) error {
