@@ -32,6 +32,7 @@ var masks = []mask{
 	// Ids: sessions, nodes, processes, builds, random tokens.
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<id>"}, // _c_<uuid>: no \b after _
 	{regexp.MustCompile(`\b0x[0-9a-f]+\b`), "<id>"},
+	{regexp.MustCompile(`(/tmp/[A-Za-z._-]+-)\d+`), "$1<id>"}, // a directory of os.MkdirTemp
 	{regexp.MustCompile(`-\d{10}\b`), "-<id>"},
 	{regexp.MustCompile(`\b(pid[ =]?|kill (-[A-Z]+ )?)\d+\b`), "$1<id>"},
 	{regexp.MustCompile(`\bgo1\.\d+(\.\d+)?\b`), "go<id>"},
