@@ -30,7 +30,7 @@ const (
 // tools are what the docs' commands run besides electd: a missing one
 // fails the test here, with the package that brings it, rather than as a
 // difference in some command's output.
-var tools = map[string]string{"bash": "bash", "curl": "curl", "openssl": "openssl", "python3": "python3", "java": "a JDK (zookeeper)"}
+var tools = map[string]string{"bash": "bash", "curl": "curl", "openssl": "openssl", "python3": "python3", "java": "a JDK (zookeeper)", "promtool": "prometheus"}
 
 // Every "```sh run" block of README.md and docs/*.md runs in order in one
 // shell, as a user would type it, and prints what the block shows
