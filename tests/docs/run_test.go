@@ -37,7 +37,7 @@ var tools = map[string]string{"bash": "bash", "curl": "curl", "openssl": "openss
 // (docs/development.md, "Commands in the docs"). Each page is a session
 // of its own: the README's setup (its run blocks: ZooKeeper, two sidecars),
 // then the page's blocks, then the README's stop block; the README alone
-// is the first. -update writes what the commands printed into the blocks
+// is one too. -update writes what the commands printed into the blocks
 // that differ.
 func TestDocsRunLocally(t *testing.T) {
 	bin := electdtest.Binary(t)
@@ -63,14 +63,22 @@ func TestDocsRunLocally(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("README.md", func(t *testing.T) { session(t, bin, slices.Concat(setup, stop), "README.md") })
+	// The sessions share nothing (each its ports, its directory, its
+	// ZooKeeper): they run side by side.
+	t.Run("README.md", func(t *testing.T) {
+		t.Parallel()
+		session(t, bin, slices.Concat(setup, stop), "README.md")
+	})
 	for _, page := range pages {
 		blocks := runBlocks(t, page)
 		if len(blocks) == 0 {
 			continue
 		}
 		name := "docs/" + filepath.Base(page)
-		t.Run(name, func(t *testing.T) { session(t, bin, slices.Concat(setup, blocks, stop), name) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			session(t, bin, slices.Concat(setup, blocks, stop), name)
+		})
 	}
 }
 
