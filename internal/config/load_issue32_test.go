@@ -30,20 +30,8 @@ func TestEveryProxyKeyNeedsListen(t *testing.T) {
 			{"file", badCase{args: minimal, file: fmt.Sprintf("proxy:\n  %s: %q\n", k.Leaf(), v)}},
 		} {
 			t.Run(k.Name+"/"+src.name, func(t *testing.T) {
-				c := src.c
-				c.key = k.Name
-				checkBad(t, c)
-				cleanEnv(t)
-				for name, val := range c.env {
-					t.Setenv(name, val)
-				}
-				args := c.args
-				if c.file != "" {
-					args = append([]string{"--config", writeFile(t, "electd.yaml", c.file)}, args...)
-				}
-				_, err := loadArgs(t, args...)
-				if !strings.Contains(fmt.Sprint(err), "only meaningful with proxy.listen") {
-					t.Errorf("%v", err)
+				if got, want := loadErr(t, src.c), k.Name+": only meaningful with proxy.listen (the proxy is off)"; got != want {
+					t.Errorf("got %q, want the one error %q", got, want)
 				}
 			})
 		}

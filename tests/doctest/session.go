@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -39,9 +40,8 @@ func NewRewrite(steps []Step, paths map[string]string) (*Rewrite, error) {
 			}
 		}
 	}
-	taken := map[int]bool{}
 	for d := range decades {
-		base, err := freeDecade(taken, len(strconv.Itoa(d*10)))
+		base, err := freeDecade(len(strconv.Itoa(d * 10)))
 		if err != nil {
 			return nil, err
 		}
@@ -57,23 +57,33 @@ func NewRewrite(steps []Step, paths map[string]string) (*Rewrite, error) {
 	return r, nil
 }
 
+// reserved are the decades handed out to the sessions of this test
+// binary: sessions that run side by side must not pick the same free ports
+// before either binds them.
+var reserved = struct {
+	sync.Mutex
+	bases map[int]bool
+}{bases: map[int]bool{}}
+
 // freeDecade finds ten consecutive free loopback ports whose numbers have
-// as many digits as the doc's (so that a table's columns keep their
-// widths when its ports are rewritten back), below the kernel's ephemeral
-// range (32768 and up) so that no connection's own port takes one; taken
-// are the decades handed out already.
-func freeDecade(taken map[int]bool, digits int) (int, error) {
+// as many digits as the doc's (so that a table's columns keep their widths
+// when its ports are rewritten back), below the kernel's ephemeral range
+// (32768 and up) so that no connection's own port takes one, and that no
+// other session of this binary has.
+func freeDecade(digits int) (int, error) {
 	lo, n := 20000, 1200 // 20000-31990
 	if digits == 4 {
 		lo, n = 1100, 888 // 1100-9970
 	}
+	reserved.Lock()
+	defer reserved.Unlock()
 	for range 200 {
 		base := lo + rand.IntN(n)*10
-		if taken[base] {
+		if reserved.bases[base] {
 			continue
 		}
 		if allFree(base) {
-			taken[base] = true
+			reserved.bases[base] = true
 			return base, nil
 		}
 	}
