@@ -28,7 +28,9 @@
 # haproxy is the second floor of `make bench`'s forward section (BENCHMARKS.md,
 # "Forwarding proxy"): the bench runs its own haproxy processes on loopback, so
 # when the package starts its service on install, the service is stopped and
-# disabled, as prometheus's is.
+# disabled, as prometheus's is. curl and openssl run the commands of the
+# docs as tests/docs does (every "```sh run" block: curl asks the sidecars,
+# openssl makes the admin token), as a user would type them.
 #
 # As root it runs `apt-get update` once and `apt-get install -y` for the
 # missing packages. As any other user it installs nothing: it names exactly
@@ -57,6 +59,8 @@ ALL_PACKAGES=(
 	libjetty9-java
 	libdropwizard-metrics-java
 	libsnappy-java
+	curl
+	openssl
 )
 
 # Installed without their recommended packages.

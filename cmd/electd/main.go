@@ -107,9 +107,11 @@ func fail(stderr io.Writer, err error) int {
 func printHelp(w io.Writer) {
 	config.WriteHelp(w)
 	fmt.Fprint(w, `
-Commands (each with --help):
+Commands (status and release each with --help):
   electd status [--addr URL] [--watch]   the election as a table
   electd release [--to ID] [--addr URL]  ask the leader to step down
+  electd run [--KEY VALUE ...] -- CMD    join the election and run CMD only
+                                         while leading (exec mode, below)
 
 Exit status: 0 after a clean shutdown, 1 when running fails (e.g. http.addr
 cannot be bound, or shutdown_timeout ran out), 2 for a bad configuration,

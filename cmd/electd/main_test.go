@@ -54,6 +54,11 @@ func TestVersionAndHelp(t *testing.T) {
 			t.Errorf("--help lacks the default of %s (%s)", k.Name, k.DefaultText())
 		}
 	}
+	for _, command := range []string{"electd status ", "electd release ", "electd run "} {
+		if !strings.Contains(help, "\n  "+command) {
+			t.Errorf("--help's command list lacks %q", command)
+		}
+	}
 	if !strings.Contains(help, "second of these signals exits at once") {
 		t.Error("--help does not document the second signal")
 	}

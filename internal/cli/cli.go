@@ -76,6 +76,7 @@ func IsTerminal(w io.Writer) bool {
 type client struct {
 	Env
 	base    *url.URL     // the daemon, from --addr
+	addrBy  string       // where base came from when not --addr: a hint's words
 	http    *http.Client // bounded by --timeout, trusting --cacert
 	command string       // "status" or "release", for messages
 }
@@ -144,6 +145,13 @@ func (c *client) setup(fs *pflag.FlagSet, f common) error {
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	c.base = u
+	switch {
+	case fs.Changed("addr"):
+	case c.Getenv("ELECTD_HTTP_ADDR") != "":
+		c.addrBy = "from ELECTD_HTTP_ADDR"
+	default:
+		c.addrBy = "the default"
+	}
 	c.http = &http.Client{Timeout: f.timeout, Transport: tr}
 	return nil
 }
@@ -273,6 +281,13 @@ func (c *client) getJSON(ctx context.Context, path string, v any, ok ...int) (in
 func (c *client) failure(err error) int {
 	fmt.Fprintf(c.Stderr, "electd %s: %v\n", c.command, err)
 	if errors.As(err, new(unreachable)) {
+		if c.addrBy != "" {
+			// Without --addr a newcomer's first run asks the default port,
+			// where the sidecar they started may not be.
+			fmt.Fprintf(c.Stderr, "electd %s: no electd answers at %s (%s, no --addr given); "+
+				"ask the one you started with --addr and its http.addr, e.g. electd %s --addr localhost:5040\n",
+				c.command, c.base, c.addrBy, c.command)
+		}
 		return exitUnreachable
 	}
 	return exitFailed

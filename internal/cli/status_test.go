@@ -257,3 +257,36 @@ func TestWatchReconnects(t *testing.T) {
 		t.Errorf("watch of nothing: status %d (%s), want 3", status, stderr)
 	}
 }
+
+// Without --addr, a daemon that does not answer gets a hint that says
+// which address was asked and how to ask another; with --addr it does not.
+func TestStatusUnreachableWithoutAddrHints(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		hint string
+	}{
+		{"from ELECTD_HTTP_ADDR", map[string]string{"ELECTD_HTTP_ADDR": addr}, nil, "(from ELECTD_HTTP_ADDR, no --addr given); ask the one you started with --addr"},
+		{"--addr", nil, []string{"--addr", addr}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, stderr := runCLI(t, context.Background(), tc.env, append([]string{"status"}, tc.args...)...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			switch {
+			case status != exitUnreachable || !strings.Contains(lines[0], "connection refused"):
+				t.Errorf("status %d, stderr %q; want 3 and the reason", status, stderr)
+			case tc.hint == "" && len(lines) != 1:
+				t.Errorf("a hint after an --addr that was given: %q", stderr)
+			case tc.hint != "" && (len(lines) != 2 || !strings.Contains(lines[1], "no electd answers at http://"+addr+" "+tc.hint)):
+				t.Errorf("stderr %q; want a second line with %q", stderr, tc.hint)
+			}
+		})
+	}
+}

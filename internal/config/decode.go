@@ -152,6 +152,8 @@ func toList(data any) ([]string, error) {
 		for _, e := range v {
 			parts = append(parts, strings.Split(e, ",")...)
 		}
+	case map[string]any, map[any]any:
+		return nil, errors.New("must be a list or a comma-separated string, not a mapping")
 	default:
 		s, err := toString(v)
 		if err != nil {

@@ -56,7 +56,7 @@ func TestDecodeHook(t *testing.T) {
 		{list, []any{"a:1,b:2"}, []string{"a:1", "b:2"}, ""},
 		{list, []any{}, []string{}, ""},
 		{list, []any{[]any{"a"}}, nil, "list of single values"},
-		{list, map[string]any{}, nil, "single value"},
+		{list, map[string]any{}, nil, "not a mapping"},
 	} {
 		got, err := hook(reflect.TypeOf(tc.in), tc.to, tc.in)
 		switch {

@@ -60,6 +60,9 @@ func TestEveryDocumentedValueAloneValidates(t *testing.T) {
 		for _, v := range values {
 			for _, mode := range [][]string{nil, {"run"}} {
 				args := append(append(append([]string{}, mode...), minimal...), "--"+k.Name+"="+v)
+				if k.Section() == "proxy" && v != "" {
+					args = append(args, proxyOn(k.Name)...) // alone it is refused: the proxy is off
+				}
 				if mode != nil {
 					args = append(args, "--", "true")
 				}
@@ -69,6 +72,18 @@ func TestEveryDocumentedValueAloneValidates(t *testing.T) {
 			}
 		}
 	}
+}
+
+// proxyOn turns the proxy on around key: proxy.listen and proxy.app,
+// unless key is one of them.
+func proxyOn(key string) []string {
+	var args []string
+	for _, kv := range [][2]string{{"proxy.listen", "127.0.0.1:4041"}, {"proxy.app", "127.0.0.1:8080"}} {
+		if kv[0] != key {
+			args = append(args, "--"+kv[0]+"="+kv[1])
+		}
+	}
+	return args
 }
 
 // A default that depends on another key follows what that key was set to,

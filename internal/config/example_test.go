@@ -23,7 +23,7 @@ func TestExampleIsGenerated(t *testing.T) {
 		if k.Section() == "" {
 			indent = ""
 		}
-		if k.Computed != "" {
+		if k.Computed != "" || k.needsProxy() {
 			comment = "# " // shown with its example, commented out
 		}
 		line := "\n" + indent + comment + k.Leaf() + ": "

@@ -43,6 +43,9 @@ func parseFlags(args []string) (*pflag.FlagSet, options, error) {
 	return fs, o, nil
 }
 
+// optionFlags are the flags that are not keys, as nearest may suggest them.
+var optionFlags = []string{"config", "validate", "version", "help"}
+
 var flagNameRE = regexp.MustCompile(`(-{1,2}[^ =:']+)`)
 
 // flagError rewrites pflag's messages to "<flag>: <what is wrong>".
@@ -53,6 +56,8 @@ func flagError(err error) error {
 		name = m
 	}
 	switch {
+	case strings.HasPrefix(msg, "unknown flag"):
+		return errorf(name, "unknown flag%s (see --help)", didYouMean(nearest(strings.TrimLeft(name, "-"), optionFlags...), "--"))
 	case strings.HasPrefix(msg, "unknown"):
 		return errorf(name, "unknown flag (see --help)")
 	case strings.HasPrefix(msg, "flag needs an argument"):

@@ -51,6 +51,10 @@ func (k Key) Section() string {
 	return sec
 }
 
+// needsProxy reports a key that is refused without proxy.listen: every
+// proxy key but that one (validateProxy).
+func (k Key) needsProxy() bool { return k.Section() == "proxy" && k.Name != "proxy.listen" }
+
 // Leaf is the key's last segment.
 func (k Key) Leaf() string { return k.Name[strings.LastIndexByte(k.Name, '.')+1:] }
 

@@ -28,8 +28,10 @@ type Loaded struct {
 	// Command its command: what follows --.
 	Run     bool
 	Command []string
-	// UnknownEnv are the ELECTD_* variables that name no key: they only
-	// warn, since Kubernetes injects ELECTD_PORT for a Service named electd.
+	// UnknownEnv are the ELECTD_* variables that name no key and are no
+	// slip for one: they only warn, since Kubernetes injects ELECTD_PORT
+	// for a Service named electd. A slip (ELECTD_ZOOKEEPER_SERVER) is an
+	// error that names the variable it likely meant.
 	UnknownEnv []string
 }
 
@@ -53,13 +55,20 @@ func Load(args, environ []string) (*Loaded, error) {
 		l.Help, l.Version = opts.help, opts.version
 		return l, nil
 	}
-	l.Validate, l.UnknownEnv = opts.validate, env.unknown()
+	l.Validate = opts.validate
+	var errs errorList
+	for _, name := range env.unknown() {
+		if n := nearestEnv(name); n != "" {
+			errs.add(errorf(name, "unknown environment variable%s", didYouMean(n+" ("+keyOfEnv(n)+")", "")))
+			continue
+		}
+		l.UnknownEnv = append(l.UnknownEnv, name)
+	}
 
 	v, err := sources(fs, opts.config, env)
 	if err != nil {
 		return nil, err
 	}
-	var errs errorList
 	errs.add(checkKeys(v)...)
 	l.Config = env.computedDefaults()
 	errs.add(decode(v, &l.Config, len(errs.errs) == 0)...)
@@ -68,7 +77,7 @@ func Load(args, environ []string) (*Loaded, error) {
 	}
 	l.derive(func(key string) bool { return given(v, key) && !errs.has(key) }, l.Run)
 	l.deriveProxyAdvertise(env.get("POD_IP"))
-	l.Prepared = l.prepare(&errs)
+	l.Prepared = l.prepare(&errs, func(key string) bool { return given(v, key) }, env.get("POD_IP"))
 	if l.Run {
 		l.checkRun(l.Command, env.get("PATH"), &errs)
 	}
@@ -212,7 +221,7 @@ func checkPath(v *viper.Viper, name string) error {
 			return errorf(p, "must be a single value, not a mapping")
 		}
 		if !isSection(p) {
-			return errorf(showKey(p), "unknown key in the configuration file")
+			return errorf(showKey(p), "unknown key in the configuration file%s", didYouMean(nearest(p), ""))
 		}
 	}
 	if v.Get(name) == nil {

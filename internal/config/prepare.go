@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/tls"
 	"errors"
+	"regexp"
 	"strings"
 
 	"github.com/electd/electd/internal/election"
@@ -37,8 +38,9 @@ type Prepared struct {
 // field errors are mapped to keys through the engine tags; the Kubernetes
 // mirror's by kube.Config.Validate, through the kube tags; the proxy's by
 // proxy.Config.Validate, through the proxy tags (validateProxy); the
-// others here. Every error goes to errs. Nothing connects.
-func (c *Config) prepare(errs *errorList) Prepared {
+// others here. Every error goes to errs. Nothing connects. given reports
+// whether a source set a key; podIP is $POD_IP.
+func (c *Config) prepare(errs *errorList, given func(key string) bool, podIP string) Prepared {
 	var p Prepared
 	c.checkRequired(errs)
 	c.readSecrets(errs)
@@ -56,7 +58,7 @@ func (c *Config) prepare(errs *errorList) Prepared {
 	}
 	errs.add(ec.fieldErrors(ec.election().Validate())...)
 	errs.add(c.fieldErrors(p.Kube.Validate())...)
-	c.validateProxy(errs)
+	c.validateProxy(errs, given, podIP)
 	if h := c.HTTP; h.TLSCertFile != "" && h.TLSKeyFile != "" {
 		p.HTTPCert, err = LoadKeyPair("http.tls_cert_file", h.TLSCertFile, "http.tls_key_file", h.TLSKeyFile)
 		errs.add(err)
@@ -139,7 +141,7 @@ func (c *Config) keyOf(err error) error {
 	if tagOf == nil {
 		return err // a package no key fills: a bug here, shown as it is
 	}
-	field, cause := fe.Field, fe.Err
+	field, cause := fe.Field, inKeys(fe.Err, tagOf)
 	for _, k := range table {
 		tag := tagOf(k)
 		if tag == "" || tag != field {
@@ -152,6 +154,55 @@ func (c *Config) keyOf(err error) error {
 	}
 	return err // a field no key sets: a bug here, shown as it is
 }
+
+// goName is a Go identifier in a message; quoted is a value quoted in it.
+var (
+	goName = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*\b`)
+	quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+)
+
+// inKeys rewrites, in a package's message, the names of the package's
+// fields that keys set (HoldTime in "is not less than HoldTime") as those
+// keys (proxy.hold_time), outside the values it quotes: a message names
+// keys, never Go. err stays what it wraps.
+func inKeys(err error, tagOf func(Key) string) error {
+	msg := err.Error()
+	keyOfTag := map[string]string{}
+	for _, k := range table {
+		if tag := tagOf(k); tag != "" {
+			keyOfTag[tag] = k.Name
+		}
+	}
+	var b strings.Builder
+	last := 0
+	rename := func(s string) string {
+		return goName.ReplaceAllStringFunc(s, func(w string) string {
+			if key, ok := keyOfTag[w]; ok {
+				return key
+			}
+			return w
+		})
+	}
+	for _, q := range quoted.FindAllStringIndex(msg, -1) {
+		b.WriteString(rename(msg[last:q[0]]))
+		b.WriteString(msg[q[0]:q[1]])
+		last = q[1]
+	}
+	b.WriteString(rename(msg[last:]))
+	if b.String() == msg {
+		return err
+	}
+	return renamed{msg: b.String(), err: err}
+}
+
+// renamed is an error whose message inKeys rewrote.
+type renamed struct {
+	msg string
+	err error
+}
+
+func (r renamed) Error() string { return r.msg }
+func (r renamed) Unwrap() error { return r.err }
 
 // checkRequired reports each required key that is not set.
 func (c *Config) checkRequired(errs *errorList) {

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"net"
+	"strings"
 
 	"github.com/electd/electd/internal/proxy"
 )
@@ -28,25 +29,27 @@ func (c *Config) proxy() proxy.Config {
 	}
 }
 
-// Stand-ins for the addresses of a proxy that is off, so that its other
-// keys are checked all the same.
-const (
-	standInListen = "127.0.0.1:0"
-	standInApp    = "127.0.0.1:1"
-)
+// Stand-ins for the peer address of a proxy whose own is wrong, so that
+// its other keys are checked all the same.
+const standInListen = "127.0.0.1:0"
 
-// validateProxy checks the proxy.* keys, every one of them whether the
-// proxy is on or not: a value outside its bounds is a mistake either way.
+// validateProxy checks the proxy.* keys. Without proxy.listen the proxy
+// is off and every other proxy key that a source set is refused alike, as
+// zookeeper.tls_* are without zookeeper.tls: a key that does nothing was
+// set by mistake (proxy.listen forgotten, or a value meant for another
+// participant), and accepting some while refusing others would make the
+// rule a list to learn. given reports whether a source set a key; podIP
+// is $POD_IP.
 // proxy.Config.Validate names every wrong field at once.
-func (c *Config) validateProxy(errs *errorList) {
+func (c *Config) validateProxy(errs *errorList, given func(string) bool, podIP string) {
 	p := c.Proxy
-	on := p.Listen != ""
-	if !on {
-		for _, k := range []string{"proxy.app", "proxy.peer_listen", "proxy.advertise"} {
-			if c.str(k) != "" {
-				errs.add(errorf(k, "only meaningful with proxy.listen (the proxy is off)"))
+	if p.Listen == "" {
+		for _, k := range table {
+			if k.needsProxy() && given(k.Name) {
+				errs.add(errorf(k.Name, "only meaningful with proxy.listen (the proxy is off)"))
 			}
 		}
+		return
 	}
 	// Zero would be the proxy's default: refuse it, as every other key's
 	// zero that means nothing is refused.
@@ -60,8 +63,6 @@ func (c *Config) validateProxy(errs *errorList) {
 	}
 	pc := c.proxy()
 	switch {
-	case !on:
-		pc.Listen, pc.PeerListen, pc.App = standInListen, standInListen, standInApp
 	case p.PeerListen == "" && validAddr(p.Listen):
 		// Derived from proxy.listen, which has no next port.
 		errs.add(errorf("proxy.peer_listen", "required: %s has no next port to take peers on", quote(p.Listen)))
@@ -75,8 +76,11 @@ func (c *Config) validateProxy(errs *errorList) {
 		}
 	}
 	// A wrong address for peers is named once, not again as what follows.
-	if on && !errs.has("proxy.listen") && !errs.has("proxy.peer_listen") {
+	if !errs.has("proxy.listen") && !errs.has("proxy.peer_listen") {
 		errs.add(c.validateProxyAdvertise(), c.validateProxyPorts())
+		if !errs.has("proxy.app") {
+			errs.add(c.validateProxyLoop(podIP))
+		}
 	}
 }
 
@@ -200,4 +204,58 @@ func (c *Config) deriveProxy(given func(key string) bool) {
 	case !given("proxy.max_connections") && given("proxy.max_held") && p.MaxHeld > p.MaxConnections:
 		p.MaxConnections = p.MaxHeld
 	}
+}
+
+// validateProxyLoop refuses a proxy.app that is this electd itself: its
+// proxy's own ports (every request would come back to the proxy, each
+// holding a connection, until the hold time ran out) or its API.
+func (c *Config) validateProxyLoop(podIP string) error {
+	p := c.Proxy
+	for _, own := range []struct{ key, addr string }{
+		{"proxy.listen", p.Listen}, {"proxy.peer_listen", p.PeerListen}, {"http.addr", c.HTTP.Addr},
+	} {
+		if dialsListener(p.App, own.addr, podIP) {
+			return errorf("proxy.app", "%s is this electd's own %s (%s): the proxy would send every request to itself; "+
+				"set the application's address, e.g. 127.0.0.1:8080", quote(p.App), own.key, quote(own.addr))
+		}
+	}
+	if p.Advertise != "" && p.App == p.Advertise {
+		return errorf("proxy.app", "%s is this proxy's proxy.advertise: the proxy would send every request to itself; "+
+			"set the application's address, e.g. 127.0.0.1:8080", quote(p.App))
+	}
+	return nil
+}
+
+// dialsListener reports whether dialing addr reaches a listener on listen:
+// the same port, and a host that is the listener's: equal, or both this
+// machine by its usual names (localhost, 127.0.0.1, ::1, and 0.0.0.0,
+// which dials this machine); or, when the listener takes every address (an
+// empty host, 0.0.0.0, ::), any loopback address or the pod's IP too.
+func dialsListener(addr, listen, podIP string) bool {
+	dh, dp, err1 := net.SplitHostPort(addr)
+	lh, lp, err2 := net.SplitHostPort(listen)
+	if err1 != nil || err2 != nil || dp != lp || dp == "0" {
+		return false
+	}
+	if lh == "" || unspecified(lh) {
+		ip := net.ParseIP(dh)
+		return dh == "" || thisHost(dh) || (ip != nil && ip.IsLoopback()) || (podIP != "" && sameHost(dh, podIP))
+	}
+	return sameHost(dh, lh) || (thisHost(dh) && thisHost(lh))
+}
+
+// thisHost reports a host that names this machine as a listener on
+// localhost sees it.
+func thisHost(h string) bool {
+	return strings.EqualFold(h, "localhost") || sameHost(h, "127.0.0.1") || sameHost(h, "::1") || unspecified(h)
+}
+
+// sameHost compares hosts as addresses when both are IPs (::ffff:127.0.0.1
+// is 127.0.0.1), else as names.
+func sameHost(a, b string) bool {
+	ia, ib := net.ParseIP(a), net.ParseIP(b)
+	if ia != nil && ib != nil {
+		return ia.Equal(ib)
+	}
+	return strings.EqualFold(a, b)
 }

@@ -168,7 +168,15 @@ func oneOf(k, v string, allowed ...string) error {
 			return nil
 		}
 	}
-	return errorf(k, "%s is not %s", quote(v), strings.Join(allowed, ", "))
+	return errorf(k, "%s is not %s", quote(v), orList(allowed))
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // checkListenAddr accepts host:port with a port 0-65535; the host may be

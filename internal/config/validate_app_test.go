@@ -36,7 +36,7 @@ func TestValidateAppAndExec(t *testing.T) {
 		{"success 101", func(c *Config) { c.App.SuccessThreshold = 101 }, "app.success_threshold", "outside 1 to 100"},
 		{"kill 0", func(c *Config) { c.Exec.KillTimeout = 0 }, "", ""},
 		{"kill long", func(c *Config) { c.Exec.KillTimeout = 11 * time.Minute }, "exec.kill_timeout", "more than"},
-		{"on_exit", func(c *Config) { c.Exec.OnExit = "rerun" }, "exec.on_exit", "release, restart, exit"},
+		{"on_exit", func(c *Config) { c.Exec.OnExit = "rerun" }, "exec.on_exit", "release, restart or exit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Defaults()
@@ -60,6 +60,6 @@ func TestValidateAppAndExec(t *testing.T) {
 // prepared runs the checks of Load on c, decoded already.
 func prepared(c *Config) (Prepared, error) {
 	var errs errorList
-	p := c.prepare(&errs)
+	p := c.prepare(&errs, func(string) bool { return false }, "")
 	return p, errs.err()
 }

@@ -22,6 +22,8 @@ const exampleHeader = `# electd configuration: every key, with its default.
 # environment, which beats this file. Lists are comma-separated in the
 # environment and in flags. Durations need a unit ("10s", "500ms", "0s").
 # An empty value means the default. Unknown keys in this file are errors.
+# The proxy's keys are commented out: each is refused while proxy.listen is
+# empty (the proxy is off); uncomment those you set with it.
 
 `
 
@@ -40,7 +42,7 @@ func Example() []byte {
 		case k.Computed != "":
 			comment += " Default: " + k.Computed + "."
 		}
-		return comment, format(k.field(&examples), k.Type), k.Computed != ""
+		return comment, format(k.field(&examples), k.Type), k.Computed != "" || k.needsProxy()
 	})
 	return b.Bytes()
 }
@@ -60,13 +62,16 @@ func exampleConfig() Config {
 	return c
 }
 
-// WriteEffective writes c as YAML in the table's order, secrets masked.
-// With the secrets filled back in, it is a configuration file that loads to c.
+// WriteEffective writes c as YAML in the table's order, secrets masked,
+// and the proxy's keys commented out while the proxy is off (they are
+// refused then). With the secrets filled back in, it is a configuration
+// file that loads to c.
 func WriteEffective(w io.Writer, c *Config) {
 	fmt.Fprintln(w, "# electd effective configuration (secrets masked)")
 	if c.ZooKeeper.Chroot != "" {
 		fmt.Fprintf(w, "# election path with the chroot: %s\n", c.ElectionPath())
 	}
+	off := c.Proxy.Listen == ""
 	writeYAML(w, func(k Key) (string, string, bool) {
 		v := format(k.field(c), k.Type)
 		switch {
@@ -76,7 +81,7 @@ func WriteEffective(w io.Writer, c *Config) {
 		default:
 			v = `"***"`
 		}
-		return "", v, false
+		return "", v, off && k.needsProxy()
 	})
 }
 

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/electd/electd/internal/api"
@@ -112,7 +114,7 @@ func readCandidacy(w http.ResponseWriter, r *http.Request) (want bool, code int,
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return false, http.StatusBadRequest, `the body is not {"candidate": true|false}: ` + err.Error()
+		return false, http.StatusBadRequest, `the body is not {"candidate": true|false}: ` + jsonProblem(err)
 	}
 	if dec.More() || dec.InputOffset() != int64(len(bytes.TrimRight(b, " \t\r\n"))) {
 		return false, http.StatusBadRequest, `the body holds more than one JSON value; send {"candidate": true|false}`
@@ -121,6 +123,27 @@ func readCandidacy(w http.ResponseWriter, r *http.Request) (want bool, code int,
 		return false, http.StatusBadRequest, `"candidate" is missing; send {"candidate": true|false}`
 	}
 	return *req.Candidate, 0, ""
+}
+
+// jsonProblem says what is wrong with a body that did not decode, in the
+// words of the JSON the client sent: encoding/json's own messages name Go
+// (the struct and its fields) where a type is wrong.
+func jsonProblem(err error) string {
+	var typ *json.UnmarshalTypeError
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &typ) && typ.Field != "":
+		return fmt.Sprintf("%q is a JSON %s, not true or false", typ.Field, typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("a JSON %s, not an object", typ.Value)
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not JSON at byte %d: %s", syn.Offset, strings.TrimPrefix(syn.Error(), "json: "))
+	case errors.Is(err, io.EOF):
+		return "it is empty"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends early"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ") // an unknown field: `unknown field "x"`
 }
 
 // dropBody gives up on the rest of a refused request's body, as noBody

@@ -120,15 +120,17 @@ func TestPostCandidacy(t *testing.T) {
 		{name: "no token configured", auth: bearer, body: `{"candidate": false}`, code: 403, contains: "set http.admin_token", sets: "[]"},
 		{name: "no token sent", token: token, body: `{"candidate": false}`, code: 401, contains: "missing bearer token", sets: "[]"},
 		{name: "wrong token", token: token, auth: "Bearer nope", body: `{"candidate": false}`, code: 401, contains: "invalid bearer token", sets: "[]"},
-		{name: "empty body", token: token, auth: bearer, body: ``, code: 400, contains: `not {\"candidate\": true|false}: EOF`, sets: "[]"},
-		{name: "not JSON", token: token, auth: bearer, body: `candidate=false`, code: 400, contains: "not {", sets: "[]"},
-		{name: "string", token: token, auth: bearer, body: `{"candidate": "false"}`, code: 400, contains: "cannot unmarshal string", sets: "[]"},
+		{name: "empty body", token: token, auth: bearer, body: ``, code: 400, contains: `not {\"candidate\": true|false}: it is empty`, sets: "[]"},
+		{name: "not JSON", token: token, auth: bearer, body: `candidate=false`, code: 400, contains: "not JSON at byte 1: invalid character", sets: "[]"},
+		{name: "string", token: token, auth: bearer, body: `{"candidate": "false"}`, code: 400, contains: `\"candidate\" is a JSON string, not true or false`, sets: "[]"},
 		{name: "null", token: token, auth: bearer, body: `{"candidate": null}`, code: 400, contains: `\"candidate\" is missing`, sets: "[]"},
 		{name: "missing", token: token, auth: bearer, body: `{}`, code: 400, contains: `\"candidate\" is missing`, sets: "[]"},
 		{name: "unknown field", token: token, auth: bearer, body: `{"candidate": false, "force": true}`, code: 400, contains: `unknown field \"force\"`, sets: "[]"},
 		{name: "two values", token: token, auth: bearer, body: `{"candidate": false} {"candidate": true}`, code: 400, contains: "more than one JSON value", sets: "[]"},
 		{name: "trailing", token: token, auth: bearer, body: `{"candidate": false}}`, code: 400, contains: "more than one JSON value", sets: "[]"},
-		{name: "array", token: token, auth: bearer, body: `[false]`, code: 400, contains: "cannot unmarshal array", sets: "[]"},
+		{name: "array", token: token, auth: bearer, body: `[false]`, code: 400, contains: "a JSON array, not an object", sets: "[]"},
+		{name: "a number", token: token, auth: bearer, body: `{"candidate": 0}`, code: 400, contains: `\"candidate\" is a JSON number, not true or false`, sets: "[]"},
+		{name: "cut short", token: token, auth: bearer, body: `{"candidate": fal`, code: 400, contains: "the JSON ends early", sets: "[]"},
 		{name: "too large", token: token, auth: bearer, body: `{"candidate": false` + strings.Repeat(" ", 300) + `}`, code: 413, contains: "larger than 256 bytes", sets: "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +145,9 @@ func TestPostCandidacy(t *testing.T) {
 				t.Errorf("not a JSON answer: %q %q", resp.Header.Get("Content-Type"), body)
 			}
 			mustContain(t, body, tc.contains)
+			if strings.Contains(body, "Go ") || strings.Contains(body, "unmarshal") || strings.Contains(body, "Request") {
+				t.Errorf("the answer names Go, not the JSON sent: %s", body)
+			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if got := fmtBools(c.sets); got != tc.sets {

@@ -18,9 +18,11 @@ import (
 	"github.com/electd/electd/tests/wait"
 )
 
-// election: three sidecars join; one leads and all agree.
+// election: three sidecars join, one after another so that the story is
+// the same on every run (web-1 leads); all agree.
 func (d *demo) election(ctx context.Context) error {
-	d.out.step("1. three sidecars join %s (session_timeout %s)", electionPath, sessionTimeout)
+	d.out.step("1. three sidecars join %s one after another (session_timeout %s)", electionPath, sessionTimeout)
+	d.out.cmd("export TOKEN=%s     # the admin token: each sidecar's ELECTD_HTTP_ADMIN_TOKEN", d.token)
 	zk := d.zk.Member(1).Addr()
 	for i := 1; i <= sidecarCount; i++ {
 		id := fmt.Sprintf("web-%d", i)
@@ -37,10 +39,9 @@ func (d *demo) election(ctx context.Context) error {
 			return err
 		}
 		d.sidecars = append(d.sidecars, &sidecar{id: id, proc: p})
-	}
-	for _, s := range d.sidecars {
+		// Joined, and knows who leads, before the next one starts.
 		wctx, cancel := context.WithTimeout(ctx, healthyWithin)
-		err := s.proc.WaitHTTP(wctx, "/healthz", http.StatusOK)
+		err = p.WaitHTTP(wctx, "/readyz", http.StatusOK)
 		cancel()
 		if err != nil {
 			return err
@@ -64,7 +65,7 @@ func (d *demo) election(ctx context.Context) error {
 	}
 	d.leader = p.agreed
 	d.table(p)
-	d.out.ok("one leader: %s (all %d sidecars agree, %d ms after they answered /healthz)", d.leader, sidecarCount, time.Since(t0).Milliseconds())
+	d.out.ok("one leader: %s (all %d sidecars agree, %d ms after the last one joined)", d.leader, sidecarCount, time.Since(t0).Milliseconds())
 	return d.showLeader(ctx)
 }
 
@@ -79,12 +80,12 @@ func (d *demo) showLeader(ctx context.Context) error {
 		return err
 	}
 	d.out.info(strings.TrimSpace(string(body)))
-	d.out.cmd("curl -s http://%s/healthz/leader   # asked on the leader", l.proc.Addr)
+	d.out.cmd("curl -s -w '%%{http_code}\\n' http://%s/healthz/leader   # asked on the leader", l.proc.Addr)
 	st, body, err := ask3(ctx, l.proc.Get, "/healthz/leader")
 	if err != nil {
 		return err
 	}
-	d.out.info(fmt.Sprintf("%d %s", st, strings.TrimSpace(string(body))))
+	d.out.info(fmt.Sprintf("%s\n%d", strings.TrimSpace(string(body)), st))
 	h, err := electdtest.ParseHealth(st, body)
 	if err != nil {
 		return fmt.Errorf("/healthz/leader of %s: %q: %w", l.id, body, err)
@@ -162,21 +163,21 @@ func (d *demo) handoff(ctx context.Context) error {
 func (d *demo) release(ctx context.Context) error {
 	l := d.byID(d.leader)
 	d.out.step("3. ask the leader %s to give up leadership: POST /leader/release", l.id)
-	d.out.cmd("curl -s -X POST http://%s/leader/release    # no token", l.proc.Addr)
+	d.out.cmd("curl -s -w '%%{http_code}\\n' -X POST http://%s/leader/release    # no token", l.proc.Addr)
 	st, body, err := d.post(ctx, l, "")
 	if err != nil {
 		return err
 	}
-	d.out.info(fmt.Sprintf("%d %s", st, strings.TrimSpace(string(body))))
+	d.out.info(fmt.Sprintf("%s\n%d", strings.TrimSpace(string(body)), st))
 	if st != http.StatusUnauthorized {
 		return fmt.Errorf("release without a token answered %d, want 401", st)
 	}
-	d.out.cmd("curl -s -X POST -H 'Authorization: Bearer $TOKEN' http://%s/leader/release", l.proc.Addr)
+	d.out.cmd(`curl -s -w '%%{http_code}\n' -X POST -H "Authorization: Bearer $TOKEN" http://%s/leader/release`, l.proc.Addr)
 	t0 := time.Now()
 	if st, body, err = d.post(ctx, l, d.token); err != nil {
 		return err
 	}
-	d.out.info(fmt.Sprintf("%d %s", st, strings.TrimSpace(string(body))))
+	d.out.info(fmt.Sprintf("%s\n%d", strings.TrimSpace(string(body)), st))
 	if st != http.StatusAccepted {
 		return fmt.Errorf("release with the token answered %d, want 202", st)
 	}

@@ -3,14 +3,26 @@ package demotest
 import (
 	"bytes"
 	"context"
+	"flag"
+	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/electd/electd/tests/demo"
+	"github.com/electd/electd/tests/doctest"
 	"github.com/electd/electd/tests/electdtest"
 )
+
+var (
+	update     = flag.Bool("update", false, "write the demo's output into README.md's transcript where it differs (go test ./tests/demotest -update)")
+	transcript = flag.String("transcript", "", "with -update: write this file, the output of make demo-ci, instead of the test's own run (make demo-ci > f; go test ./tests/demotest -update -transcript $PWD/f)")
+)
+
+// readme is where the transcript of `make demo-ci` is shown.
+const readme = "../../README.md"
 
 // demoTimeout bounds the whole demo; its own deadlines are far shorter, so this only
 // stops a hung run.
@@ -64,6 +76,67 @@ func TestDemo(t *testing.T) {
 		t.Errorf("after the release %s leads (note from %s's log), want the one remaining follower", r[2], r[3])
 	}
 	match(t, okRE, output, "the final 'demo: OK' line")
+	checkTranscript(t, output)
+}
+
+// version is the demo's line naming the binary: make demo-ci's is stamped
+// with the commit, the test's with electdtest's version.
+var version = regexp.MustCompile(`^( *electd: electd) \S+ \(commit \S+, go\S+\)$`)
+
+// The README's transcript of `make demo-ci` is what the demo prints, but
+// for ports, ids, times and tokens (doctest.Compare) and the binary's
+// version; -update writes the output into it where it differs.
+func checkTranscript(t *testing.T, output string) {
+	t.Helper()
+	blocks, err := doctest.ReadBlocks(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range blocks {
+		b := &blocks[i]
+		if len(b.Lines) == 0 || b.Lines[0] != "$ make demo-ci" {
+			continue
+		}
+		step := doctest.Steps(b)[0]
+		if *update && *transcript != "" {
+			data, err := os.ReadFile(*transcript)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What make prints of its own (the build, go run) comes first.
+			output = string(data)
+			if i := strings.Index(output, "\n==> "); i >= 0 {
+				output = output[i:]
+			}
+		}
+		got := doctest.Lines(strings.TrimLeft(output, "\n"))
+		res := doctest.Result{Step: step, Got: got}
+		if ok, diff := doctest.Compare(sameVersion(step.Want), sameVersion(got)); !ok {
+			res.Diff = diff
+		}
+		if *update && *transcript != "" {
+			res.Diff = "written from " + *transcript // make demo-ci's own, even where it matches
+		}
+		switch {
+		case res.Diff == "":
+		case *update:
+			if err := doctest.Update([]doctest.Result{res}, nil); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Errorf("%s: README's transcript of make demo-ci is not what the demo prints (go test ./tests/demotest -update writes it): %s", b.Where(), res.Diff)
+		}
+		return
+	}
+	t.Errorf("%s shows no transcript of make demo-ci (a block starting with \"$ make demo-ci\")", readme)
+}
+
+func sameVersion(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = version.ReplaceAllString(l, "$1 <version>")
+	}
+	return out
 }
 
 func match(t *testing.T, re *regexp.Regexp, output, what string) []string {

@@ -2,5 +2,6 @@
 // so that the newcomer's first command is tested like everything else: a real ZooKeeper
 // from Debian's packages (tests/zktest) and three electd processes, the binary this
 // test run built once (tests/electdtest). It checks the story the demo tells, not how
-// fast it goes; see docs/development.md.
+// fast it goes, and that README.md's transcript of `make demo-ci` is what the demo
+// prints (tests/doctest's comparison; -update writes it); see docs/development.md.
 package demotest

@@ -123,7 +123,7 @@ func TestE2ECandidacy(t *testing.T) {
 		want        string
 	}{
 		{"", `{"candidate": false}`, 401, "missing bearer token"},
-		{electdtest.AdminToken, `{"candidate": "no"}`, 400, "cannot unmarshal"},
+		{electdtest.AdminToken, `{"candidate": "no"}`, 400, `\"candidate\" is a JSON string, not true or false`},
 		{electdtest.AdminToken, `{"candidate": false, "now": true}`, 400, `unknown field`},
 		{electdtest.AdminToken, `{"candidate": false}` + strings.Repeat(" ", 1000), 413, "larger than 256 bytes"},
 	} {
