@@ -49,7 +49,7 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 	}
 	// The ServiceAccount admission plugin refuses pods until the
 	// namespace's default ServiceAccount exists.
-	if err := poll(ctx, time.Minute, func() error {
+	if err := wait.Until(ctx, time.Minute, pollEvery, func() error {
 		var sa corev1.ServiceAccount
 		return n.Get("/api/v1/namespaces/"+f.Namespace+"/serviceaccounts/default", &sa)
 	}); err != nil {
@@ -148,7 +148,7 @@ const settle = 5 * time.Second
 // answered by the leader. It returns the leader.
 func (d *Deployment) WaitStable(ctx context.Context, timeout time.Duration) (string, error) {
 	var leader string
-	err := poll(ctx, timeout, func() error {
+	err := wait.Until(ctx, timeout, pollEvery, func() error {
 		pods, err := d.Pods()
 		if err != nil {
 			return err
@@ -198,11 +198,9 @@ func waitAnswer(ctx context.Context, p *Prober, since time.Time, pod string, tim
 	}) == nil
 }
 
-// poll calls check every 100 ms (tests/wait) until it passes, ctx ends or
-// timeout.
-func poll(ctx context.Context, timeout time.Duration, check func() error) error {
-	return wait.Until(ctx, timeout, 100*time.Millisecond, check)
-}
+// pollEvery is how often the scenarios ask the API server whether a
+// condition holds (tests/wait's Until).
+const pollEvery = 100 * time.Millisecond
 
 // LogLine is one line of a container's log with the runtime's timestamp.
 type LogLine struct {

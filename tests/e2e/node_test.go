@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/wait"
 )
 
 var (
@@ -158,7 +159,7 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 		}
 		want = strings.Join(all, ",")
 	}
-	if err := poll(ctx, 30*time.Second, func() error {
+	if err := wait.Until(ctx, 30*time.Second, pollEvery, func() error {
 		pods, err := d.Pods()
 		if err != nil {
 			return err

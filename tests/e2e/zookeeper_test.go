@@ -14,6 +14,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/electd/electd/tests/wait"
 )
 
 // The ensemble under the flavour's load (requests through its Service
@@ -58,7 +60,7 @@ func testZooKeeper(t *testing.T, d *Deployment, rep *Report) {
 			if err := d.DeletePod(ctx, leader); err != nil {
 				return err
 			}
-			return poll(ctx, 5*time.Minute, func() error {
+			return wait.Until(ctx, 5*time.Minute, pollEvery, func() error {
 				if p, err := d.Pod(leader); err != nil || p.UID == old.UID {
 					return fmt.Errorf("%s not replaced yet", leader)
 				}
@@ -130,7 +132,7 @@ func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
 		if _, err := d.N.Kubectl(ctx, "scale", "statefulset/zookeeper", "-n", d.F.Namespace, "--replicas=0"); err != nil {
 			return err
 		}
-		if err := poll(ctx, 3*time.Minute, func() error {
+		if err := wait.Until(ctx, 3*time.Minute, pollEvery, func() error {
 			if pods, err := d.zkPods(); err != nil || len(pods) > 0 {
 				return fmt.Errorf("%d ZooKeeper pods left (%v)", len(pods), err)
 			}
@@ -143,12 +145,12 @@ func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
 		if _, err := d.N.Kubectl(ctx, "scale", "statefulset/zookeeper", "-n", d.F.Namespace, "--replicas=3"); err != nil {
 			return err
 		}
-		if err := poll(ctx, 5*time.Minute, func() error { return zkReady(d, 2) }); err != nil {
+		if err := wait.Until(ctx, 5*time.Minute, pollEvery, func() error { return zkReady(d, 2) }); err != nil {
 			return err
 		}
 		quorum = time.Now()
 		outage = quorum.Sub(down)
-		return poll(ctx, leadBackBound+time.Minute, func() error {
+		return wait.Until(ctx, leadBackBound+time.Minute, pollEvery, func() error {
 			at, err := d.someoneLeads(ctx)
 			leads = at
 			return err
