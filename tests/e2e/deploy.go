@@ -36,6 +36,9 @@ type Deployment struct {
 	EP     *EndpointWatch
 	Probe  *Prober
 	URL    string // http://<ClusterIP>:<port>/
+	// ZooKeeper follows the ensemble's servers' logs, through their
+	// restarts (the flavours on the shipped ensemble).
+	ZooKeeper *PodLogs
 
 	cancel context.CancelFunc
 }
@@ -66,6 +69,9 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 		WatchLeaseHolder(wctx, n, f.Namespace, f.LeaseName, &d.Leader)
 	}
 	d.EP = WatchEndpoints(wctx, n, f.Namespace, "app")
+	if f.Ensemble {
+		d.ZooKeeper = d.WatchPodLogs(wctx, "app.kubernetes.io/name=zookeeper", "zookeeper")
+	}
 	if _, err := n.Kubectl(ctx, "apply", "-k", f.Overlay()); err != nil {
 		cancel()
 		return nil, err

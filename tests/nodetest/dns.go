@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +38,12 @@ const dnsTTL = 5
 type clusterDNS struct {
 	n    *Node
 	conn net.PacketConn
+
+	// log gets one line per A query answered, with klog's timestamp (so
+	// that ComponentLog reads it as "dns"): who asked, for what, and the
+	// answer, which shows when a pod's resolver asked and what it was told.
+	logMu sync.Mutex
+	log   *os.File
 }
 
 // startDNS starts the cluster's DNS server inside the namespace; it serves
@@ -44,7 +53,12 @@ func (n *Node) startDNS() error {
 	if err != nil {
 		return fmt.Errorf("nodetest: the cluster's DNS: %w", err)
 	}
-	n.dns = &clusterDNS{n: n, conn: c}
+	f, err := os.OpenFile(filepath.Join(n.lay.logs, "dns.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("nodetest: the cluster's DNS: %w", err)
+	}
+	n.dns = &clusterDNS{n: n, conn: c, log: f}
 	go n.dns.serve()
 	return nil
 }
@@ -64,7 +78,22 @@ func (n *Node) LookupHost(name string) []string {
 func (d *clusterDNS) close() {
 	if d != nil {
 		d.conn.Close()
+		d.logMu.Lock()
+		d.log.Close()
+		d.logMu.Unlock()
 	}
+}
+
+// logQuery writes one answered query to the DNS log.
+func (d *clusterDNS) logQuery(from net.Addr, name string, found bool, ips []net.IP) {
+	answer := "NXDOMAIN"
+	if found {
+		answer = fmt.Sprint(ips)
+	}
+	host, _, _ := net.SplitHostPort(from.String())
+	d.logMu.Lock()
+	fmt.Fprintf(d.log, "I%s dns: %s asked %s: %s\n", time.Now().Format("0102 15:04:05.000000"), host, name, answer)
+	d.logMu.Unlock()
 }
 
 func (d *clusterDNS) serve() {
@@ -90,6 +119,9 @@ func (d *clusterDNS) answer(query []byte, from net.Addr) {
 		return
 	}
 	ips, found := d.lookup(q.Name.String())
+	if q.Type == dnsmessage.TypeA {
+		d.logQuery(from, q.Name.String(), found, ips)
+	}
 	rcode := dnsmessage.RCodeSuccess
 	if !found {
 		rcode = dnsmessage.RCodeNameError
