@@ -20,7 +20,7 @@ var (
 	deletesFlag  = flag.Int("e2e.deletes", 10, "how many times each flavour's leader pod is deleted")
 	reportFlag   = flag.String("e2e.report", "", "write the run's figures as Markdown to this file")
 	logsFlag     = flag.String("e2e.logs", "", "write every line the ZooKeeper servers and the leader's electd logged during each ZooKeeper scenario to this directory")
-	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run, \"secrets\" for the missing-Secrets scenario (default: all)")
+	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run, \"secrets\" for the missing-Secrets scenario, \"docs\" for the docs' commands (default: all)")
 )
 
 // TestNode runs every flavour's scenarios on one real node, one flavour
@@ -36,6 +36,9 @@ func TestNode(t *testing.T) {
 	rep.Header(versions(t, n))
 	if *flavoursFlag == "" || contains(strings.Split(*flavoursFlag, ","), "secrets") {
 		t.Run("secrets", func(t *testing.T) { testSecrets(t, n, rep) })
+	}
+	if *flavoursFlag == "" || contains(strings.Split(*flavoursFlag, ","), "docs") {
+		t.Run("docs", func(t *testing.T) { testDocs(t, n, moduleDir, rep) })
 	}
 	var ran []Flavour
 	for _, f := range Flavours {
