@@ -40,12 +40,12 @@ var docMasks = []docMask{
 
 var (
 	docSpaces = regexp.MustCompile(`\s+`)
-	docDashes = regexp.MustCompile(`-{3,}`)
+	docDashes = regexp.MustCompile(`[-+]*-{3,}[-+]*`)
 )
 
 // NormalizeOutput masks in a line what may differ between two runs
 // (docMasks), and the alignment their widths change: runs of white space,
-// and of dashes (a table's rules), count as one.
+// and a table's rules (dashes and the pluses between them), count as one.
 func NormalizeOutput(line string) string {
 	for _, m := range docMasks {
 		line = m.re.ReplaceAllString(line, m.with)

@@ -88,7 +88,7 @@ func TestCompareOutputIgnoresRunsAndCatchesDrift(t *testing.T) {
 		"* app-794dfc8948-p76xj (asked): leader",
 	}
 	got := []string{
-		"+ Election: /services/app (latch) at http://localhost:4040 ----+------------+-------+",
+		"+ Election: /services/app (latch) at http://localhost:4040 +-----------+------------+-------+",
 		"| 1 | app-5f87cd5479-fgdsp * | 10.244.1.17:8080 | Leader   | connected | 8589934599 | 5.02s |",
 		"| 2 | app-5f87cd5479-lx7xf   | 10.244.2.4:8080  | Follower | joined    | 8589934601 |       |",
 		"* app-5f87cd5479-fgdsp (asked): leader",
