@@ -37,8 +37,9 @@ type Deployment struct {
 	Probe  *Prober
 	URL    string // http://<ClusterIP>:<port>/
 	// ZooKeeper follows the ensemble's servers' logs, through their
-	// restarts (the flavours on the shipped ensemble).
-	ZooKeeper *PodLogs
+	// restarts, and Electd every participant's (the flavours on the
+	// shipped ensemble).
+	ZooKeeper, Electd *PodLogs
 
 	cancel context.CancelFunc
 }
@@ -71,6 +72,7 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 	d.EP = WatchEndpoints(wctx, n, f.Namespace, "app")
 	if f.Ensemble {
 		d.ZooKeeper = d.WatchPodLogs(wctx, "app.kubernetes.io/name=zookeeper", "zookeeper")
+		d.Electd = d.WatchPodLogs(wctx, "app.kubernetes.io/name=app", "electd")
 	}
 	if _, err := n.Kubectl(ctx, "apply", "-k", f.Overlay()); err != nil {
 		cancel()

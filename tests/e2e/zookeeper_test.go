@@ -117,7 +117,7 @@ func zkScenario(t *testing.T, d *Deployment, rep *Report, what string, graceful 
 	if f.Failed > 0 {
 		rep.Add(d.F.Name, zkEvidence(ctx, d, newLeader, t0, end))
 	}
-	zkKeepLogs(t, ctx, d, newLeader, t0, end)
+	zkKeepLogs(t, d, t0, end)
 	s := fmt.Sprintf("ZooKeeper: %s under load: at rest again after %s; leader %s -> %s, %d leader changes, longest time with no leader in the election %s, "+
 		"longest time with no ready endpoint %s; %d requests failed, %d answered, %d by a pod that was not leading; restarts of the app's containers: %s.",
 		what, secs(end.Sub(t0)), leader, newLeader, f.Changes, secs(f.Leaderless), secs(f.NoEndpoint), f.Failed, f.Answered, f.NonLeader, after)
@@ -173,51 +173,48 @@ func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
 	rep.Add(d.F.Name, s)
 }
 
-// zkEvidence is what the servers and the leader's electd logged of a
+// zkEvidence is what the servers and the participants logged of a
 // scenario that failed requests, between t0 and end: each server's state
 // changes (who led the ensemble when), its own replaced instances
-// included, and electd's connection and leadership events, times from t0.
+// included, and every electd's connection and leadership events (a
+// follower's proxy holds requests while its electd is cut off), times
+// from t0.
 func zkEvidence(ctx context.Context, d *Deployment, leader string, t0, end time.Time) string {
 	var lines []string
-	add := func(who string, l LogLine, keep ...string) {
+	add := func(l PodLine, keep ...string) {
 		for _, k := range keep {
 			if strings.Contains(l.Text, k) {
 				text := l.Text
 				if len(text) > 220 {
 					text = text[:220] + "..."
 				}
-				lines = append(lines, fmt.Sprintf("+%6.2f s %s: %s", l.At.Sub(t0).Seconds(), who, text))
+				lines = append(lines, fmt.Sprintf("+%6.2f s %s: %s", l.At.Sub(t0).Seconds(), l.Pod, text))
 				return
 			}
 		}
 	}
 	for _, l := range d.ZooKeeper.Between(t0, end) {
-		add(l.Pod, l.LogLine, "Peer state changed")
+		add(l, "Peer state changed")
 	}
-	if lf, err := d.Log(ctx, leader, "electd"); err == nil {
-		for _, l := range lf.Lines() {
-			if !l.At.Before(t0) && !l.At.After(end) {
-				add(leader, l, `"suspended"`, "reconnected", `"revoked"`, `"elected"`, "cannot reach", "does not resolve", "session established")
-			}
-		}
+	for _, l := range d.Electd.Between(t0, end) {
+		add(l, `"suspended"`, "reconnected", `"revoked"`, `"elected"`, "cannot reach", "does not resolve", "session established")
 	}
 	slices.SortStableFunc(lines, func(a, b string) int { return strings.Compare(a, b) })
-	return "What the ensemble's servers (their state changes) and the leader's electd (its connection) logged meanwhile, from the scenario's start:\n```text\n" + strings.Join(lines, "\n") + "\n```"
+	return fmt.Sprintf("What the ensemble's servers (their state changes) and the participants' electd (their connections; %s leads) logged meanwhile, from the scenario's start:\n```text\n", leader) + strings.Join(lines, "\n") + "\n```"
 }
 
 // zkKeepLogs writes, where -e2e.logs names a directory, every line the
-// ensemble's servers and the leader's electd logged during a scenario, for
-// a diagnosis the report's excerpt does not cover.
-func zkKeepLogs(t *testing.T, ctx context.Context, d *Deployment, leader string, t0, end time.Time) {
+// ensemble's servers and the participants' electd logged during a
+// scenario, the cluster DNS's answers and the requests that failed, for a
+// diagnosis the report's excerpt does not cover.
+func zkKeepLogs(t *testing.T, d *Deployment, t0, end time.Time) {
 	if *logsFlag == "" {
 		return
 	}
-	lines := d.ZooKeeper.Between(t0, end)
-	if lf, err := d.Log(ctx, leader, "electd"); err == nil {
-		for _, l := range lf.Lines() {
-			if !l.At.Before(t0) && !l.At.After(end) {
-				lines = append(lines, PodLine{leader, l})
-			}
+	lines := append(d.ZooKeeper.Between(t0, end), d.Electd.Between(t0, end)...)
+	for _, a := range d.Probe.Between(t0, end) {
+		if a.Err != "" {
+			lines = append(lines, PodLine{"request", LogLine{a.Sent, fmt.Sprintf("sent, failed +%s later: %s", secs(a.Done.Sub(a.Sent)), a.Err)}})
 		}
 	}
 	for _, l := range d.N.ComponentLog("dns", t0, end, d.F.Namespace) {
