@@ -47,9 +47,10 @@ func (d *Deployment) WatchPodLogs(ctx context.Context, selector, container strin
 	return pl
 }
 
-// started reports whether a pod's container has run: its log exists.
+// started reports whether a pod's container (a native sidecar's among the
+// init containers) has run: its log exists.
 func started(p corev1.Pod, container string) bool {
-	for _, s := range p.Status.ContainerStatuses {
+	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 		if s.Name == container && (s.State.Running != nil || s.State.Terminated != nil) {
 			return true
 		}
