@@ -136,10 +136,14 @@ func checkElectdIsANativeSidecarWithRealProbes(t *testing.T, m *manifests) {
 		}
 		// The app starts after electd's startup probe: on /readyz, its first
 		// question names the leader. /healthz says only that the process
-		// runs, from its first answer on.
-		if p := s.c.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
-			t.Errorf("%s: electd's startupProbe must GET /readyz (joined and knows the leader), "+
-				"so the app's first question to electd names the leader", ref)
+		// runs, from its first answer on: the probe where electd checks the
+		// app's health and so stands only once the app is up.
+		wantStart, why := "/readyz", "joined and knows the leader, so the app's first question to electd names the leader"
+		if _, ok := s.env["ELECTD_APP_HEALTH_URL"]; ok {
+			wantStart, why = "/healthz", "electd stands only once the app passes a check, so an app that waits for a leader never starts"
+		}
+		if p := s.c.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != wantStart {
+			t.Errorf("%s: electd's startupProbe must GET %s: %s", ref, wantStart, why)
 		}
 		for _, np := range probes(s.c) {
 			if np.p.HTTPGet == nil {

@@ -1,9 +1,11 @@
 package k8s
 
 import (
+	"net"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,6 +45,7 @@ type netWorld struct {
 	electdPort         int32
 	appPort            int32 // the app container's port
 	proxyPort          int32 // electd's forwarding proxy, the Service's target; 0: none (the Service targets the app)
+	peerPort           int32 // where the other pods' proxies forward to the leader's (proxy.peer_listen); 0: no proxy
 	zkClient           int32
 	zkQuorum, zkLeader int32
 	sources            map[string]source
@@ -78,9 +81,13 @@ func newNetWorld(t *testing.T, m *manifests) netWorld {
 	if appPort <= 0 || proxyPort < 0 {
 		t.Fatal("no Service reaches the leader's app port or electd's proxy")
 	}
+	peerPort := int32(0)
+	if proxyPort > 0 {
+		peerPort = listenPort(t, s, "ELECTD_PROXY_PEER_LISTEN")
+	}
 	own := func(pod labels.Set) source { return source{Namespace: ownNamespace, Pod: pod} }
 	return netWorld{
-		app: s.w, zk: zk, electdPort: s.port, appPort: appPort, proxyPort: proxyPort,
+		app: s.w, zk: zk, electdPort: s.port, appPort: appPort, proxyPort: proxyPort, peerPort: peerPort,
 		zkClient: 2181, zkQuorum: 2888, zkLeader: 3888, // zoo.cfg's, checked by zookeeperPodAddresses
 		sources: map[string]source{
 			"the kubelet":        {Node: true},
@@ -93,6 +100,22 @@ func newNetWorld(t *testing.T, m *manifests) netWorld {
 			"Prometheus (monitoring)": inNamespace("monitoring", labels.Set{"app.kubernetes.io/name": "prometheus"}),
 		},
 	}
+}
+
+// listenPort is the port of an electd listen address set in its
+// environment (":4042").
+func listenPort(t *testing.T, s sidecar, env string) int32 {
+	t.Helper()
+	e, ok := s.env[env]
+	if !ok {
+		t.Fatalf("%s: electd sets no %s", s.w.ref, env)
+	}
+	_, p, err := net.SplitHostPort(e.Value)
+	n, err2 := strconv.ParseUint(p, 10, 16)
+	if err != nil || err2 != nil || n == 0 {
+		t.Fatalf("%s: %s=%q is not [host]:port", s.w.ref, env, e.Value)
+	}
+	return int32(n)
 }
 
 // connection is one expectation: from a source to a workload's port.
@@ -114,7 +137,8 @@ func (nw netWorld) expectations() []connection {
 		}
 	}
 	if nw.proxyPort > 0 {
-		add("app", nw.proxyPort, nil, "the proxy's port stays reachable (the Service, the other pods' proxies)")
+		add("app", nw.proxyPort, nil, "the proxy's port stays reachable (the Service)")
+		add("app", nw.peerPort, []string{"the kubelet", "another electd pod"}, "the peer port is for the other pods' proxies alone")
 		add("app", nw.appPort, []string{"the kubelet"}, "only its proxy reaches the app, on localhost")
 	} else {
 		add("app", nw.appPort, nil, "the app's own port stays reachable (the Service)")

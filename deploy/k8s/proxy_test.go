@@ -150,7 +150,8 @@ func TestProxyFlavourForwardsThroughShutdown(t *testing.T) {
 
 // The other pods' proxies forward to this one on a port of its own
 // (ELECTD_PROXY_PEER_LISTEN, the sidecar's port named peer), which the
-// NetworkPolicy admits beside the Service's; and a leader whose
+// NetworkPolicy admits from the app's other pods (netpol_test.go: from
+// them alone); and a leader whose
 // application stops answering hands leadership on: electd checks the app
 // (ELECTD_APP_HEALTH_URL, on its port on localhost) often enough to
 // withdraw within seconds.
@@ -164,18 +165,9 @@ func TestProxyFlavourPeersAndAppHealth(t *testing.T) {
 	if got := probePort(p.s.c, intstr.FromString("peer")); got != int32(n) {
 		t.Errorf("electd's port named peer is %d, want ELECTD_PROXY_PEER_LISTEN's %d", got, n)
 	}
-	admitted := map[int32]bool{}
-	for _, np := range m.policies {
-		for _, in := range np.Spec.Ingress {
-			for _, pp := range in.Ports {
-				if pp.Port != nil && len(in.From) == 0 {
-					admitted[pp.Port.IntVal] = true
-				}
-			}
-		}
-	}
-	if !admitted[p.listen] || !admitted[int32(n)] {
-		t.Errorf("the NetworkPolicy admits %v from anywhere, want the proxy's %d and the peer port %d", admitted, p.listen, n)
+	own := source{Namespace: ownNamespace, Pod: labels.Set(p.s.w.template.Labels)}
+	if !admitted(t, m.policies, own, p.s.w, int32(n)) {
+		t.Errorf("the NetworkPolicy does not admit the app's other pods to the peer port %d", n)
 	}
 	url := p.s.env["ELECTD_APP_HEALTH_URL"].Value
 	if !strings.HasPrefix(url, "http://"+p.app+"/") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -12,6 +13,10 @@ import (
 // never fails on a name that does not resolve yet (a ZooKeeper pod not yet
 // scheduled): it skips it, and re-resolves every name after each round in
 // which no server accepted us, so a rescheduled pod's new address is found.
+// It also re-resolves as soon as an established connection is lost: the
+// server that went may be a pod being replaced, and so may others since
+// the last resolve, so their old addresses would only cost a dial timeout
+// each (a rolling restart of the ensemble moves every server).
 type hostProvider struct {
 	log    *slog.Logger
 	lookup func(ctx context.Context, host string) ([]string, error)
@@ -21,7 +26,8 @@ type hostProvider struct {
 	addrs   []string          // resolved ip:port
 	hostFor map[string]string // resolved ip:port -> configured host:port
 	curr    int
-	tried   int // dials since the last success or re-resolve
+	tried   int    // dials since the last success or re-resolve
+	up      string // the configured server of the connection established since the last resolve
 }
 
 func newHostProvider(log *slog.Logger) *hostProvider {
@@ -53,7 +59,14 @@ func (hp *hostProvider) Next() (string, bool) {
 	hp.mu.Lock()
 	defer hp.mu.Unlock()
 	retry := false
-	if hp.tried >= len(hp.addrs) {
+	switch {
+	case hp.up != "":
+		// The first dial since a connection was lost: fresh addresses, and
+		// on to the server after the one that went, at once.
+		hp.resolveLocked()
+		hp.curr = hp.before(hp.up)
+		hp.tried, hp.up = 0, ""
+	case hp.tried >= len(hp.addrs):
 		if hp.tried > 0 || len(hp.addrs) == 0 {
 			retry = true
 		}
@@ -73,7 +86,24 @@ func (hp *hostProvider) Next() (string, bool) {
 func (hp *hostProvider) Connected() {
 	hp.mu.Lock()
 	hp.tried = 0
+	if hp.curr >= 0 && hp.curr < len(hp.addrs) {
+		hp.up = hp.hostFor[hp.addrs[hp.curr]]
+	}
 	hp.mu.Unlock()
+}
+
+// before is the index of the last address resolved from server or from a
+// server configured before it (-1 if none), so that Next goes on with the
+// servers after it.
+func (hp *hostProvider) before(server string) int {
+	at := slices.Index(hp.servers, server)
+	i := -1
+	for j, a := range hp.addrs {
+		if slices.Index(hp.servers, hp.hostFor[a]) <= at {
+			i = j
+		}
+	}
+	return i
 }
 
 // hostOf returns the configured host:port an address was resolved from,

@@ -36,6 +36,10 @@ type Deployment struct {
 	EP     *EndpointWatch
 	Probe  *Prober
 	URL    string // http://<ClusterIP>:<port>/
+	// ZooKeeper follows the ensemble's servers' logs, through their
+	// restarts, and Electd every participant's (the flavours on the
+	// shipped ensemble).
+	ZooKeeper, Electd *PodLogs
 
 	cancel context.CancelFunc
 }
@@ -49,7 +53,7 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 	}
 	// The ServiceAccount admission plugin refuses pods until the
 	// namespace's default ServiceAccount exists.
-	if err := poll(ctx, time.Minute, func() error {
+	if err := wait.Until(ctx, time.Minute, pollEvery, func() error {
 		var sa corev1.ServiceAccount
 		return n.Get("/api/v1/namespaces/"+f.Namespace+"/serviceaccounts/default", &sa)
 	}); err != nil {
@@ -66,6 +70,10 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 		WatchLeaseHolder(wctx, n, f.Namespace, f.LeaseName, &d.Leader)
 	}
 	d.EP = WatchEndpoints(wctx, n, f.Namespace, "app")
+	if f.Ensemble {
+		d.ZooKeeper = d.WatchPodLogs(wctx, "app.kubernetes.io/name=zookeeper", "zookeeper")
+		d.Electd = d.WatchPodLogs(wctx, "app.kubernetes.io/name=app", "electd")
+	}
 	if _, err := n.Kubectl(ctx, "apply", "-k", f.Overlay()); err != nil {
 		cancel()
 		return nil, err
@@ -148,7 +156,7 @@ const settle = 5 * time.Second
 // answered by the leader. It returns the leader.
 func (d *Deployment) WaitStable(ctx context.Context, timeout time.Duration) (string, error) {
 	var leader string
-	err := poll(ctx, timeout, func() error {
+	err := wait.Until(ctx, timeout, pollEvery, func() error {
 		pods, err := d.Pods()
 		if err != nil {
 			return err
@@ -198,11 +206,9 @@ func waitAnswer(ctx context.Context, p *Prober, since time.Time, pod string, tim
 	}) == nil
 }
 
-// poll calls check every 100 ms (tests/wait) until it passes, ctx ends or
-// timeout.
-func poll(ctx context.Context, timeout time.Duration, check func() error) error {
-	return wait.Until(ctx, timeout, 100*time.Millisecond, check)
-}
+// pollEvery is how often the scenarios ask the API server whether a
+// condition holds (tests/wait's Until).
+const pollEvery = 100 * time.Millisecond
 
 // LogLine is one line of a container's log with the runtime's timestamp.
 type LogLine struct {

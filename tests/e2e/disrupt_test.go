@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/wait"
 )
 
 // testKill sends SIGKILL to one container of the leader's pod through
@@ -39,7 +41,7 @@ func testKill(t *testing.T, d *Deployment, container string, rep *Report) {
 	if err := d.N.Signal(ContainerID(pod, container), "SIGKILL"); err != nil {
 		t.Fatal(err)
 	}
-	if err := poll(ctx, 2*time.Minute, func() error {
+	if err := wait.Until(ctx, 2*time.Minute, pollEvery, func() error {
 		p, err := d.Pod(leader)
 		if err != nil {
 			return err

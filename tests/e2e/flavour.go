@@ -49,6 +49,11 @@ type Flavour struct {
 	// stopped: a new leader may be elected before the deleted leader's app
 	// has exited, and SIGKILL of the leader's app moves leadership.
 	WatchesApp bool
+	// AppFirst: electd checks its app's health (app.health_url) and stands
+	// only once a check passed, so the app starts first (electd's startup
+	// probe is /healthz) and electd stands after it listens; otherwise the
+	// app starts once electd knows the leader (/readyz).
+	AppFirst bool
 	// HoldTime, when set, is the flavour's promise that a graceful
 	// hand-over (a pod deletion, a rollout, the app's SIGKILL, which its
 	// leader's proxy takes as a reason to step down) fails no request:
@@ -86,7 +91,7 @@ var Flavours = []Flavour{
 	},
 	{
 		Name: "proxy", Namespace: "e2e-proxy", Elector: "electd", ElectionPath: "/e2e/proxy/app",
-		OneEndpoint: false, AllReady: true, WatchesApp: true,
+		OneEndpoint: false, AllReady: true, WatchesApp: true, AppFirst: true,
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
 		HoldTime: 5 * time.Second, // deploy/k8s-proxy leaves proxy.hold_time at its default
 		Ensemble: true, ZooKeeperScenarios: true,

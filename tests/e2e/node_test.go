@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/wait"
 )
 
 var (
 	deletesFlag  = flag.Int("e2e.deletes", 10, "how many times each flavour's leader pod is deleted")
 	reportFlag   = flag.String("e2e.report", "", "write the run's figures as Markdown to this file")
-	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run, \"secrets\" for the missing-Secrets scenario (default: all)")
+	logsFlag     = flag.String("e2e.logs", "", "write every line the ZooKeeper servers and the leader's electd logged during each ZooKeeper scenario to this directory")
+	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run, \"secrets\" for the missing-Secrets scenario, \"docs\" for the docs' commands (default: all)")
 )
 
 // TestNode runs every flavour's scenarios on one real node, one flavour
@@ -34,6 +36,9 @@ func TestNode(t *testing.T) {
 	rep.Header(versions(t, n))
 	if *flavoursFlag == "" || contains(strings.Split(*flavoursFlag, ","), "secrets") {
 		t.Run("secrets", func(t *testing.T) { testSecrets(t, n, rep) })
+	}
+	if *flavoursFlag == "" || contains(strings.Split(*flavoursFlag, ","), "docs") {
+		t.Run("docs", func(t *testing.T) { testDocs(t, n, moduleDir, rep) })
 	}
 	var ran []Flavour
 	for _, f := range Flavours {
@@ -59,7 +64,7 @@ func TestNode(t *testing.T) {
 func reproFlags() string {
 	var fl []string
 	flag.Visit(func(f *flag.Flag) {
-		if strings.HasPrefix(f.Name, "e2e.") && f.Name != "e2e.report" {
+		if strings.HasPrefix(f.Name, "e2e.") && f.Name != "e2e.report" && f.Name != "e2e.logs" {
 			fl = append(fl, "-"+f.Name+"="+f.Value.String())
 		}
 	})
@@ -116,7 +121,8 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 // leader alone, which answers through the ClusterIP. The pods are Ready as
 // the flavour says (the leader alone, or all), each app started only after
 // its electd knew the leader (the native sidecar's startup probe on
-// /readyz), and `kubectl exec deploy/app -c electd -- /electd status`
+// /readyz), or, where electd checks its app's health (AppFirst), each
+// electd stood only after its app listened, and `kubectl exec deploy/app -c electd -- /electd status`
 // works as the README's "Trying it" shows.
 func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 	ctx := context.Background()
@@ -141,8 +147,16 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		knows, ok1 := side.Find("elected", "leader")
 		listening, ok2 := app.Find("listening")
+		if d.F.AppFirst {
+			stood, ok1 := side.Find("standing for leadership")
+			if !ok1 || !ok2 || stood.At.Before(listening.At) {
+				t.Errorf("%s: electd stood for leadership at %v (%v), before the app listened at %v (%v)", p.Name, stood.At, ok1, listening.At, ok2)
+			}
+			order = append(order, fmt.Sprintf("%s: the app listened %s, electd stood %s later", p.Name, listening.At.Format("15:04:05.000"), stood.At.Sub(listening.At).Round(time.Millisecond)))
+			continue
+		}
+		knows, ok1 := side.Find("elected", "leader")
 		if !ok1 || !ok2 || listening.At.Before(knows.At) {
 			t.Errorf("%s: the app started listening at %v (%v), before electd knew the leader at %v (%v)", p.Name, listening.At, ok2, knows.At, ok1)
 		}
@@ -158,7 +172,7 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 		}
 		want = strings.Join(all, ",")
 	}
-	if err := poll(ctx, 30*time.Second, func() error {
+	if err := wait.Until(ctx, 30*time.Second, pollEvery, func() error {
 		pods, err := d.Pods()
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ type Report struct {
 	mu       sync.Mutex
 	header   []string
 	sections map[string][]string // flavour -> paragraphs
+	after    []string            // after the flavours
 	deletes  map[string][]Failover
 }
 
@@ -35,6 +36,13 @@ func (r *Report) Add(flavour, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sections[flavour] = append(r.sections[flavour], text)
+}
+
+// After adds a paragraph after the flavours' sections.
+func (r *Report) After(text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.after = append(r.after, text)
 }
 
 // Deletes records the delete-the-leader figures of a flavour.
@@ -103,6 +111,9 @@ func (r *Report) Markdown(flavours []Flavour) string {
 		for _, s := range r.sections[f.Name] {
 			b.WriteString(s + "\n\n")
 		}
+	}
+	for _, s := range r.after {
+		b.WriteString(s + "\n\n")
 	}
 	return b.String()
 }

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // testSecrets applies the readiness flavour without the two Secrets the
@@ -55,7 +56,7 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 			n.ReleaseVolumes(context.Background(), ns)
 		}
 	})
-	if err := poll(ctx, time.Minute, func() error {
+	if err := wait.Until(ctx, time.Minute, pollEvery, func() error {
 		var sa corev1.ServiceAccount
 		return n.Get("/api/v1/namespaces/"+ns+"/serviceaccounts/default", &sa)
 	}); err != nil {
@@ -66,7 +67,7 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 		t.Fatal(err)
 	}
 	var event string
-	if err := poll(ctx, 2*time.Minute, func() error {
+	if err := wait.Until(ctx, 2*time.Minute, pollEvery, func() error {
 		var list corev1.EventList
 		if err := n.Get("/api/v1/namespaces/"+ns+"/events?fieldSelector=reason%3DFailedMount", &list); err != nil {
 			return err
@@ -104,7 +105,7 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 		t.Fatal(err)
 	}
 	var leader corev1.Pod
-	if err := poll(ctx, 4*time.Minute, func() error {
+	if err := wait.Until(ctx, 4*time.Minute, pollEvery, func() error {
 		var list corev1.PodList
 		if err := n.Get("/api/v1/namespaces/"+ns+"/pods?labelSelector=app.kubernetes.io%2Fname%3Dapp", &list); err != nil {
 			return err

@@ -8,12 +8,18 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // The ensemble under the flavour's load (requests through its Service
@@ -58,7 +64,7 @@ func testZooKeeper(t *testing.T, d *Deployment, rep *Report) {
 			if err := d.DeletePod(ctx, leader); err != nil {
 				return err
 			}
-			return poll(ctx, 5*time.Minute, func() error {
+			return wait.Until(ctx, 5*time.Minute, pollEvery, func() error {
 				if p, err := d.Pod(leader); err != nil || p.UID == old.UID {
 					return fmt.Errorf("%s not replaced yet", leader)
 				}
@@ -111,6 +117,7 @@ func zkScenario(t *testing.T, d *Deployment, rep *Report, what string, graceful 
 	if f.Failed > 0 {
 		rep.Add(d.F.Name, zkEvidence(ctx, d, newLeader, t0, end))
 	}
+	zkKeepLogs(t, d, t0, end)
 	s := fmt.Sprintf("ZooKeeper: %s under load: at rest again after %s; leader %s -> %s, %d leader changes, longest time with no leader in the election %s, "+
 		"longest time with no ready endpoint %s; %d requests failed, %d answered, %d by a pod that was not leading; restarts of the app's containers: %s.",
 		what, secs(end.Sub(t0)), leader, newLeader, f.Changes, secs(f.Leaderless), secs(f.NoEndpoint), f.Failed, f.Answered, f.NonLeader, after)
@@ -130,7 +137,7 @@ func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
 		if _, err := d.N.Kubectl(ctx, "scale", "statefulset/zookeeper", "-n", d.F.Namespace, "--replicas=0"); err != nil {
 			return err
 		}
-		if err := poll(ctx, 3*time.Minute, func() error {
+		if err := wait.Until(ctx, 3*time.Minute, pollEvery, func() error {
 			if pods, err := d.zkPods(); err != nil || len(pods) > 0 {
 				return fmt.Errorf("%d ZooKeeper pods left (%v)", len(pods), err)
 			}
@@ -143,12 +150,12 @@ func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
 		if _, err := d.N.Kubectl(ctx, "scale", "statefulset/zookeeper", "-n", d.F.Namespace, "--replicas=3"); err != nil {
 			return err
 		}
-		if err := poll(ctx, 5*time.Minute, func() error { return zkReady(d, 2) }); err != nil {
+		if err := wait.Until(ctx, 5*time.Minute, pollEvery, func() error { return zkReady(d, 2) }); err != nil {
 			return err
 		}
 		quorum = time.Now()
 		outage = quorum.Sub(down)
-		return poll(ctx, leadBackBound+time.Minute, func() error {
+		return wait.Until(ctx, leadBackBound+time.Minute, pollEvery, func() error {
 			at, err := d.someoneLeads(ctx)
 			leads = at
 			return err
@@ -166,41 +173,66 @@ func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
 	rep.Add(d.F.Name, s)
 }
 
-// zkEvidence is what the servers and the leader's electd logged of a
+// zkEvidence is what the servers and the participants logged of a
 // scenario that failed requests, between t0 and end: each server's state
-// changes (who led the ensemble when) and electd's connection and
-// leadership events, times from t0.
+// changes (who led the ensemble when), its own replaced instances
+// included, and every electd's connection and leadership events (a
+// follower's proxy holds requests while its electd is cut off), times
+// from t0.
 func zkEvidence(ctx context.Context, d *Deployment, leader string, t0, end time.Time) string {
 	var lines []string
-	add := func(who string, lf *LogFollower, keep ...string) {
-		for _, l := range lf.Lines() {
-			if l.At.Before(t0) || l.At.After(end) {
-				continue
-			}
-			for _, k := range keep {
-				if strings.Contains(l.Text, k) {
-					text := l.Text
-					if len(text) > 220 {
-						text = text[:220] + "..."
-					}
-					lines = append(lines, fmt.Sprintf("+%6.2f s %s: %s", l.At.Sub(t0).Seconds(), who, text))
-					break
+	add := func(l PodLine, keep ...string) {
+		for _, k := range keep {
+			if strings.Contains(l.Text, k) {
+				text := l.Text
+				if len(text) > 220 {
+					text = text[:220] + "..."
 				}
+				lines = append(lines, fmt.Sprintf("+%6.2f s %s: %s", l.At.Sub(t0).Seconds(), l.Pod, text))
+				return
 			}
 		}
 	}
-	if pods, err := d.zkPods(); err == nil {
-		for _, p := range pods {
-			if lf, err := d.Log(ctx, p.Name, "zookeeper"); err == nil {
-				add(p.Name, lf, "Peer state changed")
-			}
-		}
+	for _, l := range d.ZooKeeper.Between(t0, end) {
+		add(l, "Peer state changed")
 	}
-	if lf, err := d.Log(ctx, leader, "electd"); err == nil {
-		add(leader, lf, `"suspended"`, "reconnected", `"revoked"`, `"elected"`, "cannot reach", "does not resolve", "session established")
+	for _, l := range d.Electd.Between(t0, end) {
+		add(l, `"suspended"`, "reconnected", `"revoked"`, `"elected"`, "cannot reach", "does not resolve", "session established")
 	}
 	slices.SortStableFunc(lines, func(a, b string) int { return strings.Compare(a, b) })
-	return "What the ensemble's servers (their state changes) and the leader's electd (its connection) logged meanwhile, from the scenario's start:\n```text\n" + strings.Join(lines, "\n") + "\n```"
+	return fmt.Sprintf("What the ensemble's servers (their state changes) and the participants' electd (their connections; %s leads) logged meanwhile, from the scenario's start:\n```text\n", leader) + strings.Join(lines, "\n") + "\n```"
+}
+
+// zkKeepLogs writes, where -e2e.logs names a directory, every line the
+// ensemble's servers and the participants' electd logged during a
+// scenario, the cluster DNS's answers and the requests that failed, for a
+// diagnosis the report's excerpt does not cover.
+func zkKeepLogs(t *testing.T, d *Deployment, t0, end time.Time) {
+	if *logsFlag == "" {
+		return
+	}
+	lines := append(d.ZooKeeper.Between(t0, end), d.Electd.Between(t0, end)...)
+	for _, a := range d.Probe.Between(t0, end) {
+		if a.Err != "" {
+			lines = append(lines, PodLine{"request", LogLine{a.Sent, fmt.Sprintf("sent, failed +%s later: %s", secs(a.Done.Sub(a.Sent)), a.Err)}})
+		}
+	}
+	for _, l := range d.N.ComponentLog("dns", t0, end, d.F.Namespace) {
+		if at, ok := nodetest.KlogTime(l, t0); ok {
+			lines = append(lines, PodLine{"dns", LogLine{at, l[22:]}})
+		}
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].At.Before(lines[j].At) })
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "+%7.3f s %s %s: %s\n", l.At.Sub(t0).Seconds(), l.At.Format("15:04:05.000"), l.Pod, l.Text)
+	}
+	path := filepath.Join(*logsFlag, strings.ReplaceAll(t.Name(), "/", "-")+".log")
+	if err := os.MkdirAll(*logsFlag, 0o755); err != nil {
+		t.Error(err)
+	} else if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Error(err)
+	}
 }
 
 // zkPods lists the ensemble's pods.

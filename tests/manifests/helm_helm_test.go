@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/electd/electd/tools"
+	"github.com/electd/electd/tests/manifesttest"
 )
 
 const (
@@ -26,43 +25,15 @@ var (
 	helmErr  error
 )
 
-// helmBinary builds Helm from tools/helm once per machine, with the -X
-// flags Helm's own Makefile sets: its version, and the Kubernetes version
-// lint and template assume, from the client-go it is built with.
+// helmBinary is Helm built from tools/helm (manifesttest.HelmBinary),
+// once per test binary.
 func helmBinary(t *testing.T) string {
 	t.Helper()
-	helmOnce.Do(func() {
-		var ldflags string
-		if ldflags, helmErr = helmLDFlags(); helmErr != nil {
-			return
-		}
-		helmBin, helmErr = tools.Build(repoRoot, tools.Tool{
-			Dir: "tools/helm", Package: "helm.sh/helm/v3/cmd/helm", Name: "helm", LDFlags: ldflags,
-		}, t.Logf)
-	})
+	helmOnce.Do(func() { helmBin, helmErr = manifesttest.HelmBinary(repoRoot, t.Logf) })
 	if helmErr != nil {
 		t.Fatalf("building Helm from tools/helm: %v", helmErr)
 	}
 	return helmBin
-}
-
-func helmLDFlags() (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "helm.sh/helm/v3", "k8s.io/client-go")
-	cmd.Dir = filepath.Join(repoRoot, "tools/helm")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", err
-	}
-	v := strings.Fields(string(out)) // v3.22.0 v0.37.0
-	client := strings.Split(strings.TrimPrefix(v[1], "v"), ".")
-	major, minor := "1", client[1] // client-go v0.N is Kubernetes 1.N
-	flags := []string{"-X helm.sh/helm/v3/internal/version.version=" + v[0]}
-	for _, pkg := range []string{"pkg/lint/rules", "pkg/chartutil"} {
-		flags = append(flags,
-			"-X helm.sh/helm/v3/"+pkg+".k8sVersionMajor="+major,
-			"-X helm.sh/helm/v3/"+pkg+".k8sVersionMinor="+minor)
-	}
-	return strings.Join(flags, " "), nil
 }
 
 // helm runs Helm with its home directories in the test's temporary

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"maps"
 	"path"
 	"reflect"
 	"slices"
@@ -120,8 +121,8 @@ func TestChartLabelRoutingValues(t *testing.T) {
 // routing: proxy with its values set lands where the proxy flavour needs
 // it: electd listens on proxy.port (its peers on proxy.peerPort) and
 // forwards to app.port, whose proxy.appHealthPath it checks, the Service
-// targets the proxy's port, the NetworkPolicy opens those two ports and not
-// the app's, every pod is Ready (/readyz), the rollout never lowers capacity,
+// targets the proxy's port, the NetworkPolicy opens the proxy's port to all
+// and the peer port to the app's pods, the app's to none, every pod is Ready (/readyz), the rollout never lowers capacity,
 // shutdown_grace covers kube-proxy's lag unless set, and there is no API
 // access. (The defaults of routing: proxy equal deploy/k8s-proxy:
 // render_test.go.)
@@ -154,8 +155,10 @@ func TestChartProxyRoutingValues(t *testing.T) {
 		t.Errorf("Service selector %v: with the proxy every pod takes traffic", svc.Spec.Selector)
 	}
 	np := objectOf[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy", "web")
-	if in := np.Spec.Ingress; len(in) != 1 || len(in[0].Ports) != 2 || in[0].Ports[0].Port.String() != "9090" || in[0].Ports[1].Port.String() != "9191" {
-		t.Errorf("NetworkPolicy ingress %+v, want the proxy's ports 9090 and 9191 alone", np.Spec.Ingress)
+	if in := np.Spec.Ingress; len(in) != 2 || len(in[0].From) != 0 || len(in[0].Ports) != 1 || in[0].Ports[0].Port.String() != "9090" ||
+		len(in[1].Ports) != 1 || in[1].Ports[0].Port.String() != "9191" || len(in[1].From) != 1 || in[1].From[0].NamespaceSelector != nil ||
+		in[1].From[0].PodSelector == nil || !maps.Equal(in[1].From[0].PodSelector.MatchLabels, d.Spec.Selector.MatchLabels) {
+		t.Errorf("NetworkPolicy ingress %+v, want the proxy's port 9090 from anywhere and the peer port 9191 from the app's pods alone", np.Spec.Ingress)
 	}
 	if p := sc.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
 		t.Errorf("electd's readiness probe %+v, want /readyz", p)

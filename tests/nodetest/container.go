@@ -49,3 +49,16 @@ func (n *Node) ContainerPID(containerID string) (int, error) {
 	}
 	return 0, fmt.Errorf("nodetest: no task for container %s", id)
 }
+
+// TagImage gives an image the node has another reference, as a push to the
+// registry the cluster pulls from would (dst in full, docker.io/library/...).
+func (n *Node) TagImage(src, dst string) error {
+	_, err := n.ctr("images", "tag", "--force", src, dst)
+	return err
+}
+
+// Ctr is the ctr command line that reaches the node's containerd and the
+// kubelet's images, for a script to run (ctr's own arguments follow).
+func (n *Node) Ctr() []string {
+	return []string{"ctr", "--address", n.lay.containerdSock, "-n", "k8s.io"}
+}

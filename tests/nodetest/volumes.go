@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // ProvideVolumes makes a PersistentVolume for each claim a StatefulSet's
@@ -63,3 +66,27 @@ func (n *Node) ReleaseVolumes(ctx context.Context, ns string) error {
 }
 
 func volumeName(ns, claim string) string { return ns + "-" + claim }
+
+// ProvisionClaims provides a volume (ProvideVolumes) for every claim made
+// in ns, of the size it requests, until ctx ends: what a cluster's default
+// StorageClass does for claims that name none, which the node has not.
+// The volumes' directories are owned by uid.
+func (n *Node) ProvisionClaims(ctx context.Context, ns string, uid int) {
+	go func() {
+		provided := map[string]bool{}
+		for ctx.Err() == nil {
+			_ = n.Watch(ctx, "/api/v1/namespaces/"+ns+"/persistentvolumeclaims", func(_ string, raw json.RawMessage) bool {
+				var c corev1.PersistentVolumeClaim
+				if json.Unmarshal(raw, &c) != nil || c.Spec.VolumeName != "" || provided[c.Name] || c.DeletionTimestamp != nil {
+					return true
+				}
+				size := c.Spec.Resources.Requests[corev1.ResourceStorage]
+				if n.ProvideVolumes(ctx, ns, size.String(), uid, c.Name) == nil {
+					provided[c.Name] = true
+				}
+				return true
+			})
+			sleepCtx(ctx, 200*time.Millisecond)
+		}
+	}()
+}

@@ -51,15 +51,19 @@ exec "$@"
 
 const zkServerScript = `#!/usr/bin/bash
 # zkServer.sh start-foreground, as the official image runs it: the server in
-# the foreground on /conf/zoo.cfg, logging to stderr (slf4j-simple). The
-# serial collector and the client compiler keep a 2-core node responsive.
+# the foreground on /conf/zoo.cfg, logging to stderr (slf4j-simple), with
+# the heap of ZK_SERVER_HEAP and the flags of SERVER_JVMFLAGS and JVMFLAGS
+# (zkEnv.sh's and zkServer.sh's order). The serial collector and the client
+# compiler keep a 2-core node responsive.
 if [[ "$1" != start-foreground ]]; then
 	echo "zkServer.sh: this image runs start-foreground only" >&2
 	exit 2
 fi
-exec %s -Xmx${ZK_SERVER_HEAP:-1000}m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
+SERVER_JVMFLAGS="-Xmx${ZK_SERVER_HEAP:-1000}m $SERVER_JVMFLAGS"
+JVMFLAGS="$SERVER_JVMFLAGS $JVMFLAGS"
+exec %s -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
 	-Djava.net.preferIPv4Stack=true -Dzookeeper.log.dir=/logs -Dorg.slf4j.simpleLogger.showDateTime=true \
-	-cp %s org.apache.zookeeper.server.quorum.QuorumPeerMain /conf/zoo.cfg
+	-cp %s $JVMFLAGS org.apache.zookeeper.server.quorum.QuorumPeerMain /conf/zoo.cfg
 `
 
 // zooKeeperImage assembles the ZooKeeper image from this machine's files:
