@@ -205,13 +205,15 @@ func zkEvidence(ctx context.Context, d *Deployment, leader string, t0, end time.
 
 // zkKeepLogs writes, where -e2e.logs names a directory, every line the
 // ensemble's servers and the participants' electd logged during a
-// scenario, the cluster DNS's answers and the requests that failed, for a
-// diagnosis the report's excerpt does not cover.
+// scenario, the CPU their electd got, the cluster DNS's answers and the
+// requests that failed, for a diagnosis the report's excerpt does not
+// cover.
 func zkKeepLogs(t *testing.T, d *Deployment, t0, end time.Time) {
 	if *logsFlag == "" {
 		return
 	}
 	lines := append(d.ZooKeeper.Between(t0, end), d.Electd.Between(t0, end)...)
+	lines = append(lines, d.CPU.Between(t0, end)...)
 	for _, a := range d.Probe.Between(t0, end) {
 		if a.Err != "" {
 			lines = append(lines, PodLine{"request", LogLine{a.Sent, fmt.Sprintf("sent, failed +%s later: %s", secs(a.Done.Sub(a.Sent)), a.Err)}})
