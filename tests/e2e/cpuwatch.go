@@ -34,7 +34,7 @@ type CPUWatch struct {
 type cpuUse struct{ ran, waited time.Duration }
 
 // WatchCPU samples the electd processes of the election at path until ctx
-// ends.
+// ends (a scenario's span: it reads /proc every cpuSample).
 func WatchCPU(ctx context.Context, path string) *CPUWatch {
 	w := &CPUWatch{}
 	go func() {

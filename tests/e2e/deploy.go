@@ -40,9 +40,6 @@ type Deployment struct {
 	// restarts, and Electd every participant's (the flavours on the
 	// shipped ensemble).
 	ZooKeeper, Electd *PodLogs
-	// CPU samples what CPU the participants' electd got (flavours with
-	// electd).
-	CPU *CPUWatch
 
 	cancel context.CancelFunc
 }
@@ -84,7 +81,6 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 	// The ensemble's client Service exists once apply returns, seconds
 	// before any electd can join (the servers must form a quorum first).
 	if f.Elector == "electd" {
-		d.CPU = WatchCPU(wctx, f.ElectionPath)
 		if err := WatchZooKeeperLeader(wctx, n, f.Namespace, f.ElectionPath, &d.Leader); err != nil {
 			cancel()
 			return nil, err
