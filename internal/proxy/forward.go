@@ -249,7 +249,7 @@ func (h *httpProxy) fail(a *attempt, ctx context.Context, f facts) Result {
 		// Closed after this answer: what is left of a stalled body would
 		// otherwise hold the connection while net/http waits to discard it.
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusGatewayTimeout, "the request or its answer made no progress within the body timeout")
+		gatewayTimeout(w, "the request or its answer made no progress within the body timeout")
 		return ResultTimeout
 	case errors.Is(cause, errHoldExpired):
 		return unavailable(w, ResultMaybeProcessed, "the leader's proxy did not take the request within the hold time ("+
@@ -264,7 +264,7 @@ func (h *httpProxy) fail(a *attempt, ctx context.Context, f facts) Result {
 		if a.to == TargetApp {
 			p.appTimedOut(a.route, err)
 		}
-		writeError(w, http.StatusGatewayTimeout, "no answer within the response timeout"+maybe)
+		gatewayTimeout(w, "no answer within the response timeout"+maybe)
 		return ResultTimeout
 	case a.to == TargetLeader:
 		return unavailable(w, ResultMaybeProcessed, "the leader's proxy stopped answering ("+err.Error()+")"+maybe)

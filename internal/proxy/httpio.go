@@ -80,8 +80,9 @@ func (b *bufferPool) Get() []byte {
 
 func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
-// retryAfter is the Retry-After of a 503 from the proxy: a new leader
-// usually takes over within a second.
+// retryAfter is the Retry-After of a 503 or 504 from the proxy: a new
+// leader usually takes over within a second, and a hung application's
+// leader steps down within a few response timeouts.
 const retryAfter = "1"
 
 // unavailable answers 503 with Retry-After and msg, unless an answer is
@@ -92,6 +93,16 @@ func unavailable(w *writer, res Result, msg string) Result {
 		writeError(w, http.StatusServiceUnavailable, msg)
 	}
 	return res
+}
+
+// gatewayTimeout answers 504 with Retry-After and msg, unless an answer is
+// under way: every 503 and 504 of the proxy says when to try again
+// (docs/DESIGN.md, "Forwarding": bounded time).
+func gatewayTimeout(w *writer, msg string) {
+	if !w.started.Load() {
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, http.StatusGatewayTimeout, msg)
+	}
 }
 
 // writeError writes {"error": msg} with code, unless an answer is under way.
