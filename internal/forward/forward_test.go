@@ -46,6 +46,11 @@ func TestRoute(t *testing.T) {
 		{"no leader known", election.Status{ID: "a", SessionID: 1}, proxy.Route{}},
 		{"itself, not leading (handing over, lease lapsed)", election.Status{ID: "a", SessionID: 1,
 			Leader: &election.Participant{ID: "a", Session: 1, FencingToken: 7, Proxy: "10.0.0.1:4041"}}, proxy.Route{}},
+		// A view of itself from an earlier session (its session expired,
+		// a new one began, the election has not read the new leader yet):
+		// the leader's proxy is its own peer port, which would only bounce.
+		{"itself in an earlier session", election.Status{ID: "a", SessionID: 5, Proxy: "10.0.0.1:4041",
+			Leader: &election.Participant{ID: "a", Session: 1, FencingToken: 7, Proxy: "10.0.0.1:4041"}}, proxy.Route{}},
 		{"a leader without a proxy (Curator)", election.Status{ID: "a", SessionID: 1, Leader: &election.Participant{ID: "c", Session: 3, FencingToken: 4}},
 			proxy.Route{ID: "c", Token: 4}},
 	} {
