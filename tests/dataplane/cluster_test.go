@@ -25,7 +25,7 @@ import (
 const (
 	sessionTimeout = 2 * time.Second
 	holdTime       = 5 * time.Second
-	proxyIdle      = time.Second
+	proxyIdle      = 2 * time.Second // well past the clients' forward.ClientIdle
 	// peerTimeout is proxy.peer_timeout's default (the data plane's
 	// contract, issue 28): how long a peer's proxy that stopped answering
 	// is believed. It is not set, so that each scenario also runs on an

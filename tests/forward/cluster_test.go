@@ -24,8 +24,8 @@ import (
 const (
 	sessionTimeout = 2 * time.Second
 	holdTime       = 5 * time.Second
-	shutdownGrace  = time.Second // a stopping participant forwards this long while clients stop sending to it
-	proxyIdle      = time.Second
+	shutdownGrace  = time.Second     // a stopping participant forwards this long while clients stop sending to it
+	proxyIdle      = 2 * time.Second // well past the clients' forward.ClientIdle
 	adminToken     = "t0ken-forward"
 	patience       = 30 * time.Second // bounds every wait: it only ends a test that hangs
 	// slack is what a request may take past the hold time on a loaded

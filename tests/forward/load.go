@@ -10,6 +10,18 @@ import (
 	"time"
 )
 
+// ClientIdle is how long the loads' clients (Load, tests/ledger's) keep an
+// idle connection: shorter than the proxies' proxy.idle_timeout (2 s in the
+// tests, 1 s or more in the bench) by
+// more than a loaded machine may keep a process from running, as a
+// keep-alive client's must be. Otherwise a request sent on a connection the
+// proxy closes as idle at that instant reaches no handler at all, and the
+// client sees its connection end (EOF or a reset; net/http sends again a
+// GET, not a POST): HTTP/1.1's keep-alive race, which the chaos suite met
+// with 500 ms against 1 s while three ZooKeeper JVMs started on two cores
+// (no proxy logged those requests, no application got them).
+const ClientIdle = 200 * time.Millisecond
+
 // Pool is the proxies clients send to, by participant name, as a Service's
 // endpoints are: a participant is taken out before it stops, and Remove
 // waits until no client is sending to it any more.
@@ -132,7 +144,7 @@ func StartLoad(pool *Pool, cfg LoadConfig) *Load {
 	l := &Load{stop: make(chan struct{})}
 	for i := range cfg.Workers {
 		l.wg.Go(func() {
-			tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}
+			tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: ClientIdle}
 			defer tr.CloseIdleConnections()
 			c := &http.Client{Transport: tr, Timeout: cfg.Timeout}
 			tick := time.NewTicker(cfg.Pace)
