@@ -32,6 +32,9 @@ type request struct {
 	safe   bool   // idempotent (headers.go)
 	peer   bool   // a peer's forward, on PeerListen
 	marked bool   // the Taken interim answer was sent (peer.go)
+	// last is the last attempt's context, whose cause says why it ended
+	// (finish logs it).
+	last context.Context
 }
 
 // attempt is one hand-over of a request, to the application or to the
@@ -49,6 +52,7 @@ type attempt struct {
 	onTunnel func()
 	err      error                            // what ReverseProxy reported, before writing anything
 	conn     atomic.Bool                      // a connection was had: the request may have been sent
+	ac       *appConn                         // the HTTP/1 connection to the application it went on
 	cc       atomic.Pointer[http2.ClientConn] // the peer connection it went on
 	// taken: the leader's proxy said it takes it (its 102); termEnded:
 	// a newer leader is known and that proxy answered a ping without;
@@ -98,9 +102,10 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 	p := h.p
 	ctx, cancel := context.WithCancelCause(q.r.Context())
 	defer cancel(nil)
+	q.last = ctx
 	a := &attempt{q: q, route: d.route, sent: p.clock.Now()}
 	if d.way == toApp {
-		a.to, a.h2 = TargetApp, q.h2
+		a.to, a.h2 = TargetApp, q.h2 || p.cfg.AppProtocol == AppH2C && !isUpgrade(q.r.Header)
 		done := sync.OnceFunc(p.appDone)
 		defer done()
 		a.onTunnel = done // a tunnel does not hold a hand-over back
@@ -149,7 +154,13 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 		q.w.a.Store(nil)
 	}()
 	ctx = httptrace.WithClientTrace(context.WithValue(ctx, attemptKey{}, a),
-		&httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { a.conn.Store(true) }})
+		&httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+			if ac, ok := info.Conn.(*appConn); ok && a.to == TargetApp && !a.h2 {
+				ac.arm()
+				a.ac = ac
+			}
+			a.conn.Store(true)
+		}})
 	h.rp.ServeHTTP(q.w, q.r.WithContext(ctx))
 	return h.judge(a, ctx)
 }
@@ -209,7 +220,7 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context) outcome {
 		started:    q.w.started.Load(),
 		shutdown:   errors.Is(cause, errShutdown),
 		noConn:     isNoConn(err) || !a.conn.Load(),
-		unwritten:  isUnwritten(err),
+		unwritten:  isUnwritten(err) || a.ac != nil && a.ac.closedFirst.Load(),
 		bounced:    errors.Is(err, errBounced),
 		toPeer:     a.to == TargetLeader && !a.upgrade,
 		taken:      a.taken.Load(),

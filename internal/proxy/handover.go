@@ -125,6 +125,14 @@ func (p *Proxy) stepDown(r Route, why string, err error) {
 	}
 	p.stepped = r.Token
 	p.mu.Unlock()
+	if why == StepDownRefused && p.http != nil {
+		// The application stops: nothing more goes out on a connection it
+		// kept alive, which it may close with a request on it unanswered
+		// (HTTP/1.1 cannot say which); the next request dials, and a
+		// refusal proves it unprocessed.
+		p.http.app.CloseIdleConnections()
+		p.http.appH2.CloseIdleConnections()
+	}
 	p.rec.SteppedDown(why)
 	reason := "the application at " + p.cfg.App + " refuses connections"
 	if why == StepDownTimeouts {

@@ -36,14 +36,11 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 	}
 	q := &request{r: r, w: w, hd: newHolder(p, fw.hold), id: fw.requestID, h2: fw.h2, safe: idempotent(r), peer: true}
 	res := ResultUpstreamError
-	defer func() {
-		q.hd.done()
-		p.rec.Request(res)
-	}()
+	defer h.finish(q, &res)
 	if hasBody(r) {
 		q.b = h.stream(rw, r)
 		defer q.b.release()
-		r.Body = q.b
+		r.Body, r.GetBody = q.b, q.b.again
 	}
 	res = h.take(q, fw)
 	if res == ResultCanceled {
