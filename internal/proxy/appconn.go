@@ -23,7 +23,8 @@ import (
 // when it is idempotent.
 
 // appConn is a connection to the application. Before the first write of
-// each request (arm, at GotConn), it looks, without reading, whether the
+// each request that is not safe to send twice (arm, at GotConn: one that is
+// may be sent again anyway), it looks, without reading, whether the
 // application's end is closed already.
 type appConn struct {
 	net.Conn
@@ -31,6 +32,11 @@ type appConn struct {
 	// armed: the next write is a request's first; closedFirst: at that
 	// write the application's end was closed already.
 	armed, closedFirst atomic.Bool
+	// peek and its results, made once: a peek allocates nothing.
+	peek  func(fd uintptr)
+	n     int
+	err   error
+	empty [1]byte
 }
 
 // dialApp is the transports' DialContext for the application: its TCP
@@ -49,7 +55,11 @@ func dialApp(d *net.Dialer) func(ctx context.Context, network, addr string) (net
 		if err != nil {
 			return c, nil
 		}
-		return &appConn{Conn: c, raw: raw}, nil
+		ac := &appConn{Conn: c, raw: raw}
+		ac.peek = func(fd uintptr) {
+			ac.n, _, ac.err = syscall.Recvfrom(int(fd), ac.empty[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		}
+		return ac, nil
 	}
 }
 
@@ -68,16 +78,11 @@ func (c *appConn) Write(b []byte) (int, error) {
 
 // peerClosed reports that the application's end of the connection is
 // closed: a peek, which neither waits nor takes a byte, finds the end of
-// the stream or a reset.
+// the stream or a reset. Called from Write alone: a connection carries one
+// request at a time, and its writes are one goroutine's.
 func (c *appConn) peerClosed() bool {
-	var n int
-	var rerr error
-	err := c.raw.Control(func(fd uintptr) {
-		var one [1]byte
-		n, _, rerr = syscall.Recvfrom(int(fd), one[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	})
-	if err != nil {
+	if err := c.raw.Control(c.peek); err != nil {
 		return false
 	}
-	return rerr == nil && n == 0 || errors.Is(rerr, syscall.ECONNRESET)
+	return c.err == nil && c.n == 0 || errors.Is(c.err, syscall.ECONNRESET)
 }

@@ -18,7 +18,8 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 	h.active.Add(1)
 	defer h.active.Done()
 	p := h.p
-	w := &writer{ResponseWriter: rw}
+	q := newRequest(p, rw, r, p.cfg.HoldTime)
+	w := q.w
 	if r.Method == http.MethodConnect {
 		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE")
 		writeError(w, http.StatusMethodNotAllowed, "CONNECT: this is a reverse proxy to the leader, not a forward proxy")
@@ -29,8 +30,7 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 	// a client sends are its own, and go.
 	stripElectd(r.Header)
 	stripElectd(r.Trailer)
-	q := &request{r: r, w: w, hd: newHolder(p, p.cfg.HoldTime), h2: r.ProtoMajor == 2, safe: idempotent(r)}
-	q.id = admit(r, p.cfg.trusted)
+	q.h2, q.id = r.ProtoMajor == 2, admit(r, p.cfg.trusted)
 	res := ResultUpstreamError // kept if ReverseProxy aborts an answer broken off mid-body (a panic)
 	defer h.finish(q, &res)
 	if hasBody(r) {

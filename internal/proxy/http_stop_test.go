@@ -18,29 +18,38 @@ import (
 // Shutdown: the listener closes, idle connections close, requests being
 // read are dropped, those being handled finish), while POSTs with a body
 // arrive through its proxy. The proxy steps down on the first refused
-// dial, through Yield as the daemon wires it. With ResendUnreadBody (this
-// application reads every body before it acts), what the application
-// dropped unread goes to the new leader: round after round, none is lost.
-// So it is with an application that speaks HTTP/2 (AppH2C): its GOAWAY
-// names the last request it took, and the rest go to the new leader. By
-// default, over HTTP/1.1, a POST the application dropped gets a 502 saying
-// it may or may not have been processed (HTTP/1.1 cannot say otherwise):
-// none of those ran, none runs twice, the rest succeed.
+// dial, through Yield as the daemon wires it. No request runs twice, and
+// none that the application never ran is lost:
+//   - with ResendUnreadBody (this application reads every body before it
+//     acts), what the application dropped unread goes to the new leader:
+//     none fails;
+//   - with AppH2C, its GOAWAY names the last request it took, and the rest
+//     go to the new leader. What may still fail is the answer to a request
+//     it ran: net/http's HTTP/2 server counts a stream closed, and its
+//     connection idle, once the last frame is in its buffer, and Shutdown
+//     may close an idle connection before that buffer is written out
+//     (golang/go#39776 is of that family). Such a POST ran, and its client
+//     is told it may or may not have been processed;
+//   - by default, over HTTP/1.1, a POST the application dropped unread
+//     gets a 502 saying it may or may not have been processed (HTTP/1.1
+//     cannot say otherwise): none of those ran.
 func TestHTTPApplicationStopsLosesNoPost(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		cfg      Config
-		lossless bool
+		name string
+		cfg  Config
+		// failed: how a POST that failed may have fared: none may fail
+		// (""), or every one that did ran ("ran") or did not ("unread").
+		failed string
 	}{
-		{"ResendUnreadBody", Config{ResendUnreadBody: true}, true},
-		{"h2c", Config{AppProtocol: AppH2C}, true},
-		{"default", Config{}, false},
+		{"ResendUnreadBody", Config{ResendUnreadBody: true}, ""},
+		{"h2c", Config{AppProtocol: AppH2C}, "ran"},
+		{"default", Config{}, "unread"},
 	} {
-		t.Run(tc.name, func(t *testing.T) { applicationStops(t, tc.cfg, tc.lossless) })
+		t.Run(tc.name, func(t *testing.T) { applicationStops(t, tc.cfg, tc.failed) })
 	}
 }
 
-func applicationStops(t *testing.T, cfg Config, lossless bool) {
+func applicationStops(t *testing.T, cfg Config, failedAs string) {
 	baseline(t)
 	const rounds, workers, pace = 12, 6, 10 * time.Millisecond
 	lost := 0
@@ -111,16 +120,18 @@ func applicationStops(t *testing.T, cfg Config, lossless bool) {
 		close(stop)
 		wg.Wait()
 		for _, f := range failed {
-			if lossless || !strings.Contains(f.body, "may or may not have been processed") {
+			if failedAs == "" || !strings.Contains(f.body, "may or may not have been processed") {
 				t.Fatalf("round %d: %d of %d POSTs failed; first: %s", round, len(failed), sent, strings.TrimSpace(f.body))
 			}
-			if _, ran := ran.Load(f.id); ran {
-				t.Fatalf("round %d: POST %s ran, and got %s", round, f.id, strings.TrimSpace(f.body))
+			if _, ran := ran.Load(f.id); ran != (failedAs == "ran") {
+				t.Fatalf("round %d: POST %s ran: %v; it got %s", round, f.id, ran, strings.TrimSpace(f.body))
 			}
 		}
 		lost += len(failed)
 		a.stop()
 		b.stop()
 	}
-	t.Logf("%d POSTs, dropped unread, answered 502 (may have been processed) in %d stops", lost, rounds)
+	if lost > 0 {
+		t.Logf("%d POSTs answered that they may or may not have been processed (%s) in %d stops", lost, failedAs, rounds)
+	}
 }

@@ -67,18 +67,26 @@ func (u *upstreamBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// bufferPool lends ReverseProxy its 32 KiB copy buffers: without one it
-// allocates one per answer.
+// copyBuffer is the size of ReverseProxy's copy buffers.
+const copyBuffer = 32 << 10
+
+// bufferPool lends ReverseProxy its copy buffers: without one it allocates
+// one per answer. It pools the arrays themselves, so that a Put allocates
+// nothing.
 type bufferPool struct{ p sync.Pool }
 
 func (b *bufferPool) Get() []byte {
-	if v, ok := b.p.Get().(*[]byte); ok {
-		return *v
+	if v, ok := b.p.Get().(*[copyBuffer]byte); ok {
+		return v[:]
 	}
-	return make([]byte, 32<<10)
+	return new([copyBuffer]byte)[:]
 }
 
-func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
+func (b *bufferPool) Put(buf []byte) {
+	if len(buf) == copyBuffer {
+		b.p.Put((*[copyBuffer]byte)(buf))
+	}
+}
 
 // retryAfter is the Retry-After of a 503 or 504 from the proxy: a new
 // leader usually takes over within a second, and a hung application's
