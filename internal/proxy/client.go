@@ -137,6 +137,7 @@ func targetName(d decision) string {
 func (h *httpProxy) finish(q *request, res *Result) {
 	q.hd.done()
 	h.p.rec.Request(*res)
+	h.p.served.Add(1)
 	v := recover()
 	if *res != ResultOK || v != nil {
 		h.p.log.Debug("request ended without the application's answer", "request_id", q.id, "peer", q.peer,

@@ -218,6 +218,11 @@ func (p *Proxy) PeerConns() int {
 	return p.http.pool.Open()
 }
 
+// Served counts the requests (HTTP mode) or connections (TCP mode) that
+// ended, however they ended: whoever wants to know whether the proxy has
+// been quiet compares two readings.
+func (p *Proxy) Served() uint64 { return p.served.Load() }
+
 // Buffered is the bytes of request bodies buffered now (HTTP mode).
 func (p *Proxy) Buffered() int64 {
 	if p.http == nil {
