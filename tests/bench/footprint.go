@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/electd/electd/tests/forward"
 )
 
 // FootprintResult is what an idle electd costs its host, and how fast it
@@ -100,19 +98,10 @@ func idleWindow(ctx context.Context, leader, follower int, window time.Duration)
 // through the follower's proxy (and so the leader's) for a burst, lets
 // them be quiet, and measures them over window.
 func idleProxy(ctx context.Context, env *env, window time.Duration) (*IdleProxy, error) {
-	r := &forwardRig{env: env, opts: env.electdOpts("/bench/footprint-proxy", env.cfg.SessionTimeout), fence: forward.NewFence(), pool: forward.NewPool()}
-	r.opts.logLevel = "info" // as deployed
+	r, err := newForwardRig(ctx, env, "/bench/footprint-proxy", env.cfg.SessionTimeout, "i", 2)
 	defer r.close()
-	for i := range 2 {
-		m := &forwardMember{id: fmt.Sprintf("i%d", i)}
-		var err error
-		if m.app, err = forward.StartApp(m.id, r.fence); err != nil {
-			return nil, err
-		}
-		r.ms = append(r.ms, m)
-		if err := r.start(ctx, m); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	leader, err := r.settled(ctx, nil)
 	if err != nil {
