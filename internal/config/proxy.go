@@ -19,7 +19,7 @@ import (
 func (c *Config) proxy() proxy.Config {
 	p := c.Proxy
 	return proxy.Config{
-		Mode: proxy.Mode(p.Mode), Listen: p.Listen, PeerListen: p.PeerListen, App: p.App,
+		Mode: proxy.Mode(p.Mode), Listen: p.Listen, PeerListen: p.PeerListen, App: p.App, AppProtocol: proxy.AppProtocol(p.AppProtocol),
 		HoldTime: p.HoldTime, DrainTimeout: p.DrainTimeout, MaxHeld: p.MaxHeld, MaxConnections: p.MaxConnections,
 		MaxPeerConnections: p.MaxPeerConnections, PeerStreams: p.PeerStreams, PeerTimeout: p.PeerTimeout,
 		DialTimeout: p.DialTimeout, ClientHeaderTimeout: p.ClientHeaderTimeout, ClientBodyTimeout: p.ClientBodyTimeout,

@@ -26,6 +26,22 @@ const (
 	ModeTCP Mode = "tcp"
 )
 
+// AppProtocol is how HTTP mode speaks to the application.
+type AppProtocol string
+
+const (
+	// AppHTTP1 sends requests that came as HTTP/1.x to the application as
+	// HTTP/1.1, and those that came as HTTP/2 as HTTP/2 with prior
+	// knowledge (gRPC needs it).
+	AppHTTP1 AppProtocol = "http1"
+	// AppH2C sends every request but an upgrade (WebSocket) to the
+	// application as HTTP/2 with prior knowledge: an application that
+	// stops then says with its GOAWAY which requests it never took, so
+	// that they go to the new leader (docs/DESIGN.md, "Forwarding":
+	// hand-overs).
+	AppH2C AppProtocol = "h2c"
+)
+
 // Defaults of Config, and the bounds Validate enforces.
 const (
 	DefaultHoldTime            = 5 * time.Second
@@ -99,6 +115,9 @@ type Config struct {
 	PeerListen string
 	// App is the local application's host:port. Required.
 	App string
+	// AppProtocol is how requests reach the application (HTTP mode):
+	// AppHTTP1 (the default) or AppH2C.
+	AppProtocol AppProtocol
 	// HoldTime is how long a request or connection waits for a leader to
 	// send it to (or for the leader's proxy to take it) before it gets
 	// 503 with Retry-After (or is closed). Default 5s; MinHoldTime to
@@ -217,6 +236,9 @@ func (c Config) withDefaults() Config {
 	if c.Mode == "" {
 		c.Mode = ModeHTTP
 	}
+	if c.AppProtocol == "" {
+		c.AppProtocol = AppHTTP1
+	}
 	if c.HoldTime == 0 {
 		c.HoldTime = DefaultHoldTime
 	}
@@ -281,6 +303,11 @@ func (c Config) Validate() error {
 	case "", ModeHTTP, ModeTCP:
 	default:
 		add(fieldErr("Mode", "%q is not http or tcp", c.Mode))
+	}
+	switch c.AppProtocol {
+	case "", AppHTTP1, AppH2C:
+	default:
+		add(fieldErr("AppProtocol", "%q is not http1 or h2c", c.AppProtocol))
 	}
 	if err := validateAddr(c.Listen, true); err != nil {
 		add(&FieldError{Pkg: "proxy", Field: "Listen", Err: err})
