@@ -231,6 +231,44 @@ func DefaultPeerListen(listen string) string {
 	return net.JoinHostPort(host, strconv.FormatUint(n, 10))
 }
 
+// DeriveHold is the hold time and the drain timeout, zero meaning unset
+// (the one statement of the rule; internal/config applies it to its keys):
+// a hold time unset is DefaultHoldTime, or twice a drain timeout given
+// that is not shorter (the hand-over's drain must fit in what a request
+// may be held); a drain timeout unset is DefaultDrainTimeout, or half the
+// hold time when that is shorter.
+func DeriveHold(hold, drain time.Duration) (time.Duration, time.Duration) {
+	if hold == 0 {
+		hold = DefaultHoldTime
+		if drain >= hold {
+			hold = min(2*drain, MaxHoldTime)
+		}
+	}
+	if drain == 0 {
+		drain = DefaultDrainTimeout
+		if hold > 0 { // a hold time out of range is Validate's to name
+			drain = min(drain, hold/2)
+		}
+	}
+	return hold, drain
+}
+
+// DeriveHeld is the most open connections and the most held requests,
+// zero meaning unset, as DeriveHold: a cap unset is its default, lowered
+// (max_held) or raised (max_connections) to fit the other one.
+func DeriveHeld(conns, held int) (int, int) {
+	if conns == 0 {
+		conns = max(DefaultMaxConnections, held)
+	}
+	if held == 0 {
+		held = DefaultMaxHeld
+		if conns > 0 { // a cap out of range is Validate's to name
+			held = min(held, conns)
+		}
+	}
+	return conns, held
+}
+
 // withDefaults fills in every zero field; Validate has passed.
 func (c Config) withDefaults() Config {
 	if c.Mode == "" {
@@ -239,18 +277,8 @@ func (c Config) withDefaults() Config {
 	if c.AppProtocol == "" {
 		c.AppProtocol = AppHTTP1
 	}
-	if c.HoldTime == 0 {
-		c.HoldTime = DefaultHoldTime
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = min(DefaultDrainTimeout, c.HoldTime/2)
-	}
-	if c.MaxConnections == 0 {
-		c.MaxConnections = DefaultMaxConnections
-	}
-	if c.MaxHeld == 0 {
-		c.MaxHeld = min(DefaultMaxHeld, c.MaxConnections)
-	}
+	c.HoldTime, c.DrainTimeout = DeriveHold(c.HoldTime, c.DrainTimeout)
+	c.MaxConnections, c.MaxHeld = DeriveHeld(c.MaxConnections, c.MaxHeld)
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
