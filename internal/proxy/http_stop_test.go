@@ -29,7 +29,10 @@ import (
 //     connection idle, once the last frame is in its buffer, and Shutdown
 //     may close an idle connection before that buffer is written out
 //     (golang/go#39776 is of that family). Such a POST ran, and its client
-//     is told it may or may not have been processed;
+//     is told it may or may not have been processed. And a stream written
+//     as the application closes the connection draws a reset, which can
+//     discard the GOAWAY not yet read (seen at load 29): that POST did not
+//     run, and its client is told the same;
 //   - by default, over HTTP/1.1, a POST the application dropped unread
 //     gets a 502 saying it may or may not have been processed (HTTP/1.1
 //     cannot say otherwise): none of those ran.
@@ -38,11 +41,13 @@ func TestHTTPApplicationStopsLosesNoPost(t *testing.T) {
 		name string
 		cfg  Config
 		// failed: how a POST that failed may have fared: none may fail
-		// (""), or every one that did ran ("ran") or did not ("unread").
+		// (""), every one that did ran ("ran") or did not ("unread"), or
+		// either ("either"): each was told it may or may not have been
+		// processed, and none ran twice.
 		failed string
 	}{
 		{"ResendUnreadBody", Config{ResendUnreadBody: true}, ""},
-		{"h2c", Config{AppProtocol: AppH2C}, "ran"},
+		{"h2c", Config{AppProtocol: AppH2C}, "either"},
 		{"default", Config{}, "unread"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { applicationStops(t, tc.cfg, tc.failed) })
@@ -123,7 +128,7 @@ func applicationStops(t *testing.T, cfg Config, failedAs string) {
 			if failedAs == "" || !strings.Contains(f.body, "may or may not have been processed") {
 				t.Fatalf("round %d: %d of %d POSTs failed; first: %s", round, len(failed), sent, strings.TrimSpace(f.body))
 			}
-			if _, ran := ran.Load(f.id); ran != (failedAs == "ran") {
+			if _, ran := ran.Load(f.id); failedAs != "either" && ran != (failedAs == "ran") {
 				t.Fatalf("round %d: POST %s ran: %v; it got %s", round, f.id, ran, strings.TrimSpace(f.body))
 			}
 		}
