@@ -301,6 +301,11 @@ func (h *httpProxy) fail(a *attempt, ctx context.Context, f facts) Result {
 			"election and ZooKeeper", "leader_proxy", a.route.Addr, "its_election", a.view.Election, "this_election", a.route.Election)
 		return unavailable(w, ResultMisdirected, "the leader's proxy at "+a.route.Addr+" takes part in another election ("+
 			a.view.Election+"); the request was not processed")
+	case a.q.peer && (f.noConn || f.unwritten):
+		// Not processed, and this proxy streamed the peer's body: the peer
+		// that forwarded it may still have it whole, and sends it again if
+		// so when it is bounced.
+		return bounce(a.q, p.view())
 	case f.bounced || f.noConn || f.unwritten:
 		// Not processed, but its body can no longer be sent again whole.
 		return unavailable(w, ResultUpstreamError, "the request reached no application and its body cannot be sent again: "+err.Error())
