@@ -9,6 +9,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/httpapi"
+	"github.com/electd/electd/internal/proxy"
 )
 
 // Key is one configuration key, as Config's tags declare it.
@@ -73,9 +74,26 @@ func EnvName(key string) string {
 // declares itself: such a key's tag has no default, and its help says
 // {default}, so that each default is stated in one place.
 var packageDefaults = map[string]any{
-	"zookeeper.session_timeout": election.DefaultSessionTimeout,
-	"http.max_streams":          httpapi.DefaultMaxStreams,
-	"http.max_waiters":          httpapi.DefaultMaxWaiters,
+	"zookeeper.session_timeout":   election.DefaultSessionTimeout,
+	"http.max_streams":            httpapi.DefaultMaxStreams,
+	"http.max_waiters":            httpapi.DefaultMaxWaiters,
+	"proxy.hold_time":             proxy.DefaultHoldTime,
+	"proxy.drain_timeout":         proxy.DefaultDrainTimeout,
+	"proxy.max_held":              proxy.DefaultMaxHeld,
+	"proxy.max_connections":       proxy.DefaultMaxConnections,
+	"proxy.max_peer_connections":  proxy.DefaultMaxPeerConnections,
+	"proxy.peer_streams":          proxy.DefaultPeerStreams,
+	"proxy.peer_timeout":          proxy.DefaultPeerTimeout,
+	"proxy.dial_timeout":          proxy.DefaultDialTimeout,
+	"proxy.client_header_timeout": proxy.DefaultClientHeaderTimeout,
+	"proxy.client_body_timeout":   proxy.DefaultClientBodyTimeout,
+	"proxy.response_timeout":      proxy.DefaultResponseTimeout,
+	"proxy.idle_timeout":          proxy.DefaultIdleTimeout,
+	"proxy.body_timeout":          proxy.DefaultBodyTimeout,
+	"proxy.max_header_bytes":      proxy.DefaultMaxHeaderBytes,
+	"proxy.buffer_size":           proxy.DefaultBufferSize,
+	"proxy.buffer_total":          proxy.DefaultBufferTotal,
+	"proxy.app_timeout_stepdown":  proxy.DefaultAppTimeoutStepDown,
 }
 
 // table is Config's keys, read once from its tags; never modified.

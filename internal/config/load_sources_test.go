@@ -88,6 +88,7 @@ func everyKey(t *testing.T) map[string]string {
 		"proxy.buffer_size":           "65536",
 		"proxy.buffer_total":          "1048576",
 		"proxy.resend_unread_body":    "true",
+		"proxy.app_protocol":          "h2c",
 		"proxy.trusted_proxies":       "10.0.0.0/8,192.168.1.7",
 		"proxy.app_timeout_stepdown":  "5",
 	}
@@ -139,7 +140,7 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 		IdleTimeout: 2 * time.Minute, BodyTimeout: 20 * time.Second, MaxHeaderBytes: 16384,
 		MaxPeerConnections: 32, PeerStreams: 100, PeerTimeout: 3 * time.Second, ClientBodyTimeout: 4 * time.Second,
 		BufferSize: 65536, BufferTotal: 1 << 20, ResendUnreadBody: true, TrustedProxies: []string{"10.0.0.0/8", "192.168.1.7"},
-		AppTimeoutStepDown: 5,
+		AppTimeoutStepDown: 5, AppProtocol: "h2c",
 	}
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("\n got %+v\nwant %+v", c.Config, want)

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"time"
+
 	"errors"
 	"net"
 	"strings"
@@ -19,7 +21,7 @@ import (
 func (c *Config) proxy() proxy.Config {
 	p := c.Proxy
 	return proxy.Config{
-		Mode: proxy.Mode(p.Mode), Listen: p.Listen, PeerListen: p.PeerListen, App: p.App,
+		Mode: proxy.Mode(p.Mode), Listen: p.Listen, PeerListen: p.PeerListen, App: p.App, AppProtocol: proxy.AppProtocol(p.AppProtocol),
 		HoldTime: p.HoldTime, DrainTimeout: p.DrainTimeout, MaxHeld: p.MaxHeld, MaxConnections: p.MaxConnections,
 		MaxPeerConnections: p.MaxPeerConnections, PeerStreams: p.PeerStreams, PeerTimeout: p.PeerTimeout,
 		DialTimeout: p.DialTimeout, ClientHeaderTimeout: p.ClientHeaderTimeout, ClientBodyTimeout: p.ClientBodyTimeout,
@@ -187,23 +189,35 @@ func clash(a, b string) bool {
 }
 
 // deriveProxy sets the proxy defaults that follow other keys, where a key
-// was not given: proxy.drain_timeout and proxy.max_held follow
-// proxy.hold_time and proxy.max_connections as the proxy's own defaults
-// do, and those two make room for a drain or a cap that was given.
+// was not given, by the proxy's own rules (proxy.DeriveHold, DeriveHeld).
 func (c *Config) deriveProxy(given func(key string) bool) {
 	p := &c.Proxy
-	switch {
-	case !given("proxy.drain_timeout") && p.HoldTime > 0:
-		p.DrainTimeout = min(p.DrainTimeout, p.HoldTime/2)
-	case !given("proxy.hold_time") && given("proxy.drain_timeout") && p.DrainTimeout >= p.HoldTime:
-		p.HoldTime = min(2*p.DrainTimeout, proxy.MaxHoldTime)
+	keep := func(key string, v time.Duration) time.Duration {
+		if given(key) {
+			return v
+		}
+		return 0
 	}
-	switch {
-	case !given("proxy.max_held") && p.MaxConnections > 0:
-		p.MaxHeld = min(p.MaxHeld, p.MaxConnections)
-	case !given("proxy.max_connections") && given("proxy.max_held") && p.MaxHeld > p.MaxConnections:
-		p.MaxConnections = p.MaxHeld
+	keepInt := func(key string, v int) int {
+		if given(key) {
+			return v
+		}
+		return 0
 	}
+	hold, drain := proxy.DeriveHold(keep("proxy.hold_time", p.HoldTime), keep("proxy.drain_timeout", p.DrainTimeout))
+	conns, held := proxy.DeriveHeld(keepInt("proxy.max_connections", p.MaxConnections), keepInt("proxy.max_held", p.MaxHeld))
+	// A key given stays as given, even 0: Validate names it.
+	p.HoldTime = keepGiven(given("proxy.hold_time"), p.HoldTime, hold)
+	p.DrainTimeout = keepGiven(given("proxy.drain_timeout"), p.DrainTimeout, drain)
+	p.MaxConnections = keepGiven(given("proxy.max_connections"), p.MaxConnections, conns)
+	p.MaxHeld = keepGiven(given("proxy.max_held"), p.MaxHeld, held)
+}
+
+func keepGiven[T any](given bool, v, derived T) T {
+	if given {
+		return v
+	}
+	return derived
 }
 
 // validateProxyLoop refuses a proxy.app that is this electd itself: its

@@ -4,9 +4,11 @@ import (
 	"context"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/proxy"
 )
@@ -45,6 +47,11 @@ func TestRoute(t *testing.T) {
 			proxy.Route{ID: "b", Token: 9, Addr: "10.0.0.2:4041"}},
 		{"no leader known", election.Status{ID: "a", SessionID: 1}, proxy.Route{}},
 		{"itself, not leading (handing over, lease lapsed)", election.Status{ID: "a", SessionID: 1,
+			Leader: &election.Participant{ID: "a", Session: 1, FencingToken: 7, Proxy: "10.0.0.1:4041"}}, proxy.Route{}},
+		// A view of itself from an earlier session (its session expired,
+		// a new one began, the election has not read the new leader yet):
+		// the leader's proxy is its own peer port, which would only bounce.
+		{"itself in an earlier session", election.Status{ID: "a", SessionID: 5, Proxy: "10.0.0.1:4041",
 			Leader: &election.Participant{ID: "a", Session: 1, FencingToken: 7, Proxy: "10.0.0.1:4041"}}, proxy.Route{}},
 		{"a leader without a proxy (Curator)", election.Status{ID: "a", SessionID: 1, Leader: &election.Participant{ID: "c", Session: 3, FencingToken: 4}},
 			proxy.Route{ID: "c", Token: 4}},
@@ -169,5 +176,69 @@ func TestAdvertisedPort(t *testing.T) {
 		if got := withPort(advertise, bound); got != want {
 			t.Errorf("withPort(%q) = %q, want %q", advertise, got, want)
 		}
+	}
+}
+
+// The memory a burst left behind is given back once the proxy has been
+// quiet for a whole period after it: not while it is busy, not again while
+// it stays quiet, and again after the next burst.
+func TestTrimWhenQuiet(t *testing.T) {
+	c := clocktest.NewFake(time.Unix(0, 0))
+	var served atomic.Uint64
+	released := make(chan struct{}, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		trimWhenQuiet(ctx, c, served.Load, func() { released <- struct{}{} })
+	}()
+	defer func() { cancel(); <-done }()
+	period := func(requests uint64) {
+		t.Helper()
+		waitPending(t, c)
+		served.Add(requests)
+		c.Advance(trimEvery)
+	}
+	none := func(what string) {
+		t.Helper()
+		waitPending(t, c) // the period was looked at
+		select {
+		case <-released:
+			t.Fatalf("released %s", what)
+		default:
+		}
+	}
+	period(0)
+	none("while nothing ever came")
+	period(5)
+	none("while busy")
+	period(3)
+	none("while busy")
+	period(0)
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not released after a quiet period")
+	}
+	period(0)
+	none("twice in one quiet spell")
+	period(1)
+	period(0)
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not released after the next burst")
+	}
+}
+
+// waitPending waits until something waits on c's timers.
+func waitPending(t *testing.T, c *clocktest.Fake) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Pending() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing waits on the clock")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

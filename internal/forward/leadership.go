@@ -60,14 +60,16 @@ func (l *Leadership) Watch(ctx context.Context) {
 // Route implements proxy.Leadership. A follower forwards to the leader's
 // proxy as the leader published it; a participant that does not lead but
 // is still the leader it knows of (it is handing over, or its lease
-// lapsed) has nowhere to send traffic: forwarding to itself would only
-// spend a hop.
+// lapsed), in this session or an earlier one (the view of itself that a
+// new session has not replaced yet: the published proxy is its own), has
+// nowhere to send traffic: a forward to its own peer port would only be
+// bounced back, round after round.
 func (l *Leadership) Route() proxy.Route {
 	st := l.el.Status()
 	switch {
 	case st.IsLeader:
 		return proxy.Route{Leading: true, ID: st.ID, Token: st.FencingToken, Lease: st.LeaseRemaining, Election: st.Election}
-	case st.Leader == nil, st.Leader.Session == st.SessionID:
+	case st.Leader == nil, st.Leader.Session == st.SessionID, st.Proxy != "" && st.Leader.Proxy == st.Proxy:
 		return proxy.Route{Election: st.Election}
 	}
 	return proxy.Route{ID: st.Leader.ID, Token: st.Leader.FencingToken, Addr: st.Leader.Proxy, Election: st.Election}

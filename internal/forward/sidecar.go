@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/metrics"
 	"github.com/electd/electd/internal/proxy"
@@ -145,7 +146,8 @@ func (s *Sidecar) PeerConns() int  { return s.px.PeerConns() }
 func (s *Sidecar) Buffered() int64 { return s.px.Buffered() }
 
 // Watch follows the election and the application's refusals until ctx
-// ends, and says when the application first takes a connection (Probe).
+// ends, says when the application first takes a connection (Probe), and
+// gives back the memory a burst of traffic left once the proxy is quiet.
 func (s *Sidecar) Watch(ctx context.Context) {
 	if !s.on {
 		return
@@ -153,6 +155,11 @@ func (s *Sidecar) Watch(ctx context.Context) {
 	go s.lead.Watch(ctx)
 	go s.refusals.Run(ctx)
 	go s.refusals.Probe(ctx)
+	c := s.cfg.Clock
+	if c == nil {
+		c = clock.Real()
+	}
+	go trimWhenQuiet(ctx, c, s.px.Served, freeMemory)
 }
 
 // Serve serves the proxy until StopServing, and returns an error when it

@@ -285,8 +285,10 @@ func TestStopIsBoundedByItsContext(t *testing.T) {
 			return false
 		}
 	})
-	if err == nil || !strings.Contains(err.Error(), "503") {
-		t.Errorf("Stop = %v, want the 503", err)
+	// The API's 503, or, on a machine so loaded that no answer came back
+	// within the 300 ms, the context's end: either way an error, in time.
+	if err == nil || !strings.Contains(err.Error(), "503") && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Stop = %v, want the 503 or the context's deadline", err)
 	}
 }
 

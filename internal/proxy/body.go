@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -125,6 +126,22 @@ func (b *body) rewind() bool {
 	}
 	b.src, b.read, b.end = bytes.NewReader(b.kept), false, false
 	return true
+}
+
+// errBodySent: a request's body was read, so it cannot be sent again.
+var errBodySent = errors.New("proxy: the request's body was sent already")
+
+// again is the request's GetBody: with it net/http's transports send a
+// request again on another connection when the one they chose took
+// nothing of it (HTTP/1: a kept-alive connection found closed before a
+// byte was written; HTTP/2: a GOAWAY or REFUSED_STREAM, which say the
+// application never took the stream). They may have read some of the body
+// by then.
+func (b *body) again() (io.ReadCloser, error) {
+	if !b.rewind() {
+		return nil, errBodySent
+	}
+	return b, nil
 }
 
 // buffered reports a body received whole before it was routed.

@@ -1,9 +1,9 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"syscall"
 	"time"
@@ -18,7 +18,8 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 	h.active.Add(1)
 	defer h.active.Done()
 	p := h.p
-	w := &writer{ResponseWriter: rw}
+	q := newRequest(p, rw, r, p.cfg.HoldTime)
+	w := q.w
 	if r.Method == http.MethodConnect {
 		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE")
 		writeError(w, http.StatusMethodNotAllowed, "CONNECT: this is a reverse proxy to the leader, not a forward proxy")
@@ -29,13 +30,9 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 	// a client sends are its own, and go.
 	stripElectd(r.Header)
 	stripElectd(r.Trailer)
-	q := &request{r: r, w: w, hd: newHolder(p, p.cfg.HoldTime), h2: r.ProtoMajor == 2, safe: idempotent(r)}
-	q.id = admit(r, p.cfg.trusted)
+	q.h2, q.id = r.ProtoMajor == 2, admit(r, p.cfg.trusted)
 	res := ResultUpstreamError // kept if ReverseProxy aborts an answer broken off mid-body (a panic)
-	defer func() {
-		q.hd.done()
-		p.rec.Request(res)
-	}()
+	defer h.finish(q, &res)
 	if hasBody(r) {
 		if h.shouldBuffer(r) {
 			if q.b, res = h.buffer(w, r, q.hd); q.b == nil {
@@ -45,17 +42,7 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 			q.b = h.stream(rw, r)
 		}
 		defer q.b.release()
-		r.Body = q.b
-		// With a GetBody, net/http's transport sends a request again on a
-		// new connection when a kept-alive one turns out closed before a
-		// byte of it was written (an application that stops closes its
-		// idle ones). It may have read the body into its buffer by then.
-		r.GetBody = func() (io.ReadCloser, error) {
-			if !q.b.rewind() {
-				return nil, errBodySent
-			}
-			return q.b, nil
-		}
+		r.Body, r.GetBody = q.b, q.b.again
 	}
 	res = h.route(q)
 	if res == ResultCanceled {
@@ -77,9 +64,6 @@ func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *body {
 	_ = http.NewResponseController(rw).EnableFullDuplex()
 	return newBody(r.Body, &h.p.kept)
 }
-
-// errBodySent: a request's body was read, so it cannot be sent again.
-var errBodySent = errors.New("proxy: the request's body was sent already")
 
 // route sends q where decide says, holding it while there is nowhere to
 // send it and sending it again when that is allowed, within the hold time.
@@ -145,4 +129,29 @@ func targetName(d decision) string {
 		return "the application"
 	}
 	return fmt.Sprintf("the leader %q's proxy at %s", d.route.ID, d.route.Addr)
+}
+
+// finish records how q ended and, at debug level, why when it did not end
+// in an answer: an answer broken off (ReverseProxy's ErrAbortHandler
+// panic, which net/http recovers silently) included.
+func (h *httpProxy) finish(q *request, res *Result) {
+	q.hd.done()
+	h.p.rec.Request(*res)
+	h.p.served.Add(1)
+	v := recover()
+	if *res != ResultOK || v != nil {
+		h.p.log.Debug("request ended without the application's answer", "request_id", q.id, "peer", q.peer,
+			"method", q.r.Method, "result", *res, "answer_started", q.w.started.Load(), "cut", v != nil,
+			"took", h.p.clock.Now().Sub(q.hd.start), "cause", causeOf(q.last))
+	}
+	if v != nil {
+		panic(v)
+	}
+}
+
+func causeOf(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	return context.Cause(ctx)
 }

@@ -26,6 +26,22 @@ const (
 	ModeTCP Mode = "tcp"
 )
 
+// AppProtocol is how HTTP mode speaks to the application.
+type AppProtocol string
+
+const (
+	// AppHTTP1 sends requests that came as HTTP/1.x to the application as
+	// HTTP/1.1, and those that came as HTTP/2 as HTTP/2 with prior
+	// knowledge (gRPC needs it).
+	AppHTTP1 AppProtocol = "http1"
+	// AppH2C sends every request but an upgrade (WebSocket) to the
+	// application as HTTP/2 with prior knowledge: an application that
+	// stops then says with its GOAWAY which requests it never took, so
+	// that they go to the new leader (docs/DESIGN.md, "Forwarding":
+	// hand-overs).
+	AppH2C AppProtocol = "h2c"
+)
+
 // Defaults of Config, and the bounds Validate enforces.
 const (
 	DefaultHoldTime            = 5 * time.Second
@@ -99,6 +115,9 @@ type Config struct {
 	PeerListen string
 	// App is the local application's host:port. Required.
 	App string
+	// AppProtocol is how requests reach the application (HTTP mode):
+	// AppHTTP1 (the default) or AppH2C.
+	AppProtocol AppProtocol
 	// HoldTime is how long a request or connection waits for a leader to
 	// send it to (or for the leader's proxy to take it) before it gets
 	// 503 with Retry-After (or is closed). Default 5s; MinHoldTime to
@@ -212,23 +231,54 @@ func DefaultPeerListen(listen string) string {
 	return net.JoinHostPort(host, strconv.FormatUint(n, 10))
 }
 
+// DeriveHold is the hold time and the drain timeout, zero meaning unset
+// (the one statement of the rule; internal/config applies it to its keys):
+// a hold time unset is DefaultHoldTime, or twice a drain timeout given
+// that is not shorter (the hand-over's drain must fit in what a request
+// may be held); a drain timeout unset is DefaultDrainTimeout, or half the
+// hold time when that is shorter.
+func DeriveHold(hold, drain time.Duration) (time.Duration, time.Duration) {
+	if hold == 0 {
+		hold = DefaultHoldTime
+		if drain >= hold {
+			hold = min(2*drain, MaxHoldTime)
+		}
+	}
+	if drain == 0 {
+		drain = DefaultDrainTimeout
+		if hold > 0 { // a hold time out of range is Validate's to name
+			drain = min(drain, hold/2)
+		}
+	}
+	return hold, drain
+}
+
+// DeriveHeld is the most open connections and the most held requests,
+// zero meaning unset, as DeriveHold: a cap unset is its default, lowered
+// (max_held) or raised (max_connections) to fit the other one.
+func DeriveHeld(conns, held int) (int, int) {
+	if conns == 0 {
+		conns = max(DefaultMaxConnections, held)
+	}
+	if held == 0 {
+		held = DefaultMaxHeld
+		if conns > 0 { // a cap out of range is Validate's to name
+			held = min(held, conns)
+		}
+	}
+	return conns, held
+}
+
 // withDefaults fills in every zero field; Validate has passed.
 func (c Config) withDefaults() Config {
 	if c.Mode == "" {
 		c.Mode = ModeHTTP
 	}
-	if c.HoldTime == 0 {
-		c.HoldTime = DefaultHoldTime
+	if c.AppProtocol == "" {
+		c.AppProtocol = AppHTTP1
 	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = min(DefaultDrainTimeout, c.HoldTime/2)
-	}
-	if c.MaxConnections == 0 {
-		c.MaxConnections = DefaultMaxConnections
-	}
-	if c.MaxHeld == 0 {
-		c.MaxHeld = min(DefaultMaxHeld, c.MaxConnections)
-	}
+	c.HoldTime, c.DrainTimeout = DeriveHold(c.HoldTime, c.DrainTimeout)
+	c.MaxConnections, c.MaxHeld = DeriveHeld(c.MaxConnections, c.MaxHeld)
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
@@ -281,6 +331,11 @@ func (c Config) Validate() error {
 	case "", ModeHTTP, ModeTCP:
 	default:
 		add(fieldErr("Mode", "%q is not http or tcp", c.Mode))
+	}
+	switch c.AppProtocol {
+	case "", AppHTTP1, AppH2C:
+	default:
+		add(fieldErr("AppProtocol", "%q is not http1 or h2c", c.AppProtocol))
 	}
 	if err := validateAddr(c.Listen, true); err != nil {
 		add(&FieldError{Pkg: "proxy", Field: "Listen", Err: err})

@@ -19,6 +19,8 @@ func TestConfigValidate(t *testing.T) {
 		{"minimal", func(*Config) {}, nil},
 		{"tcp", func(c *Config) { c.Mode = ModeTCP }, nil},
 		{"unknown mode", func(c *Config) { c.Mode = "udp" }, []string{"Mode"}},
+		{"h2c to the application", func(c *Config) { c.AppProtocol = AppH2C }, nil},
+		{"unknown application protocol", func(c *Config) { c.AppProtocol = "h3" }, []string{"AppProtocol"}},
 		{"no listen", func(c *Config) { c.Listen = "" }, []string{"Listen"}},
 		{"listen without port", func(c *Config) { c.Listen = "localhost" }, []string{"Listen"}},
 		{"listen on a bad port", func(c *Config) { c.Listen = ":70000" }, []string{"Listen"}},

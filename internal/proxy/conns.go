@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"container/list"
 	"context"
 	"net"
 	"net/http"
@@ -33,7 +32,7 @@ type connLimit struct {
 
 	mu     sync.Mutex
 	open   int
-	idle   list.List // of *trackedConn, evictable, longest waiting first
+	idle   connList // evictable, longest waiting first
 	all    map[*trackedConn]struct{}
 	closed bool
 }
@@ -57,10 +56,14 @@ func (l *connLimit) listener(ln net.Listener) net.Listener { return &limited{Lis
 // it may stay idle or block a write.
 type trackedConn struct {
 	net.Conn
-	l      *connLimit
-	elem   *list.Element // in l.idle while evictable
-	closed bool          // under l.mu
-	g      atomic.Pointer[guard]
+	l *connLimit
+	// prev and next link it in l.idle while it is evictable (idle):
+	// a connection goes in and out of the list at every request, which
+	// must cost no allocation.
+	prev, next *trackedConn
+	idle       bool
+	closed     bool // under l.mu
+	g          atomic.Pointer[guard]
 	// recvStart is when the proxy began to buffer a body from it (unix
 	// nanoseconds; 0: not receiving), recvBytes what it read since:
 	// under l.mu, but for recvBytes, which the reader adds to.
@@ -100,7 +103,7 @@ func (ll *limited) Accept() (net.Conn, error) {
 		l.open++
 		l.all[tc] = struct{}{}
 		if l.evict {
-			tc.elem = l.idle.PushBack(tc) // waiting for its request's headers
+			l.idle.pushBack(tc) // waiting for its request's headers
 		}
 		l.mu.Unlock()
 		if victim != nil {
@@ -119,13 +122,10 @@ func (ll *limited) Accept() (net.Conn, error) {
 
 // victimLocked unlinks and returns the connection waiting longest, or nil.
 func (l *connLimit) victimLocked() *trackedConn {
-	e := l.idle.Front()
-	if e == nil {
-		return nil
+	c := l.idle.head
+	if c != nil {
+		l.idle.remove(c)
 	}
-	c := e.Value.(*trackedConn)
-	l.idle.Remove(e)
-	c.elem = nil
 	return c
 }
 
@@ -179,12 +179,9 @@ func (l *connLimit) connState(g func(*trackedConn) *guard) func(net.Conn, http.C
 		}
 		l.mu.Lock()
 		if !tc.closed {
-			if tc.elem != nil {
-				l.idle.Remove(tc.elem)
-				tc.elem = nil
-			}
+			l.idle.remove(tc)
 			if l.evict && (s == http.StateNew || s == http.StateIdle) {
-				tc.elem = l.idle.PushBack(tc)
+				l.idle.pushBack(tc)
 			}
 		}
 		l.mu.Unlock()
@@ -254,10 +251,7 @@ func (c *trackedConn) Close() error {
 		c.closed = true
 		l.open--
 		delete(l.all, c)
-		if c.elem != nil {
-			l.idle.Remove(c.elem)
-			c.elem = nil
-		}
+		l.idle.remove(c)
 	}
 	l.mu.Unlock()
 	if g := c.g.Load(); g != nil {
@@ -272,3 +266,38 @@ var (
 	past     = time.Unix(1, 0)
 	zeroTime time.Time
 )
+
+// connList is a list of connections linked through their prev and next,
+// in the order they were pushed.
+type connList struct{ head, tail *trackedConn }
+
+func (l *connList) pushBack(c *trackedConn) {
+	if c.idle {
+		return
+	}
+	c.idle, c.prev, c.next = true, l.tail, nil
+	if l.tail != nil {
+		l.tail.next = c
+	} else {
+		l.head = c
+	}
+	l.tail = c
+}
+
+// remove takes c out, if it is in.
+func (l *connList) remove(c *trackedConn) {
+	if !c.idle {
+		return
+	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		l.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		l.tail = c.prev
+	}
+	c.idle, c.prev, c.next = false, nil, nil
+}

@@ -9,11 +9,12 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
+
+	"github.com/electd/electd/internal/clock"
 )
 
 // One hand-over of a request (docs/DESIGN.md, "Forwarding"): to the
@@ -32,11 +33,28 @@ type request struct {
 	safe   bool   // idempotent (headers.go)
 	peer   bool   // a peer's forward, on PeerListen
 	marked bool   // the Taken interim answer was sent (peer.go)
+	// last is the last attempt's context, whose cause says why it ended
+	// (finish logs it).
+	last context.Context
+	// The writer and the holder, allocated with the request.
+	wv  writer
+	hdv holder
+}
+
+// newRequest is q for r answered through rw, held within budget.
+func newRequest(p *Proxy, rw http.ResponseWriter, r *http.Request, budget time.Duration) *request {
+	q := &request{r: r, safe: idempotent(r)}
+	q.wv.ResponseWriter = rw
+	q.w = &q.wv
+	q.hdv.init(p, budget)
+	q.hd = &q.hdv
+	return q
 }
 
 // attempt is one hand-over of a request, to the application or to the
 // leader's proxy; ReverseProxy's hooks find it in the request's context.
 type attempt struct {
+	p       *Proxy
 	q       *request
 	route   Route
 	to      Target
@@ -45,21 +63,23 @@ type attempt struct {
 	hold    time.Duration // sent to the leader's proxy
 	sent    time.Time
 	g       *guard
-	// onTunnel runs when a 101 turned the connection into a tunnel.
-	onTunnel func()
-	err      error                            // what ReverseProxy reported, before writing anything
-	conn     atomic.Bool                      // a connection was had: the request may have been sent
-	cc       atomic.Pointer[http2.ClientConn] // the peer connection it went on
+	cancel  context.CancelCauseFunc // ends the attempt, with its cause
+	// inflight: counted with the application for Yield until release.
+	inflight bool
+	// unbind, unterm and holdT undo bind and bindTerm.
+	unbind, unterm func() bool
+	holdT          clock.Timer
+	trace          httptrace.ClientTrace
+	err            error                            // what ReverseProxy reported, before writing anything
+	conn           atomic.Bool                      // a connection was had: the request may have been sent
+	ac             *appConn                         // the HTTP/1 connection to the application it went on
+	cc             atomic.Pointer[http2.ClientConn] // the peer connection it went on
 	// taken: the leader's proxy said it takes it (its 102); termEnded:
 	// a newer leader is known and that proxy answered a ping without;
 	// answered: the answer's headers are in.
 	taken, termEnded, answered atomic.Bool
 	view                       *Route // the view of a proxy that bounced it
 	redirected                 bool   // that view named a newer leader: routed there at once
-	// bind makes the attempt end with scope instead (ModifyResponse runs
-	// on the handler's goroutine): an upgrade through a peer is bound to
-	// the leadership that took it once the 101 names it.
-	bind func(scope context.Context)
 }
 
 type attemptKey struct{}
@@ -98,74 +118,113 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 	p := h.p
 	ctx, cancel := context.WithCancelCause(q.r.Context())
 	defer cancel(nil)
-	a := &attempt{q: q, route: d.route, sent: p.clock.Now()}
+	q.last = ctx
+	a := &attempt{p: p, q: q, route: d.route, sent: p.clock.Now(), cancel: cancel}
+	defer a.end()
 	if d.way == toApp {
-		a.to, a.h2 = TargetApp, q.h2
-		done := sync.OnceFunc(p.appDone)
-		defer done()
-		a.onTunnel = done // a tunnel does not hold a hand-over back
+		a.to, a.h2 = TargetApp, q.h2 || p.cfg.AppProtocol == AppH2C && !isUpgrade(q.r.Header)
+		a.inflight = true // decide counted it for Yield
 	} else {
 		a.to, a.upgrade, a.hold = TargetLeader, isUpgrade(q.r.Header), q.hd.remaining()
 		p.rec.Forwarded(1)
 	}
-	var unbind func() bool
-	a.bind = func(scope context.Context) {
-		if unbind != nil {
-			unbind()
-		}
-		unbind = context.AfterFunc(scope, func() { cancel(context.Cause(scope)) })
-	}
-	defer func() {
-		if unbind != nil {
-			unbind()
-		}
-	}()
 	if d.way == toApp || a.upgrade {
 		a.bind(d.scope)
 	} else {
-		term := p.placedScope(d.route.Token)
-		stop := context.AfterFunc(term, func() { h.endTerm(a, term, cancel) })
-		defer stop()
-		// Until the leader's proxy takes it, what is left of the hold time
-		// bounds the wait (the leader's proxy, told as much, gives up then
-		// too).
-		t := p.clock.AfterFunc(a.hold, func() {
-			if !a.taken.Load() {
-				cancel(errHoldExpired)
-			}
-		})
-		defer t.Stop()
+		h.bindTerm(a)
 	}
-	a.g = h.guard(q, cancel)
-	defer a.g.stop()
+	a.g = newGuard(p.clock, p.cfg.BodyTimeout, 0, a.stalled)
 	if q.b != nil {
 		q.b.attach(a.g)
-		defer q.b.attach(nil)
 	}
 	q.w.g.Store(a.g)
 	q.w.a.Store(a)
-	defer func() {
-		q.w.g.Store(nil)
-		q.w.a.Store(nil)
-	}()
-	ctx = httptrace.WithClientTrace(context.WithValue(ctx, attemptKey{}, a),
-		&httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { a.conn.Store(true) }})
+	a.trace.GotConn = a.gotConn
+	ctx = httptrace.WithClientTrace(context.WithValue(ctx, attemptKey{}, a), &a.trace)
 	h.rp.ServeHTTP(q.w, q.r.WithContext(ctx))
 	return h.judge(a, ctx)
 }
 
-// guard bounds every pause of the attempt's bodies: the request's (a
-// client that stopped sending) and the answer's (an application that
-// stopped sending, or a client that stopped reading).
-func (h *httpProxy) guard(q *request, cancel context.CancelCauseFunc) *guard {
-	return newGuard(h.p.clock, h.p.cfg.BodyTimeout, 0, func(err error) {
-		cancel(err)
-		rc := http.NewResponseController(q.w.ResponseWriter)
-		_ = rc.SetReadDeadline(past) // a client that stopped sending its body
-		if q.w.started.Load() {
-			_ = rc.SetWriteDeadline(past) // a client that stopped reading
+// bindTerm binds a forward to the leader's term it goes to (placedScope):
+// endTerm decides what becomes of it when a newer leader is known. Until
+// the leader's proxy takes it, what is left of the hold time bounds the
+// wait (the leader's proxy, told as much, gives up then too).
+func (h *httpProxy) bindTerm(a *attempt) {
+	term := h.p.placedScope(a.route.Token)
+	a.unterm = context.AfterFunc(term, func() { h.endTerm(a, term, a.cancel) })
+	a.holdT = h.p.clock.AfterFunc(a.hold, func() {
+		if !a.taken.Load() {
+			a.cancel(errHoldExpired)
 		}
 	})
+}
+
+// bind makes the attempt end with scope (ModifyResponse runs on the
+// handler's goroutine, as forward does): an upgrade through a peer is bound
+// to the leadership that took it once the 101 names it.
+func (a *attempt) bind(scope context.Context) {
+	if a.unbind != nil {
+		a.unbind()
+	}
+	a.unbind = context.AfterFunc(scope, func() { a.cancel(context.Cause(scope)) })
+}
+
+// release ends the attempt's count of a request with the application, once:
+// when the attempt ends, or earlier when its connection became a tunnel,
+// which does not hold a hand-over back.
+func (a *attempt) release() {
+	if a.inflight {
+		a.inflight = false
+		a.p.appDone()
+	}
+}
+
+// end undoes what forward set up, once ReverseProxy has returned.
+func (a *attempt) end() {
+	q := a.q
+	q.w.g.Store(nil)
+	q.w.a.Store(nil)
+	if q.b != nil {
+		q.b.attach(nil)
+	}
+	if a.g != nil {
+		a.g.stop()
+	}
+	if a.holdT != nil {
+		a.holdT.Stop()
+	}
+	if a.unterm != nil {
+		a.unterm()
+	}
+	if a.unbind != nil {
+		a.unbind()
+	}
+	a.release()
+}
+
+// gotConn is the attempt's httptrace GotConn: a connection was had, so the
+// request may have been sent; an HTTP/1 connection to the application
+// looks whether the application closed it first (appconn.go).
+func (a *attempt) gotConn(info httptrace.GotConnInfo) {
+	if ac, ok := info.Conn.(*appConn); ok && a.to == TargetApp && !a.h2 && !a.q.safe {
+		ac.arm()
+		a.ac = ac
+	}
+	a.conn.Store(true)
+}
+
+// stalled is the guard's trip: a body or a write made no progress for
+// BodyTimeout. It bounds every pause of the attempt's bodies: the
+// request's (a client that stopped sending) and the answer's (an
+// application that stopped sending, or a client that stopped reading).
+func (a *attempt) stalled(err error) {
+	a.cancel(err)
+	w := a.q.w
+	rc := http.NewResponseController(w.ResponseWriter)
+	_ = rc.SetReadDeadline(past) // a client that stopped sending its body
+	if w.started.Load() {
+		_ = rc.SetWriteDeadline(past) // a client that stopped reading
+	}
 }
 
 // endTerm ends a forward whose leader's term ended (scope, its
@@ -209,7 +268,7 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context) outcome {
 		started:    q.w.started.Load(),
 		shutdown:   errors.Is(cause, errShutdown),
 		noConn:     isNoConn(err) || !a.conn.Load(),
-		unwritten:  isUnwritten(err),
+		unwritten:  isUnwritten(err) || a.ac != nil && a.ac.closedFirst.Load(),
 		bounced:    errors.Is(err, errBounced),
 		toPeer:     a.to == TargetLeader && !a.upgrade,
 		taken:      a.taken.Load(),
@@ -242,6 +301,11 @@ func (h *httpProxy) fail(a *attempt, ctx context.Context, f facts) Result {
 			"election and ZooKeeper", "leader_proxy", a.route.Addr, "its_election", a.view.Election, "this_election", a.route.Election)
 		return unavailable(w, ResultMisdirected, "the leader's proxy at "+a.route.Addr+" takes part in another election ("+
 			a.view.Election+"); the request was not processed")
+	case a.q.peer && (f.noConn || f.unwritten):
+		// Not processed, and this proxy streamed the peer's body: the peer
+		// that forwarded it may still have it whole, and sends it again if
+		// so when it is bounced.
+		return bounce(a.q, p.view())
 	case f.bounced || f.noConn || f.unwritten:
 		// Not processed, but its body can no longer be sent again whole.
 		return unavailable(w, ResultUpstreamError, "the request reached no application and its body cannot be sent again: "+err.Error())
@@ -249,7 +313,7 @@ func (h *httpProxy) fail(a *attempt, ctx context.Context, f facts) Result {
 		// Closed after this answer: what is left of a stalled body would
 		// otherwise hold the connection while net/http waits to discard it.
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusGatewayTimeout, "the request or its answer made no progress within the body timeout")
+		gatewayTimeout(w, "the request or its answer made no progress within the body timeout")
 		return ResultTimeout
 	case errors.Is(cause, errHoldExpired):
 		return unavailable(w, ResultMaybeProcessed, "the leader's proxy did not take the request within the hold time ("+
@@ -264,7 +328,7 @@ func (h *httpProxy) fail(a *attempt, ctx context.Context, f facts) Result {
 		if a.to == TargetApp {
 			p.appTimedOut(a.route, err)
 		}
-		writeError(w, http.StatusGatewayTimeout, "no answer within the response timeout"+maybe)
+		gatewayTimeout(w, "no answer within the response timeout"+maybe)
 		return ResultTimeout
 	case a.to == TargetLeader:
 		return unavailable(w, ResultMaybeProcessed, "the leader's proxy stopped answering ("+err.Error()+")"+maybe)
@@ -332,9 +396,7 @@ func (h *httpProxy) modify(res *http.Response) error {
 	}
 	a.q.w.started.Store(true)
 	a.g.stop() // the connection's own guard takes over once hijacked
-	if a.onTunnel != nil {
-		a.onTunnel()
-	}
+	a.release()
 	return nil
 }
 

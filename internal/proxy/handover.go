@@ -125,6 +125,14 @@ func (p *Proxy) stepDown(r Route, why string, err error) {
 	}
 	p.stepped = r.Token
 	p.mu.Unlock()
+	if why == StepDownRefused && p.http != nil {
+		// The application stops: nothing more goes out on a connection it
+		// kept alive, which it may close with a request on it unanswered
+		// (HTTP/1.1 cannot say which); the next request dials, and a
+		// refusal proves it unprocessed.
+		p.http.app.CloseIdleConnections()
+		p.http.appH2.CloseIdleConnections()
+	}
 	p.rec.SteppedDown(why)
 	reason := "the application at " + p.cfg.App + " refuses connections"
 	if why == StepDownTimeouts {
@@ -209,6 +217,11 @@ func (p *Proxy) PeerConns() int {
 	}
 	return p.http.pool.Open()
 }
+
+// Served counts the requests (HTTP mode) or connections (TCP mode) that
+// ended, however they ended: whoever wants to know whether the proxy has
+// been quiet compares two readings.
+func (p *Proxy) Served() uint64 { return p.served.Load() }
 
 // Buffered is the bytes of request bodies buffered now (HTTP mode).
 func (p *Proxy) Buffered() int64 {

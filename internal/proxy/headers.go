@@ -204,44 +204,58 @@ func admit(r *http.Request, trusted []netip.Prefix) string {
 	if ip.IsValid() {
 		addr = ip.String()
 	}
+	// The values set here share one array: one allocation, not one a
+	// header. Each keeps its own capacity, so that appending to one
+	// never writes over the next.
+	vals := make([]string, 0, 5)
+	set := func(k, v string) {
+		vals = append(vals, v)
+		h[k] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
 	if prior := h.Values("X-Forwarded-For"); len(prior) > 0 && addr != "" {
-		h.Set("X-Forwarded-For", strings.Join(prior, ", ")+", "+addr)
+		set("X-Forwarded-For", strings.Join(prior, ", ")+", "+addr)
 	} else if addr != "" {
-		h.Set("X-Forwarded-For", addr)
+		set("X-Forwarded-For", addr)
 	}
 	if h.Get("X-Forwarded-Proto") == "" {
-		h.Set("X-Forwarded-Proto", "http")
+		set("X-Forwarded-Proto", "http")
 	}
 	if h.Get("X-Forwarded-Host") == "" && r.Host != "" {
-		h.Set("X-Forwarded-Host", r.Host)
+		set("X-Forwarded-Host", r.Host)
 	}
-	elem := forwardedElement(ip, r.Host)
+	elem := forwardedElement(ip, addr, r.Host)
 	if prior := h.Values("Forwarded"); len(prior) > 0 {
-		h.Set("Forwarded", strings.Join(prior, ", ")+", "+elem)
+		set("Forwarded", strings.Join(prior, ", ")+", "+elem)
 	} else {
-		h.Set("Forwarded", elem)
+		set("Forwarded", elem)
 	}
 	id := h.Get(HeaderRequestIDOut)
 	if !saneID(id) {
 		id = uuid.NewString()
-		h.Set(HeaderRequestIDOut, id)
+		set(HeaderRequestIDOut, id)
 	}
 	return id
 }
 
-// forwardedElement is this proxy's RFC 7239 element: for, host, proto.
-func forwardedElement(ip netip.Addr, host string) string {
+// forwardedElement is this proxy's RFC 7239 element: for, host, proto;
+// addr is ip as a string.
+func forwardedElement(ip netip.Addr, addr, host string) string {
 	var b strings.Builder
+	b.Grow(len(addr) + len(host) + 32)
 	switch {
 	case !ip.IsValid():
 		b.WriteString("for=unknown")
 	case ip.Is6():
-		b.WriteString(`for="[` + ip.String() + `]"`)
+		b.WriteString(`for="[`)
+		b.WriteString(addr)
+		b.WriteString(`]"`)
 	default:
-		b.WriteString("for=" + ip.String())
+		b.WriteString("for=")
+		b.WriteString(addr)
 	}
 	if host != "" {
-		b.WriteString(";host=" + quoteForwarded(host))
+		b.WriteString(";host=")
+		b.WriteString(quoteForwarded(host))
 	}
 	b.WriteString(";proto=http")
 	return b.String()

@@ -135,8 +135,15 @@ type testApp struct {
 
 func newApp(t testing.TB, name string, h http.HandlerFunc) *testApp {
 	t.Helper()
+	return newAppProto(t, name, false, h)
+}
+
+// newAppProto is newApp, serving HTTP/2 with prior knowledge too when h2c
+// is true.
+func newAppProto(t testing.TB, name string, h2c bool, h http.HandlerFunc) *testApp {
+	t.Helper()
 	a := &testApp{name: name}
-	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		s := seen{
 			token: r.Header.Get(HeaderFencingToken), id: r.Header.Get(HeaderLeaderID),
@@ -156,6 +163,13 @@ func newApp(t testing.TB, name string, h http.HandlerFunc) *testApp {
 		}
 		fmt.Fprintf(w, "%s %s", name, r.Header.Get(HeaderFencingToken))
 	}))
+	if h2c {
+		var protocols http.Protocols
+		protocols.SetHTTP1(true)
+		protocols.SetUnencryptedHTTP2(true)
+		a.Config.Protocols = &protocols
+	}
+	a.Start()
 	t.Cleanup(a.Close)
 	return a
 }

@@ -24,7 +24,14 @@ type holder struct {
 }
 
 func newHolder(p *Proxy, budget time.Duration) *holder {
-	return &holder{p: p, budget: min(budget, p.cfg.HoldTime), start: p.clock.Now()}
+	h := &holder{}
+	h.init(p, budget)
+	return h
+}
+
+// init readies a holder that is part of something else (a request).
+func (h *holder) init(p *Proxy, budget time.Duration) {
+	*h = holder{p: p, budget: min(budget, p.cfg.HoldTime), start: p.clock.Now()}
 }
 
 // enter counts the traffic as held and arms the budget's end on the first

@@ -89,7 +89,7 @@ func newTransport(cfg Config, headers, idle time.Duration, h2 bool) *http.Transp
 	}
 	d := &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 15 * time.Second}
 	return &http.Transport{
-		DialContext:            d.DialContext,
+		DialContext:            dialApp(d),
 		Protocols:              &protocols,
 		MaxIdleConns:           4 * maxIdlePerHost,
 		MaxIdleConnsPerHost:    maxIdlePerHost,

@@ -146,6 +146,9 @@ func TestHTTPHungApplicationStepsDown(t *testing.T) {
 			t.Fatal(err)
 		}
 		res.Body.Close()
+		if res.StatusCode == http.StatusGatewayTimeout && res.Header.Get("Retry-After") != retryAfter {
+			t.Fatalf("a 504 with Retry-After %q, want %q", res.Header.Get("Retry-After"), retryAfter)
+		}
 		return res.StatusCode
 	}
 	for _, path := range []string{"/hang", "/hang", "/", "/hang", "/hang"} { // an answer between resets the count

@@ -41,9 +41,17 @@ func blockingApp(t *testing.T, name string) (*testApp, chan struct{}, chan struc
 
 // post sends a POST with a body through addr: a request that may not be
 // sent twice.
-func post(t *testing.T, c *http.Client, addr string) (int, string) {
+func post(t *testing.T, c *http.Client, addr string, header ...string) (int, string) {
 	t.Helper()
-	res, err := c.Post("http://"+addr+"/w", "text/plain", strings.NewReader("payload"))
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/w", strings.NewReader("payload"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "text/plain")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := c.Do(req)
 	if err != nil {
 		t.Error(err)
 		return 0, ""

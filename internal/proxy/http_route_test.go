@@ -297,3 +297,56 @@ func TestHTTPAppRefusedStepsDown(t *testing.T) {
 		t.Fatalf("step-downs counted: %d, want 1", got)
 	}
 }
+
+// A view that names this proxy's own peer port as the leader's (a stale
+// view of itself) bounces every forward back: each goes round again, and
+// the hold time still bounds the request, which then gets its 503.
+func TestHTTPBouncedRoundAndRoundEndsWithinHold(t *testing.T) {
+	baseline(t)
+	app := newApp(t, "a", nil)
+	const hold = time.Second
+	lead := newLead(Route{Election: testElection})
+	tp := startProxy(t, lead, app.addr(), Config{HoldTime: hold})
+	lead.set(following("a", 3, tp.peerAddr()))
+	c := newClient(t)
+	type answer struct {
+		code int
+		h    http.Header
+	}
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		start := tp.clock.Now()
+		got := async(func() answer {
+			req, _ := http.NewRequest(method, "http://"+tp.addr+"/x", strings.NewReader("payload"))
+			res, err := c.Do(req)
+			if err != nil {
+				t.Error(err)
+				return answer{}
+			}
+			res.Body.Close()
+			return answer{res.StatusCode, res.Header}
+		})
+		var a answer
+	steps:
+		for {
+			select {
+			case a = <-got:
+				break steps
+			case <-time.After(time.Millisecond):
+				if tp.clock.Now().Sub(start) > 10*hold {
+					t.Fatalf("%s: no answer 10 hold times on", method)
+				}
+				tp.clock.Advance(retryEvery)
+			}
+		}
+		if took := tp.clock.Now().Sub(start); a.code != http.StatusServiceUnavailable || a.h.Get("Retry-After") == "" || took > hold+hold/2 {
+			t.Fatalf("%s: %d (Retry-After %q) after %v of the proxy's clock, want 503 within the hold time (%v)", method, a.code,
+				a.h.Get("Retry-After"), took, hold)
+		}
+	}
+	if tp.rec.request(ResultBounced) == 0 {
+		t.Fatal("no forward was bounced")
+	}
+	if n := len(app.requests()); n != 0 {
+		t.Fatalf("the application got %d requests", n)
+	}
+}

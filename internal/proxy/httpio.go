@@ -67,21 +67,30 @@ func (u *upstreamBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// bufferPool lends ReverseProxy its 32 KiB copy buffers: without one it
-// allocates one per answer.
+// copyBuffer is the size of ReverseProxy's copy buffers.
+const copyBuffer = 32 << 10
+
+// bufferPool lends ReverseProxy its copy buffers: without one it allocates
+// one per answer. It pools the arrays themselves, so that a Put allocates
+// nothing.
 type bufferPool struct{ p sync.Pool }
 
 func (b *bufferPool) Get() []byte {
-	if v, ok := b.p.Get().(*[]byte); ok {
-		return *v
+	if v, ok := b.p.Get().(*[copyBuffer]byte); ok {
+		return v[:]
 	}
-	return make([]byte, 32<<10)
+	return new([copyBuffer]byte)[:]
 }
 
-func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
+func (b *bufferPool) Put(buf []byte) {
+	if len(buf) == copyBuffer {
+		b.p.Put((*[copyBuffer]byte)(buf))
+	}
+}
 
-// retryAfter is the Retry-After of a 503 from the proxy: a new leader
-// usually takes over within a second.
+// retryAfter is the Retry-After of a 503 or 504 from the proxy: a new
+// leader usually takes over within a second, and a hung application's
+// leader steps down within a few response timeouts.
 const retryAfter = "1"
 
 // unavailable answers 503 with Retry-After and msg, unless an answer is
@@ -92,6 +101,16 @@ func unavailable(w *writer, res Result, msg string) Result {
 		writeError(w, http.StatusServiceUnavailable, msg)
 	}
 	return res
+}
+
+// gatewayTimeout answers 504 with Retry-After and msg, unless an answer is
+// under way: every 503 and 504 of the proxy says when to try again
+// (docs/DESIGN.md, "Forwarding": bounded time).
+func gatewayTimeout(w *writer, msg string) {
+	if !w.started.Load() {
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, http.StatusGatewayTimeout, msg)
+	}
 }
 
 // writeError writes {"error": msg} with code, unless an answer is under way.

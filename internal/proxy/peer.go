@@ -22,10 +22,9 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 	h.active.Add(1)
 	defer h.active.Done()
 	p := h.p
-	w := &writer{ResponseWriter: rw}
 	fw, err := readForward(r.Header, p.cfg.HoldTime)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error()+" (this is the port of the other participants' proxies)")
+		writeError(&writer{ResponseWriter: rw}, http.StatusBadRequest, err.Error()+" (this is the port of the other participants' proxies)")
 		p.rec.Request(ResultBadRequest)
 		return
 	}
@@ -34,20 +33,18 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 	if fw.requestID != "" {
 		r.Header.Set(HeaderRequestIDOut, fw.requestID)
 	}
-	q := &request{r: r, w: w, hd: newHolder(p, fw.hold), id: fw.requestID, h2: fw.h2, safe: idempotent(r), peer: true}
+	q := newRequest(p, rw, r, fw.hold)
+	q.id, q.h2, q.peer = fw.requestID, fw.h2, true
 	res := ResultUpstreamError
-	defer func() {
-		q.hd.done()
-		p.rec.Request(res)
-	}()
+	defer h.finish(q, &res)
 	if hasBody(r) {
 		q.b = h.stream(rw, r)
 		defer q.b.release()
-		r.Body = q.b
+		r.Body, r.GetBody = q.b, q.b.again
 	}
 	res = h.take(q, fw)
 	if res == ResultCanceled {
-		unavailable(w, res, "the request was canceled")
+		unavailable(q.w, res, "the request was canceled")
 	}
 }
 

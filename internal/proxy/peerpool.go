@@ -28,6 +28,13 @@ import (
 // one when the first is at its stream cap or going away.
 const maxConnsPerPeer = 2
 
+// peerIdle closes a connection to a peer's proxy that carried no forward
+// this long (or idle_timeout/2, when shorter: before the peer closes it).
+// An idle one is pinged every PeerTimeout/2 at both ends, and holds
+// buffers and goroutines there; a new one costs a dial and a ping, a
+// fraction of a millisecond.
+const peerIdle = 30 * time.Second
+
 // errPeerBusy: every connection to the peer's proxy is at its stream cap.
 var errPeerBusy = errors.New("proxy: every connection to the leader's proxy is at its stream cap")
 
@@ -72,7 +79,7 @@ func newPeerPool(p *Proxy) *peerPool {
 		DisableCompression: true, // relay the bytes as they are
 		ReadIdleTimeout:    cfg.PeerTimeout / 2,
 		PingTimeout:        cfg.PeerTimeout / 2,
-		IdleConnTimeout:    cfg.IdleTimeout / 2,
+		IdleConnTimeout:    min(cfg.IdleTimeout/2, peerIdle),
 		MaxHeaderListSize:  MaxHeaderBytes,
 	}}
 }

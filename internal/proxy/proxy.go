@@ -55,6 +55,7 @@ type Proxy struct {
 	tcp   *tcpProxy  // TCP mode
 
 	kept      atomic.Int64  // what copies of request bodies may still take (body.go)
+	served    atomic.Uint64 // requests (HTTP) and connections (TCP) that ended
 	wake      Broadcast     // the route may have changed or a yield ended: held traffic looks again
 	closed    chan struct{} // closed when Serve starts shutting down
 	closeOnce sync.Once

@@ -24,7 +24,9 @@ type facts struct {
 	noConn bool
 	// unwritten: a connection was had but it took nothing of the request
 	// (HTTP/2's REFUSED_STREAM, a GOAWAY that names an earlier stream, a
-	// connection found unusable before the request was sent).
+	// connection found unusable before the request was sent, an HTTP/1
+	// connection the application had closed before the request's first
+	// byte was written: appconn.go).
 	unwritten bool
 	// bounced: the peer's proxy answered 421: it is not the leadership
 	// the forward named, and handed nothing to its application.

@@ -180,6 +180,7 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 		hd.done()
 		_ = c.Close()
 		p.rec.Conn(res)
+		p.served.Add(1)
 	}()
 	for {
 		wake := p.wake.Changed()

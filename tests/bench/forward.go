@@ -71,21 +71,32 @@ type forwardMember struct {
 	app   *forward.App
 }
 
-func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
-	cfg := env.cfg
-	r := &forwardRig{env: env, opts: env.electdOpts("/bench/forward", cfg.CrashTimeout), fence: forward.NewFence(), pool: forward.NewPool()}
+// newForwardRig starts n electd (ids prefix0, prefix1...) on path, each
+// with its proxy in front of an application of its own, logging at info
+// as deployed; close it even when it fails.
+func newForwardRig(ctx context.Context, env *env, path string, session time.Duration, prefix string, n int) (*forwardRig, error) {
+	r := &forwardRig{env: env, opts: env.electdOpts(path, session), fence: forward.NewFence(), pool: forward.NewPool()}
 	r.opts.logLevel = "info"
-	defer r.close()
-	for i := range 3 {
-		m := &forwardMember{id: fmt.Sprintf("f%d", i)}
+	for i := range n {
+		m := &forwardMember{id: fmt.Sprintf("%s%d", prefix, i)}
 		var err error
 		if m.app, err = forward.StartApp(m.id, r.fence); err != nil {
-			return nil, err
+			return r, err
 		}
 		r.ms = append(r.ms, m)
 		if err := r.start(ctx, m); err != nil {
-			return nil, err
+			return r, err
 		}
+	}
+	return r, nil
+}
+
+func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
+	cfg := env.cfg
+	r, err := newForwardRig(ctx, env, "/bench/forward", cfg.CrashTimeout, "f", 3)
+	defer r.close()
+	if err != nil {
+		return nil, err
 	}
 	res := &ForwardResult{Session: cfg.CrashTimeout, HoldTime: 5 * time.Second}
 	leader, err := r.settled(ctx, nil)

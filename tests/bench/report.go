@@ -82,6 +82,11 @@ func (r *Report) Write(w io.Writer) {
 			fmt.Fprintf(w, "/healthz/leader on the leader, %d keep-alive connections for %v: %.0f requests/s, latency %s, p99 %s; electd used %.2f cores; non-200: %d\n",
 				l.Conns, l.Duration, l.PerSecond, l.Latency, ms(l.Latency.P99()), l.ServerCPU, l.NotLeaders)
 		}
+		if p := f.Proxy; p != nil {
+			fmt.Fprintf(w, "idle electd with its proxy (proxy.listen), %v after %v of GETs from %d kept-alive clients through the follower's proxy, over %v:\n"+
+				"  leader RSS %s, CPU %.3f%% of a core; follower RSS %s, CPU %.3f%%\n",
+				p.Quiet, p.Burst, p.Conns, f.Window, mib(p.LeaderRSS), 100*p.LeaderCPU, mib(p.FollowerRSS), 100*p.FollowerCPU)
+		}
 	}
 	if f := r.Forward; f != nil {
 		writeForward(w, f)

@@ -52,6 +52,12 @@ func (r *Report) targets() []target {
 		if l := f.Load; l != nil {
 			add("/healthz/leader >= 20,000 requests/s", l.PerSecond >= 20000, "%.0f requests/s, p99 %s", l.PerSecond, ms(l.Latency.P99()))
 		}
+		if p := f.Proxy; p != nil {
+			rss := max(p.LeaderRSS, p.FollowerRSS)
+			add("idle electd with its proxy RSS <= 15 MiB", rss <= 15<<20, "%s", mib(rss))
+			cpu := max(p.LeaderCPU, p.FollowerCPU)
+			add("idle electd with its proxy CPU <= 0.2 %", cpu <= 0.002, "%.3f %%", 100*cpu)
+		}
 	}
 	return out
 }

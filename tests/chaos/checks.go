@@ -175,29 +175,36 @@ func (r *run) teardown(sum *Summary) {
 		}
 	}
 	samples := r.obs.Samples()
-	overlaps := invariant.Overlaps(samples)
-	r.res.Overlaps = len(overlaps)
-	for i, o := range overlaps {
+	// What fails the run is what the samples prove: a claim inside another
+	// participant's certain leadership, or two certain stretches that meet
+	// (invariant.CertainOverlaps). Two answers whose [send, receive] merely
+	// intersect prove nothing on a loaded machine: a leader that answered
+	// 200 and then handed over (a term's end) may have its answer delivered
+	// after its successor's first one. Those are counted and shown.
+	certain := invariant.CertainOverlaps(samples)
+	r.res.Certain = len(certain)
+	for i, o := range certain {
 		if i == 10 {
-			r.t.Errorf("... and %d more overlapping pairs", len(overlaps)-10)
-			break
-		}
-		r.errorf(window(o.A.Send-500*time.Millisecond, o.B.Recv+500*time.Millisecond), "SAFETY: two leaders at once: %v", o)
-	}
-	inferred := invariant.InferredOverlaps(samples)
-	r.res.Inferred = len(inferred)
-	for i, o := range inferred {
-		if i == 10 {
-			r.t.Errorf("... and %d more overlapping leadership spans", len(inferred)-10)
+			r.t.Errorf("... and %d more proven overlaps", len(certain)-10)
 			break
 		}
 		r.errorf(window(o.B.From-500*time.Millisecond, o.B.From+500*time.Millisecond),
-			"SAFETY (inferred): two participants seen leading at once: %v; answers %v / %v ... %v / %v", o, o.A.First, o.A.Last, o.B.First, o.B.Last)
+			"SAFETY: two participants certainly led at once: %v", o)
 	}
+	overlaps := invariant.Overlaps(samples)
+	r.res.Overlaps = len(overlaps)
+	for i, o := range overlaps {
+		if i == 3 {
+			break
+		}
+		r.t.Logf("not provable from the samples (answers in flight together): %v", o)
+	}
+	r.res.Inferred = len(invariant.InferredOverlaps(samples))
 	if first, ok := invariant.FirstLeader(samples, 0); ok {
 		g := invariant.LongestLeaderless(samples, first.Send, end)
 		r.res.Leaderless = g.Len()
-		r.t.Logf("longest leaderless interval %s; %d samples, %d overlapping pairs, %d overlapping leadership spans", g, len(samples), len(overlaps), len(inferred))
+		r.t.Logf("longest leaderless interval %s; %d samples, %d proven overlaps, %d pairs of answers in flight together, %d leadership spans that may have met",
+			g, len(samples), len(certain), len(overlaps), r.res.Inferred)
 	}
 	var wg sync.WaitGroup
 	for _, p := range r.procs {

@@ -15,8 +15,12 @@ type Result struct {
 
 	Failed  bool
 	Skipped bool
+	// Certain counts pairs of leadership spans of different participants
+	// that the samples prove overlapped (invariant.CertainOverlaps): a
+	// run with one fails.
+	Certain int
 	// Overlaps counts pairs of 200 answers from different participants
-	// with intersecting [send, receive] intervals.
+	// with intersecting [send, receive] intervals: possible, not proven.
 	Overlaps int
 	// Inferred counts pairs of leadership spans (consecutive 200s of one
 	// participant with one token) of different participants that intersect.
@@ -49,7 +53,7 @@ type Summary struct {
 type summaryRow struct {
 	fault, mode                      string
 	runs, failed, skipped            int
-	overlaps, inferred               int
+	certain, overlaps, inferred      int
 	orphans, missing                 int
 	requests, twice, late, unclean   int
 	leaderless, toLeader, bound, dur time.Duration
@@ -77,6 +81,7 @@ func (s *Summary) Add(r Result) {
 	if r.Failed {
 		row.failed++
 	}
+	row.certain += r.Certain
 	row.overlaps += r.Overlaps
 	row.inferred += r.Inferred
 	row.orphans += r.Orphans
@@ -98,7 +103,7 @@ func (s *Summary) String() string {
 	defer s.mu.Unlock()
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "fault\tmode\truns\tfailed\toverlapping-200\tinferred\tlongest leaderless ms\tmax time-to-leader ms (bound)\torphans\tmissing\t"+
+	fmt.Fprintln(w, "fault\tmode\truns\tfailed\tproven overlaps\toverlapping-200\tinferred\tlongest leaderless ms\tmax time-to-leader ms (bound)\torphans\tmissing\t"+
 		"requests\ttwice/unfenced\tlate\tunclean\ttime s")
 	var tot summaryRow
 	for _, r := range s.rows {
@@ -110,11 +115,12 @@ func (s *Summary) String() string {
 		if r.bound > 0 {
 			toLeader = fmt.Sprintf("%d (%d)", r.toLeader.Milliseconds(), r.bound.Milliseconds())
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", r.fault, r.mode, runs, r.failed,
-			r.overlaps, r.inferred, r.leaderless.Milliseconds(), toLeader, r.orphans, r.missing,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", r.fault, r.mode, runs, r.failed,
+			r.certain, r.overlaps, r.inferred, r.leaderless.Milliseconds(), toLeader, r.orphans, r.missing,
 			r.requests, r.twice, r.late, r.unclean, r.dur.Seconds())
 		tot.runs += r.runs
 		tot.failed += r.failed
+		tot.certain += r.certain
 		tot.overlaps += r.overlaps
 		tot.inferred += r.inferred
 		tot.orphans += r.orphans
@@ -125,7 +131,7 @@ func (s *Summary) String() string {
 		tot.unclean += r.unclean
 		tot.dur += r.dur
 	}
-	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t\t\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", tot.runs, tot.failed, tot.overlaps, tot.inferred,
+	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t%d\t\t\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", tot.runs, tot.failed, tot.certain, tot.overlaps, tot.inferred,
 		tot.orphans, tot.missing, tot.requests, tot.twice, tot.late, tot.unclean, tot.dur.Seconds())
 	w.Flush()
 	return b.String()

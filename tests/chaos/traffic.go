@@ -36,7 +36,10 @@ const (
 	// peerTimeout is proxy.peer_timeout's default (not set, so that the
 	// faults without a peer relay also run on an electd without the key).
 	peerTimeout = 2 * time.Second
-	proxyIdle   = time.Second // proxy.idle_timeout: kept-alive connections close soon after the load
+	// proxyIdle is proxy.idle_timeout: kept-alive connections close soon
+	// after the load, and well after the clients close theirs
+	// (forward.ClientIdle).
+	proxyIdle = 2 * time.Second
 	// trafficSlack is what a request may take past its bound on a machine
 	// loaded with the chaos suite's ZooKeeper, electd and applications.
 	trafficSlack = 2 * time.Second

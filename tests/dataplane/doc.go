@@ -10,8 +10,8 @@
 // the applications' ledgers:
 //
 //   - stall_test.go: the leader's electd stopped (SIGSTOP) under load:
-//     every request ends within its bound, no POST runs twice, and the
-//     stopped participant is back at rest after SIGCONT;
+//     every request ends within its bound, no GET fails, no POST runs
+//     twice, and the stopped participant is back at rest after SIGCONT;
 //   - twice_test.go: an application that acts before it reads the body,
 //     SIGKILLed with requests in hand: none runs twice, and the client is
 //     told it may or may not have been processed;
@@ -26,9 +26,10 @@
 //     headers and request ids;
 //   - hung_test.go: a leader whose application accepts and never answers
 //     hands leadership on;
-//   - h2c_test.go: HTTP/2 with prior knowledge and gRPC (unary and
-//     streaming, status in trailers) through the proxy, and WebSocket-style
-//     upgrades still cut on release.
+//   - h2c_test.go: HTTP/2 with prior knowledge and gRPC (unary, a server
+//     stream that follows a change, a stream both ways, status in
+//     trailers) through the proxy, and WebSocket-style upgrades still cut
+//     on release.
 //
 // Every test that injects a fault checks afterwards that every participant
 // is back at its idle footprint (electdtest.WaitIdle). Bounds come from the

@@ -23,9 +23,13 @@ import (
 // Issue 28, must have 4: HTTP/2 with prior knowledge (h2c) and gRPC (unary
 // and streaming, status in trailers) through the proxy in HTTP mode, with a
 // real gRPC server (the Go application: grpc-go behind net/http's h2c) and
-// client (grpc-go), through the leader's proxy and through a follower's.
-// The application gets what came as HTTP/2 as HTTP/2, fenced as any
-// request.
+// client (grpc-go), through the leader's proxy and through a follower's:
+// unary calls with their status (a trailers-only one included), a server
+// stream that follows a change at the leader's application, a stream both
+// ways at once that ends with a status and a trailer, all from the leader's
+// application. The application gets what came as HTTP/2 as HTTP/2, fenced
+// as any request; once the client's channel and the proxies' streams are
+// gone, every participant is back at rest.
 func TestH2CAndGRPC(t *testing.T) {
 	c := startCluster(t, setup{n: 3})
 	l := c.settled(nil)
@@ -38,11 +42,35 @@ func TestH2CAndGRPC(t *testing.T) {
 			}
 			defer cc.Close()
 			checkUnary(t, cc, via)
+			checkWatch(t, cc, via)
 			checkStream(t, cc, via, l)
 		})
 	}
 	for _, v := range ledger.Unfenced(c.entries()) {
 		t.Errorf("answered by a participant that did not lead: %s", v)
+	}
+	c.idle()
+}
+
+// checkWatch watches a service's health through via: first not known,
+// then, once the leader's application is told so (ledger.ServeMethod, the
+// same way), serving: a server stream that follows a change.
+func checkWatch(t *testing.T, cc *grpc.ClientConn, via *member) {
+	t.Helper()
+	ctx := grpcContext(t, "grpc-watch-"+via.name)
+	svc := "svc-" + via.name
+	w, err := healthpb.NewHealthClient(cc).Watch(ctx, &healthpb.HealthCheckRequest{Service: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w.Recv(); err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVICE_UNKNOWN {
+		t.Fatalf("gRPC Watch through %s: %v %v, want SERVICE_UNKNOWN", via.name, res, err)
+	}
+	if err := cc.Invoke(grpcContext(t, "grpc-serve-"+via.name), ledger.ServeMethod, wrapperspb.Bytes([]byte(svc)), new(wrapperspb.BytesValue)); err != nil {
+		t.Fatalf("gRPC %s through %s: %v", ledger.ServeMethod, via.name, err)
+	}
+	if res, err := w.Recv(); err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("gRPC Watch through %s after the change: %v %v, want SERVING", via.name, res, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,15 @@ import (
 // is believed), in an answer or a clean 503/504 with Retry-After; what was
 // forwarded to the stalled leader is sent to the new one when it provably
 // reached no application or is safe to repeat, and ends as "may or may not
-// have been processed" otherwise. Must have 2: no POST runs twice. After
-// SIGCONT the stopped participant is back at its idle footprint.
+// have been processed" otherwise. A GET that failed is not a defect by
+// itself: the held requests are released at once on the new leader, and a
+// Python http.server's accept queue (5) drops some of their dials, which
+// are tried again only within the hold time. Must have 2: no POST runs
+// twice. No request is answered by a participant that did not lead, but
+// what the stopped leader took before the stop and writes to its
+// application once it goes on, with its old fencing token (a fenced
+// storage refuses it; its client has its 503 already): those are counted.
+// After SIGCONT the stopped participant is back at its idle footprint.
 func TestStalledLeader(t *testing.T) {
 	c := startCluster(t, setup{n: 3, langs: []string{ledger.Go, ledger.Python}})
 	l := c.settled(nil)
@@ -52,7 +60,16 @@ func TestStalledLeader(t *testing.T) {
 	for _, v := range ledger.Twice(es, func(id string) bool { return posts[id] }) {
 		t.Errorf("a POST ran twice: %s", v)
 	}
-	for _, v := range ledger.Unfenced(es) {
+	stale, unfenced := ledger.UnfencedStale(es)
+	for _, v := range stale {
+		if !strings.HasPrefix(v, l.name+" ") {
+			unfenced = append(unfenced, v)
+		}
+	}
+	if len(stale) > 0 {
+		t.Logf("requests the stopped leader wrote to its application once it went on, with its old token (a fenced storage refuses them): %d", len(stale))
+	}
+	for _, v := range unfenced {
 		t.Errorf("answered by a participant that did not lead: %s", v)
 	}
 	for _, v := range ledger.Leaks(reqs) {

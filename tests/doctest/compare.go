@@ -3,6 +3,7 @@ package doctest
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -75,8 +76,29 @@ func Normalize(line string) string {
 // Normalize, a want line "..." matching any number of got lines. A
 // mismatch's diff shows both, with the first line that differs.
 func Compare(want, got []string) (ok bool, diff string) {
-	w, g := normalized(want), normalized(got)
+	return Options{}.Compare(want, got)
+}
+
+// Options say how a block's output is read, where the pages' local
+// commands (the defaults) are not what is compared: tests/e2e compares the
+// node's commands, whose masks and row order differ.
+type Options struct {
+	// Normalize masks what may differ between two runs in a line; default
+	// Normalize.
+	Normalize func(string) string
+	// AnyOrder: without an Ellipsis the lines may come in another order
+	// (kubectl sorts its rows by generated names), and empty lines at
+	// either end do not count.
+	AnyOrder bool
+}
+
+// Compare is Compare as o says.
+func (o Options) Compare(want, got []string) (ok bool, diff string) {
+	w, g := o.normalized(want), o.normalized(got)
 	if match(w, g) {
+		return true, ""
+	}
+	if o.AnyOrder && !slices.Contains(w, Ellipsis) && slices.Equal(sortedCopy(w), sortedCopy(g)) {
 		return true, ""
 	}
 	i := 0
@@ -95,12 +117,30 @@ func Compare(want, got []string) (ok bool, diff string) {
 	return false, b.String()
 }
 
-func normalized(lines []string) []string {
+func (o Options) normalized(lines []string) []string {
+	norm := o.Normalize
+	if norm == nil {
+		norm = Normalize
+	}
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = Normalize(l)
+		out[i] = norm(l)
+	}
+	if o.AnyOrder {
+		for len(out) > 0 && out[0] == "" {
+			out = out[1:]
+		}
+		for len(out) > 0 && out[len(out)-1] == "" {
+			out = out[:len(out)-1]
+		}
 	}
 	return out
+}
+
+func sortedCopy(lines []string) []string {
+	s := slices.Clone(lines)
+	slices.Sort(s)
+	return s
 }
 
 // match matches lines against a pattern of lines where Ellipsis stands

@@ -1,10 +1,10 @@
 package e2e
 
 import (
-	"fmt"
 	"regexp"
-	"slices"
 	"strings"
+
+	"github.com/electd/electd/tests/doctest"
 )
 
 // docMask is one kind of text that differs between two runs of the same
@@ -54,72 +54,11 @@ func NormalizeOutput(line string) string {
 	return strings.TrimSpace(line)
 }
 
-// docEllipsis, alone on a line of the docs' output, stands for any number
-// of lines (what a doc leaves out on purpose).
-const docEllipsis = "..."
-
 // CompareOutput reports whether got is what want shows, line by line after
-// NormalizeOutput, a want line "..." matching any number of lines. Without
-// an ellipsis the lines may come in another order (kubectl sorts its rows
-// by generated names), and empty lines at either end do not count. The
-// diff names the first line that differs.
+// NormalizeOutput, as tests/doctest compares the pages' local commands (a
+// want line "..." matching any number of lines), but without an ellipsis
+// the lines may come in another order (kubectl sorts its rows by generated
+// names), and empty lines at either end do not count.
 func CompareOutput(want, got []string) (bool, string) {
-	w, g := normalizeAll(want), normalizeAll(got)
-	if matchLines(w, g) {
-		return true, ""
-	}
-	if !slices.Contains(w, docEllipsis) && slices.Equal(sorted(w), sorted(g)) {
-		return true, ""
-	}
-	i := 0
-	for i < len(w) && i < len(g) && (w[i] == g[i] || w[i] == docEllipsis) {
-		i++
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "first difference at output line %d", i+1)
-	if i < len(w) {
-		fmt.Fprintf(&b, "\n  the doc:  %s", w[i])
-	}
-	if i < len(g) {
-		fmt.Fprintf(&b, "\n  printed:  %s", g[i])
-	}
-	fmt.Fprintf(&b, "\n--- the doc shows:\n%s\n--- the command printed:\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
-	return false, b.String()
-}
-
-func normalizeAll(lines []string) []string {
-	var out []string
-	for _, l := range lines {
-		out = append(out, NormalizeOutput(l))
-	}
-	for len(out) > 0 && out[0] == "" {
-		out = out[1:]
-	}
-	for len(out) > 0 && out[len(out)-1] == "" {
-		out = out[:len(out)-1]
-	}
-	return out
-}
-
-func sorted(lines []string) []string {
-	s := slices.Clone(lines)
-	slices.Sort(s)
-	return s
-}
-
-// matchLines matches lines against a pattern where docEllipsis stands for
-// any number of lines.
-func matchLines(pattern, lines []string) bool {
-	if len(pattern) == 0 {
-		return len(lines) == 0
-	}
-	if pattern[0] == docEllipsis {
-		for i := 0; i <= len(lines); i++ {
-			if matchLines(pattern[1:], lines[i:]) {
-				return true
-			}
-		}
-		return false
-	}
-	return len(lines) > 0 && pattern[0] == lines[0] && matchLines(pattern[1:], lines[1:])
+	return doctest.Options{Normalize: NormalizeOutput, AnyOrder: true}.Compare(want, got)
 }

@@ -124,6 +124,14 @@ func Launch(bin string, s Spec) (*Proc, error) {
 		if cfg.HTTPAddr == "" {
 			cfg.HTTPAddr = addr
 		}
+		if cfg.ProxyListen != "" && cfg.ProxyPeer == "" {
+			// proxy.peer_listen defaults to proxy.listen's port plus one,
+			// which another test's process may hold by now.
+			var err error
+			if cfg.ProxyPeer, err = FreeAddr(); err != nil {
+				return nil, err
+			}
+		}
 		p.ConfigPath = filepath.Join(s.Dir, name+".yaml")
 		if err := os.WriteFile(p.ConfigPath, cfg.YAML(), 0o600); err != nil {
 			return nil, fmt.Errorf("electdtest: %w", err)

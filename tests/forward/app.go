@@ -79,6 +79,14 @@ func (f *Fence) Check(app, id, token string) {
 	f.max = max(f.max, tok)
 }
 
+// Ran reports whether an application ran the request with id.
+func (f *Fence) Ran(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.ran[id]
+	return ok
+}
+
 // Violations lists what the applications saw that a fence would refuse,
 // the stale tokens first.
 func (f *Fence) Violations() []string {
@@ -87,13 +95,13 @@ func (f *Fence) Violations() []string {
 	return slices.Concat(f.stale, f.violations)
 }
 
-// Stale counts the violations that are a token lower than one seen (a
-// stale leader's request, which a fenced storage refuses); Violations
-// lists them first.
-func (f *Fence) Stale() int {
+// Stale lists the violations that are a token lower than one seen: a
+// stale leader's request, which a fenced storage refuses (Violations
+// lists them first).
+func (f *Fence) Stale() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.stale)
+	return slices.Clone(f.stale)
 }
 
 // Tokens counts the tokens seen: the leaderships that served.
@@ -118,6 +126,7 @@ type App struct {
 	Name  string
 	Addr  string // 127.0.0.1:port, the proxy's proxy.app
 	fence *Fence
+	h2c   bool // serves HTTP/2 without TLS too
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -127,18 +136,31 @@ type App struct {
 }
 
 // StartApp serves an application for name on a free loopback port.
-func StartApp(name string, fence *Fence) (*App, error) {
+func StartApp(name string, fence *Fence) (*App, error) { return startApp(name, fence, false) }
+
+// StartAppH2C is StartApp serving HTTP/2 with prior knowledge too (for
+// proxy.app_protocol h2c): as it stops, its GOAWAY names the last request
+// it took.
+func StartAppH2C(name string, fence *Fence) (*App, error) { return startApp(name, fence, true) }
+
+func startApp(name string, fence *Fence, h2c bool) (*App, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Name: name, Addr: ln.Addr().String(), fence: fence}
+	a := &App{Name: name, Addr: ln.Addr().String(), fence: fence, h2c: h2c}
 	a.serve(ln)
 	return a, nil
 }
 
 func (a *App) serve(ln net.Listener) {
 	srv := &http.Server{Handler: http.HandlerFunc(a.handle), ReadHeaderTimeout: 10 * time.Second}
+	if a.h2c {
+		var protocols http.Protocols
+		protocols.SetHTTP1(true)
+		protocols.SetUnencryptedHTTP2(true)
+		srv.Protocols = &protocols
+	}
 	served := make(chan struct{})
 	a.mu.Lock()
 	a.srv, a.served = srv, served

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -24,8 +22,8 @@ import (
 const (
 	sessionTimeout = 2 * time.Second
 	holdTime       = 5 * time.Second
-	shutdownGrace  = time.Second // a stopping participant forwards this long while clients stop sending to it
-	proxyIdle      = time.Second
+	shutdownGrace  = time.Second     // a stopping participant forwards this long while clients stop sending to it
+	proxyIdle      = 2 * time.Second // well past the clients' forward.ClientIdle
 	adminToken     = "t0ken-forward"
 	patience       = 30 * time.Second // bounds every wait: it only ends a test that hangs
 	// slack is what a request may take past the hold time on a loaded
@@ -62,12 +60,29 @@ type cluster struct {
 // startCluster starts ZooKeeper and n members, each configured by the
 // defaults above and then by tune (when not nil).
 func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
+	return startClusterWith(t, n, options{tune: tune})
+}
+
+// options are what startClusterWith changes from the defaults.
+type options struct {
+	tune func(*electdtest.Config)
+	// h2c: the applications speak HTTP/2 without TLS too, and the proxies
+	// send them every request so (proxy.app_protocol h2c).
+	h2c bool
+}
+
+// startClusterWith is startCluster with o.
+func startClusterWith(t *testing.T, n int, o options) *cluster {
 	c := &cluster{t: t, top: t, ens: zktest.Start(t, zktest.Options{}), fence: NewFence(), pool: NewPool()}
 	dir := t.TempDir()
+	start := StartApp
+	if o.h2c {
+		start = StartAppH2C
+	}
 	for i := range n {
 		m := &member{name: fmt.Sprintf("p%d", i)}
 		var err error
-		if m.app, err = StartApp(m.name, c.fence); err != nil {
+		if m.app, err = start(m.name, c.fence); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(m.app.Close)
@@ -87,8 +102,11 @@ func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
 			ShutdownGrace: shutdownGrace, ShutdownTimeout: 10 * time.Second,
 			ProxyListen: m.proxy, ProxyPeer: m.peer, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
 		}}
-		if tune != nil {
-			tune(m.spec.Config)
+		if o.h2c {
+			m.spec.Env = append(m.spec.Env, "ELECTD_PROXY_APP_PROTOCOL=h2c")
+		}
+		if o.tune != nil {
+			o.tune(m.spec.Config)
 		}
 		c.members = append(c.members, m)
 		c.start(m)
@@ -97,7 +115,7 @@ func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
 	// Each member's rest, before any traffic: what it holds and does idle.
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	ws, err := electdtest.FootprintWindow(ctx, c.procs(), time.Second)
+	ws, err := electdtest.FootprintWindow(ctx, Procs(c.members), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,79 +129,22 @@ func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
 // has joined.
 func (c *cluster) start(m *member) {
 	c.t.Helper()
-	m.proc = electdtest.Start(c.top, m.spec)
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	if err := m.proc.WaitHTTP(ctx, "/readyz", http.StatusOK); err != nil {
-		c.t.Fatal(err)
-	}
+	m.proc = StartProc(c.top, m.spec, patience)
 	c.pool.Add(m.name, m.proxy)
 }
 
-func (c *cluster) procs() []*electdtest.Proc {
-	var out []*electdtest.Proc
-	for _, m := range c.members {
-		out = append(out, m.proc)
-	}
-	return out
+// Part is m as the shared helpers see it (group.go).
+func (m *member) Part() Member {
+	return Member{Name: m.name, Proc: m.proc, Rest: m.rest, Frozen: m.cut}
 }
 
 // settled waits until one running member other than old leads and every
 // running member's proxy routes to it (but one cut off from ZooKeeper,
 // which cannot know), and returns it.
-func (c *cluster) settled(old *member) *member {
-	c.t.Helper()
-	var l *member
-	wait.For(c.t, patience, "one new leader that every proxy routes to", func() bool {
-		l = nil
-		views, proxies := map[string]electdtest.LeaderView{}, map[string]string{}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		for _, m := range c.members {
-			if !m.proc.Alive() || m.cut {
-				continue
-			}
-			v, err := m.proc.View(ctx)
-			if err != nil {
-				return false
-			}
-			views[m.name], proxies[m.name] = v, m.peer
-		}
-		if name := Routed(views, proxies); name != "" {
-			l = c.member(name)
-		}
-		return l != nil && l != old
-	})
-	return l
-}
+func (c *cluster) settled(old *member) *member { return Settled(c.t, patience, old, c.members) }
 
-// idle waits until every running member is back at its rest: no more
-// goroutines than then, and its election settled (tests/invariant's Idle).
-func (c *cluster) idle() {
-	c.t.Helper()
-	var procs []*electdtest.Proc
-	var rests []invariant.Rest
-	for _, m := range c.members {
-		if m.proc.Alive() {
-			procs, rests = append(procs, m.proc), append(rests, m.rest)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	if err := electdtest.WaitIdle(ctx, procs, rests, time.Second); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *cluster) member(name string) *member {
-	for _, m := range c.members {
-		if m.name == name {
-			return m
-		}
-	}
-	c.t.Fatalf("no member %s", name)
-	return nil
-}
+// idle waits until every running member is back at its rest.
+func (c *cluster) idle() { AtRest(c.t, patience, c.members) }
 
 // load is the traffic of every scenario: 3 workers per member, each
 // sending one request every 10 ms, about 300 a second in all.
@@ -196,12 +157,7 @@ func (c *cluster) load() *Load {
 // says what the proxy's drain did (api.Release's drain).
 func (c *cluster) post(m *member, path string) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	code, body, err := m.proc.Do(ctx, http.MethodPost, path, adminToken)
-	if err != nil || code != http.StatusAccepted {
-		c.t.Fatalf("POST %s to %s: %d %s %v", path, m.name, code, body, err)
-	}
+	body := AdminPost(c.t, m.proc, path, adminToken, patience)
 	var r api.Release
 	if err := json.Unmarshal(body, &r); err != nil || r.Drain == nil || r.Drain.WaitedSeconds < 0 {
 		c.t.Fatalf("POST %s to %s: %s (%v): want what the drain did", path, m.name, body, err)

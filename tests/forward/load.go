@@ -10,6 +10,18 @@ import (
 	"time"
 )
 
+// ClientIdle is how long the loads' clients (Load, tests/ledger's) keep an
+// idle connection: shorter than the proxies' proxy.idle_timeout (2 s in the
+// tests, 1 s or more in the bench) by
+// more than a loaded machine may keep a process from running, as a
+// keep-alive client's must be. Otherwise a request sent on a connection the
+// proxy closes as idle at that instant reaches no handler at all, and the
+// client sees its connection end (EOF or a reset; net/http sends again a
+// GET, not a POST): HTTP/1.1's keep-alive race, which the chaos suite met
+// with 500 ms against 1 s while three ZooKeeper JVMs started on two cores
+// (no proxy logged those requests, no application got them).
+const ClientIdle = 200 * time.Millisecond
+
 // Pool is the proxies clients send to, by participant name, as a Service's
 // endpoints are: a participant is taken out before it stops, and Remove
 // waits until no client is sending to it any more.
@@ -77,6 +89,7 @@ func (p *Pool) done(name string) {
 
 // Result is one request of a Load.
 type Result struct {
+	ID         string // its X-Request-Id, which the proxies keep and the applications' ledger records
 	Via        string // the participant whose proxy it was sent to
 	Post       bool   // a POST with a body, else a GET
 	Start, End time.Time
@@ -130,9 +143,10 @@ type Load struct {
 // StartLoad starts cfg.Workers workers on pool.
 func StartLoad(pool *Pool, cfg LoadConfig) *Load {
 	l := &Load{stop: make(chan struct{})}
+	load := time.Now().UnixNano() // ids unique across the loads of one fence
 	for i := range cfg.Workers {
 		l.wg.Go(func() {
-			tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}
+			tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: ClientIdle}
 			defer tr.CloseIdleConnections()
 			c := &http.Client{Transport: tr, Timeout: cfg.Timeout}
 			tick := time.NewTicker(cfg.Pace)
@@ -147,7 +161,7 @@ func StartLoad(pool *Pool, cfg LoadConfig) *Load {
 				if name == "" {
 					continue
 				}
-				r := send(c, name, addr, n%2 == 0)
+				r := send(c, fmt.Sprintf("%x-%d-%d", load, i, n), name, addr, n%2 == 0)
 				pool.done(name)
 				l.mu.Lock()
 				l.results = append(l.results, r)
@@ -158,14 +172,23 @@ func StartLoad(pool *Pool, cfg LoadConfig) *Load {
 	return l
 }
 
-func send(c *http.Client, name, addr string, post bool) Result {
-	r := Result{Via: name, Post: post, Start: time.Now()}
-	var res *http.Response
+func send(c *http.Client, id, name, addr string, post bool) Result {
+	r := Result{ID: id, Via: name, Post: post, Start: time.Now()}
+	method, path, body := http.MethodGet, "/r", io.Reader(nil)
 	if post {
-		res, r.Err = c.Post("http://"+addr+"/w", "text/plain", strings.NewReader("payload"))
-	} else {
-		res, r.Err = c.Get("http://" + addr + "/r")
+		method, path, body = http.MethodPost, "/w", strings.NewReader("payload")
 	}
+	req, err := http.NewRequest(method, "http://"+addr+path, body)
+	if err != nil {
+		r.Err, r.End = err, time.Now()
+		return r
+	}
+	req.Header.Set("X-Request-Id", id)
+	if post {
+		req.Header.Set("Content-Type", "text/plain")
+	}
+	res, err := c.Do(req)
+	r.Err = err
 	if r.Err == nil {
 		b, err := io.ReadAll(io.LimitReader(res.Body, 4096))
 		res.Body.Close()

@@ -137,9 +137,19 @@ func Twice(entries []Entry, only func(id string) bool) []string {
 // a leader id that is not the application's own. A request that came with no
 // token at all (the proxy did not hand it over) is one too.
 func Unfenced(entries []Entry) []string {
+	stale, other := UnfencedStale(entries)
+	return append(stale, other...)
+}
+
+// UnfencedStale is Unfenced, the arrivals with a token lower than one seen
+// before (a stale leader's, which a fenced storage refuses: what a leader
+// whose electd was stopped between its lease check and its write delivers
+// once it goes on) apart from the others.
+func UnfencedStale(entries []Entry) (stale, other []string) {
 	f := forward.NewFence()
 	for _, e := range Arrivals(entries) {
 		f.Check(e.App, e.Leader, e.Token)
 	}
-	return f.Violations()
+	stale = f.Stale()
+	return stale, f.Violations()[len(stale):]
 }

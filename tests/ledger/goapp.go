@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
 )
 
 // appEnv carries a Go application's AppConfig (JSON) to the copy of the
@@ -50,9 +51,10 @@ func MainIfApp() {
 // goApp is the Go application: net/http, HTTP/1.1 and h2c on one port, as
 // a Go service behind the proxy would be.
 type goApp struct {
-	cfg  AppConfig
-	led  *writer
-	grpc *grpc.Server
+	cfg    AppConfig
+	led    *writer
+	grpc   *grpc.Server
+	health *health.Server
 }
 
 func serveGo(cfg AppConfig) error {

@@ -25,6 +25,12 @@ const EchoMethod = "/ledger.Echo/Bidi"
 // EchoEnd is the code the echo stream ends with.
 const EchoEnd = codes.ResourceExhausted
 
+// ServeMethod is the Go application's unary call (a
+// google.protobuf.BytesValue, the name of a service; the same back) that
+// makes its health service say that service is SERVING: a health Watch
+// through the proxies then follows the change.
+const ServeMethod = "/ledger.Health/Serve"
+
 // newGRPC is the Go application's gRPC server: the standard health service
 // (Check: unary; Watch: a server stream) and EchoMethod, each call recorded
 // in the ledger as it arrives, as an HTTP request is.
@@ -44,14 +50,23 @@ func newGRPC(a *goApp) *grpc.Server {
 		}),
 		grpc.UnknownServiceHandler(a.echo),
 	)
-	hs := health.NewServer()
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(s, hs)
+	a.health = health.NewServer()
+	a.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(s, a.health)
 	return s
 }
 
 func (a *goApp) echo(_ any, ss grpc.ServerStream) error {
-	if m, _ := grpc.MethodFromServerStream(ss); m != EchoMethod {
+	switch m, _ := grpc.MethodFromServerStream(ss); m {
+	case ServeMethod:
+		svc := new(wrapperspb.BytesValue)
+		if err := ss.RecvMsg(svc); err != nil {
+			return err
+		}
+		a.health.SetServingStatus(string(svc.Value), healthpb.HealthCheckResponse_SERVING)
+		return ss.SendMsg(svc)
+	case EchoMethod:
+	default:
 		return status.Errorf(codes.Unimplemented, "no method %s", m)
 	}
 	ss.SetTrailer(metadata.Pairs("x-app", a.cfg.Name))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/tests/forward"
 )
 
 // Target is a proxy a Load sends to, by participant name.
@@ -69,16 +71,10 @@ type LoadConfig struct {
 	Prefix string
 }
 
-// clientIdle closes the load's kept-alive connections idle this long:
-// shorter than the proxies' proxy.idle_timeout (1 s in every test), as a
-// keep-alive client's must be, or a request sent on a connection the proxy
-// is closing at that instant is reset (a POST is not retried by net/http).
-const clientIdle = 500 * time.Millisecond
-
 // Client is an HTTP/1.1 client for the proxies: timeout bounds each
-// request, kept-alive connections close after clientIdle.
+// request, kept-alive connections close after forward.ClientIdle.
 func Client(timeout time.Duration) *http.Client {
-	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 32, IdleConnTimeout: clientIdle}
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 32, IdleConnTimeout: forward.ClientIdle}
 	return &http.Client{Transport: tr, Timeout: timeout}
 }
 
