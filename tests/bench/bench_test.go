@@ -88,8 +88,11 @@ func TestBenchSmoke(t *testing.T) {
 		for _, f := range fw.Faults {
 			want("forward fault: "+f.Kind, f.Rounds == 1 && f.Requests > 0 && len(f.Took) == f.Requests)
 		}
+		// Not CPU > 0: the kernel counts a process's CPU in 10 ms ticks,
+		// and a smoke run's fraction of a second through HAProxy on a busy
+		// machine (11 requests) counted none.
 		for _, l := range fw.Saturation {
-			want("forward at saturation: "+l.Method+" "+pathName(l.Via, l.Hops, false), l.Requests > 0 && l.Errors == 0 && (l.Hops == 0 || l.CPU > 0))
+			want("forward at saturation: "+l.Method+" "+pathName(l.Via, l.Hops, false), l.Requests > 0 && l.Errors == 0 && l.CPU >= 0)
 		}
 	}
 	s := rep.Scale
