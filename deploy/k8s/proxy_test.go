@@ -178,3 +178,25 @@ func TestProxyFlavourPeersAndAppHealth(t *testing.T) {
 			p.s.env["ELECTD_APP_HEALTH_INTERVAL"].Value)
 	}
 }
+
+// Every request goes through electd here, and its peers give a leader's
+// proxy up when it answers no ping within half of proxy.peer_timeout: under
+// contention a container gets CPU in proportion to its request, so electd
+// asks for no less than the busiest neighbour the manifests ship, a
+// ZooKeeper server, which takes all it can get while it starts (on the test
+// node, at 10m against 100m, electd's threads waited seconds for a CPU
+// while a restarted server started, and the proxies failed requests).
+func TestProxyFlavourElectdCPUMatchesZooKeeper(t *testing.T) {
+	m, p := proxyFlavour(t)
+	got := p.s.c.Resources.Requests[corev1.ResourceCPU]
+	if len(m.statefulSets) == 0 {
+		t.Fatal("no ZooKeeper StatefulSet in the proxy flavour")
+	}
+	for _, s := range m.statefulSets {
+		for _, c := range s.Spec.Template.Spec.Containers {
+			if zk := c.Resources.Requests[corev1.ResourceCPU]; got.Cmp(zk) < 0 {
+				t.Errorf("electd requests %s CPU, less than %s's container %s (%s)", got.String(), s.Name, c.Name, zk.String())
+			}
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 
 // Answer is one request through a Service: when it was sent and answered,
 // and the pod that answered (the example app answers with its pod name),
-// or the error.
+// or the error (an answer other than 200: its status and body).
 type Answer struct {
 	Sent, Done time.Time
 	Pod        string
@@ -58,7 +58,12 @@ func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout 
 					case rerr != nil:
 						err = rerr
 					case resp.StatusCode != 200:
+						// The body says why (the proxy's 503 names what it
+						// held the request for): the evidence of a failure.
 						a.Err = resp.Status
+						if why := strings.TrimSpace(string(b)); why != "" {
+							a.Err += ": " + why
+						}
 					default:
 						a.Pod = strings.TrimSpace(string(b))
 					}

@@ -91,6 +91,9 @@ func zkScenario(t *testing.T, d *Deployment, rep *Report, what string, graceful 
 	if err != nil {
 		t.Fatal(err)
 	}
+	cctx, stopCPU := context.WithCancel(ctx)
+	defer stopCPU()
+	cpu := WatchCPU(cctx, d.F.ElectionPath)
 	t0 := time.Now()
 	if err := disturb(ctx); err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -117,7 +120,7 @@ func zkScenario(t *testing.T, d *Deployment, rep *Report, what string, graceful 
 	if f.Failed > 0 {
 		rep.Add(d.F.Name, zkEvidence(ctx, d, newLeader, t0, end))
 	}
-	zkKeepLogs(t, d, t0, end)
+	zkKeepLogs(t, d, cpu, t0, end)
 	s := fmt.Sprintf("ZooKeeper: %s under load: at rest again after %s; leader %s -> %s, %d leader changes, longest time with no leader in the election %s, "+
 		"longest time with no ready endpoint %s; %d requests failed, %d answered, %d by a pod that was not leading; restarts of the app's containers: %s.",
 		what, secs(end.Sub(t0)), leader, newLeader, f.Changes, secs(f.Leaderless), secs(f.NoEndpoint), f.Failed, f.Answered, f.NonLeader, after)
@@ -205,13 +208,15 @@ func zkEvidence(ctx context.Context, d *Deployment, leader string, t0, end time.
 
 // zkKeepLogs writes, where -e2e.logs names a directory, every line the
 // ensemble's servers and the participants' electd logged during a
-// scenario, the cluster DNS's answers and the requests that failed, for a
-// diagnosis the report's excerpt does not cover.
-func zkKeepLogs(t *testing.T, d *Deployment, t0, end time.Time) {
+// scenario, the CPU their electd got, the cluster DNS's answers and the
+// requests that failed, for a diagnosis the report's excerpt does not
+// cover.
+func zkKeepLogs(t *testing.T, d *Deployment, cpu *CPUWatch, t0, end time.Time) {
 	if *logsFlag == "" {
 		return
 	}
 	lines := append(d.ZooKeeper.Between(t0, end), d.Electd.Between(t0, end)...)
+	lines = append(lines, cpu.Between(t0, end)...)
 	for _, a := range d.Probe.Between(t0, end) {
 		if a.Err != "" {
 			lines = append(lines, PodLine{"request", LogLine{a.Sent, fmt.Sprintf("sent, failed +%s later: %s", secs(a.Done.Sub(a.Sent)), a.Err)}})

@@ -161,6 +161,9 @@ func newNode(progress io.Writer, afterLock func()) (_ *Node, err error) {
 	if _, err := recordBefore(); err != nil {
 		return nil, err
 	}
+	if err := weighPods(); err != nil {
+		return nil, err
+	}
 	if err := n.prepare(); err != nil {
 		return nil, err
 	}

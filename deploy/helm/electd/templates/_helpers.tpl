@@ -50,6 +50,22 @@
 {{- end -}}
 
 {{/*
+electd's resources: electd.resources, whose requests.cpu left empty is
+100m with routing: proxy (every request goes through electd there, and its
+peers give it up when it cannot answer a ping within a second: it asks for
+as much CPU as a ZooKeeper server), else 10m.
+*/}}
+{{- define "electd.resources" -}}
+{{- $r := deepCopy .Values.electd.resources -}}
+{{- $req := default dict $r.requests -}}
+{{- if not $req.cpu -}}
+{{- $_ := set $req "cpu" (ternary "100m" "10m" (eq .Values.routing "proxy")) -}}
+{{- end -}}
+{{- $_ := set $r "requests" $req -}}
+{{- toYaml $r -}}
+{{- end -}}
+
+{{/*
 Labels. The selector labels are the name and the release; the others
 say who manages the object.
 */}}
