@@ -116,3 +116,19 @@ func (c *Fake) Pending() int {
 	}
 	return n
 }
+
+// PendingIn reports whether a timer not yet run or stopped falls due d
+// from now: a test that must advance past one timer among others (a body's
+// deadline, after a wait for room that is stopped at once) waits for it by
+// its duration, not by a count.
+func (c *Fake) PendingIn(d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at := c.now.Add(d)
+	for _, t := range c.timers {
+		if !t.done && t.at.Equal(at) {
+			return true
+		}
+	}
+	return false
+}
