@@ -68,11 +68,24 @@ func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *body {
 // route sends q where decide says, holding it while there is nowhere to
 // send it and sending it again when that is allowed, within the hold time.
 func (h *httpProxy) route(q *request) Result {
+	return h.send(q, func() decision { return h.p.decide(0, true) }, nil)
+}
+
+// send is route's and take's one loop: it sends q where next decides,
+// holds it while there is nowhere to send it, and sends it again when that
+// is allowed, within q's hold time. gate, when given, sees each decision
+// first and may answer q itself (take's bounce).
+func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (Result, bool)) Result {
 	p := h.p
 	why := ""
 	for {
 		wake := p.wake.Changed()
-		d := p.decide(0, true)
+		d := next()
+		if gate != nil {
+			if res, done := gate(d); done {
+				return res
+			}
+		}
 		var retry time.Duration
 		failed := d.why
 		switch d.way {

@@ -1,12 +1,8 @@
 package proxy
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
-	"syscall"
-	"time"
 )
 
 // A forward from a peer's proxy, on PeerListen (docs/DESIGN.md,
@@ -48,46 +44,23 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// take hands a peer's forward to the application, or holds or bounces it.
+// take hands a peer's forward to the application, or holds or bounces it:
+// route's loop, with a bounce where this proxy does not take the forward
+// or cannot mark it as taken.
 func (h *httpProxy) take(q *request, fw forward) Result {
 	p := h.p
-	why := ""
-	for {
-		wake := p.wake.Changed()
-		d := p.decideTake(fw.election, fw.token)
-		var retry time.Duration
-		failed := d.why
+	return h.send(q, func() decision { return p.decideTake(fw.election, fw.token) }, func(d decision) (Result, bool) {
 		switch d.way {
-		case toNone:
-			return unavailable(q.w, ResultShutdown, "the proxy is shutting down")
 		case toBounce:
-			return bounce(q, d.route)
+			return bounce(q, d.route), true
 		case toApp:
 			if !h.mark(q, d) {
 				p.appDone()
-				return bounce(q, p.view())
-			}
-			q.hd.leave()
-			o := h.forward(q, d)
-			switch {
-			case !o.again:
-				return o.result
-			case o.now:
-				continue
-			}
-			if errors.Is(o.err, syscall.ECONNREFUSED) {
-				p.stepDown(d.route, StepDownRefused, o.err)
-			}
-			retry, failed = retryEvery, fmt.Sprintf("the application did not take it (%v)", o.err)
-			if errors.Is(o.err, errHoldExpired) && why != "" {
-				failed = why // what kept it from going anywhere in time
+				return bounce(q, p.view()), true
 			}
 		}
-		why = failed
-		if res, ok := h.hold(q, wake, retry, why); !ok {
-			return res
-		}
-	}
+		return "", false
+	})
 }
 
 // mark tells the peer that this leadership takes its forward (an interim
