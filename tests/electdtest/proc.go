@@ -177,20 +177,26 @@ func CleanEnviron() []string {
 }
 
 // FreeAddr returns a loopback address with a port the kernel just handed out and took
-// back: free now, and unlikely to be handed out again soon.
+// back: free now, and never returned before by FreeAddr or FreeAddrPair in this process.
 func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("electdtest: %w", err)
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", fmt.Errorf("electdtest: %w", err)
+		}
+		addr := ln.Addr().(*net.TCPAddr)
+		ln.Close()
+		if claim(addr.Port) {
+			return addr.String(), nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return "", errors.New("electdtest: no loopback port not handed out already")
 }
 
 // FreeAddrPair returns a loopback address whose port and the next one are both free now:
 // the forwarding proxy's peer port is proxy.listen's plus one unless set otherwise.
 func FreeAddrPair() (string, error) {
-	for range 20 {
+	for range 100 {
 		a, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return "", fmt.Errorf("electdtest: %w", err)
@@ -200,10 +206,39 @@ func FreeAddrPair() (string, error) {
 		a.Close()
 		if err == nil {
 			b.Close()
-			return a.Addr().String(), nil
+			if claim(port, port+1) {
+				return a.Addr().String(), nil
+			}
 		}
 	}
 	return "", errors.New("electdtest: no two free consecutive loopback ports")
+}
+
+// handedOut are the ports FreeAddr and FreeAddrPair gave in this process, never given
+// again: the kernel can give a port just closed to the next bind to port 0 (about 1 in
+// 7,000 here), and one daemon's http.addr then took its proxy.listen (make test, bench
+// smoke: electd refused the configuration).
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// claim records ports as handed out, unless one of them was already.
+func claim(ports ...int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
+	for _, p := range ports {
+		if handedOut.ports[p] {
+			return false
+		}
+	}
+	for _, p := range ports {
+		handedOut.ports[p] = true
+	}
+	return true
 }
 
 // Pid is the process id.
