@@ -3,12 +3,16 @@
 // `go test ./...` run builds each once although several test binaries ask for it at the
 // same time.
 //
-// An entry is <cache>/electd/<kind>/<key>. Whoever asks first builds it under an exclusive
-// file lock (flock) on <key>.lock while the others block on the same lock, then find the
+// An entry is <cache>/electd/<kind>/<key>. Each process that uses an entry keeps a shared
+// file lock (flock) on <key>.lock until it exits (the kernel drops flocks with the
+// process); pruning deletes only entries nobody holds: beyond the most recently used few,
+// never one in use. Whoever finds the entry missing builds it under an exclusive lock on a
+// second file, <key>.build, while the others wanting it block there, then find the
 // finished entry; it is filled in a temporary directory and renamed into place, so a
-// half-built entry is never seen. Each process keeps a shared lock on the entries it uses
-// until it exits (the kernel drops flocks with the process), and pruning deletes only
-// entries nobody holds: beyond the most recently used few, never one in use.
+// half-built entry is never seen. The two locks are apart so that a process holding an
+// entry for its whole life never keeps another from using it (with one lock, the
+// exclusive lock taken to check for the entry waited for every holder to exit, and
+// make test ran its packages that start electd one at a time).
 package buildcache
 
 import (
@@ -48,21 +52,26 @@ func Dir(kind, key string, fill func(dir string) error) (string, error) {
 	if held[lockPath] != nil {
 		return dir, nil
 	}
-	lock, err := lockFile(lockPath)
+	// The shared lock first: from here on no pruner removes the entry.
+	lock, err := lockFile(lockPath, syscall.LOCK_SH)
 	if err != nil {
 		return "", err
 	}
-	if err := ensure(root, dir, fill); err != nil {
-		lock.Close()
-		return "", err
+	if _, err := os.Stat(dir); err != nil {
+		build, err := lockFile(dir+".build", syscall.LOCK_EX)
+		if err != nil {
+			lock.Close()
+			return "", err
+		}
+		err = ensure(root, dir, fill)
+		build.Close()
+		if err != nil {
+			lock.Close()
+			return "", err
+		}
 	}
 	now := time.Now()
 	_ = os.Chtimes(dir, now, now) // last use, for pruning
-	// Keep a shared lock for as long as this process lives: pruning skips held entries.
-	if err := flock(lock, syscall.LOCK_SH); err != nil {
-		lock.Close()
-		return "", err
-	}
 	held[lockPath] = lock
 	prune(root)
 	return dir, nil
@@ -81,16 +90,16 @@ func Root(kind string) (string, error) {
 	return root, nil
 }
 
-// lockFile opens path and takes its exclusive lock, blocking. A pruner may have removed
-// the file while this process waited for it: then the lock is on a file nobody else will
-// open, so it starts over on the path's new file.
-func lockFile(path string) (*os.File, error) {
+// lockFile opens path and takes its lock (how: LOCK_SH or LOCK_EX), blocking. A pruner
+// may have removed the file while this process waited for it: then the lock is on a file
+// nobody else will open, so it starts over on the path's new file.
+func lockFile(path string, how int) (*os.File, error) {
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("buildcache: %w", err)
 		}
-		if err := flock(f, syscall.LOCK_EX); err != nil {
+		if err := flock(f, how); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -124,7 +133,7 @@ func Lock(path string, waiting func()) (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// ensure fills dir unless it exists; the caller holds the entry's exclusive lock.
+// ensure fills dir unless it exists; the caller holds the entry's build lock.
 func ensure(root, dir string, fill func(string) error) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
@@ -192,7 +201,7 @@ func prune(root string) {
 	}
 }
 
-// removeUnheld deletes dir and its lock file if no process holds the lock.
+// removeUnheld deletes dir and its lock files if no process holds the entry.
 func removeUnheld(dir string) {
 	lock, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -206,4 +215,5 @@ func removeUnheld(dir string) {
 	// the lock (lockFile) and starts over rather than use a directory being removed.
 	os.Remove(dir + ".lock")
 	os.RemoveAll(dir)
+	os.Remove(dir + ".build")
 }

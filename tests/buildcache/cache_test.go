@@ -1,7 +1,9 @@
 package buildcache
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +40,58 @@ func TestHelperProcess(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "built")); err != nil || string(b) != "ok" {
 		t.Fatalf("entry %s without its content: %q, %v", dir, b, err)
+	}
+	if os.Getenv(holdEnv) != "" {
+		fmt.Println("holding")
+		_, _ = io.Copy(io.Discard, os.Stdin) // hold the entry until the test closes stdin
+	}
+}
+
+// holdEnv makes a helper keep its entry, as a test binary does for its whole run,
+// until its standard input closes.
+const holdEnv = "BUILDCACHE_HOLD"
+
+// A process that holds an entry for its whole life (every test binary that runs electd
+// does) must not keep another process from using it: test binaries run side by side.
+func TestHeldEntryDoesNotBlockOthers(t *testing.T) {
+	cache := isolate(t)
+	count := filepath.Join(cache, "fills")
+	holder := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	holder.Env = append(os.Environ(), helperEnv+"=kind|k1|"+count, holdEnv+"=1")
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder.Stderr = os.Stderr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		_ = holder.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "holding\n" {
+		t.Fatalf("the holder: %q %v", line, err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := Dir("kind", "k1", func(string) error { return fmt.Errorf("filled again") })
+		got <- err
+	}()
+	// Dir waits for nothing here; without the fix it waited for the holder to exit,
+	// which it does only when this test ends.
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Errorf("Dir beside a holder: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Dir still blocked after 30s by a process that holds the entry")
 	}
 }
 
