@@ -123,6 +123,27 @@ func (e *Ensemble) Leader() *Member {
 	return nil
 }
 
+// LeaderEpoch returns the epoch of the ensemble's leader (the high 32 bits of
+// the zxid its srvr reports), false when no leader answers. A new epoch means
+// the ensemble elected again: it lost its leader or its quorum meanwhile.
+func (e *Ensemble) LeaderEpoch() (int64, bool) {
+	l := e.Leader()
+	if l == nil {
+		return 0, false
+	}
+	out, err := l.FourLetter("srvr")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "Zxid:"); ok {
+			z, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(v), "0x"), 16, 64)
+			return z >> 32, err == nil
+		}
+	}
+	return 0, false
+}
+
 // consConn matches one connection of a server's `cons` answer: its session
 // id and, once established, when (ms since the epoch, server clock).
 var consConn = regexp.MustCompile(`sid=0x([0-9a-fA-F]+)(?:[^)]*?\best=(\d+))?`)
