@@ -26,7 +26,7 @@ deps: ## install what the tests need: Debian packages (as root), then the Kubern
 # Test binaries run TESTP at a time, not one per core: most of the suite
 # waits on ZooKeeper, JVMs, Chromium and the API server rather than
 # computing, and every test holds under load (they are run with both cores
-# kept busy), so four at once keeps make test under 10 minutes on 2 cores.
+# kept busy). With four at once the tests take about 10 minutes on 2 cores.
 TESTP ?= 4
 .PHONY: test
 test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator, API server, browser, Prometheus), then a brief fuzz
