@@ -66,18 +66,16 @@ func TestZKClusterKillLeaderServer(t *testing.T) {
 				// died, the ensemble's election can outlast the lease, which
 				// then lapses (correctly) just after the reconnect until the
 				// first renewal there is answered.
-				waitFor(t, liveWithin, l.name+" leading again on a renewed lease", func() bool {
+				renewed := func() bool {
 					s := l.status()
 					return s.IsLeader && s.LeaseRemaining > sessionTimeout/2
-				})
+				}
+				waitFor(t, liveWithin, l.name+" leading again on a renewed lease", renewed)
 				stopWatch()
 				holdThroughStableEnsemble(t, ens, sessionTimeout, l.name+" leading with the same node and token", func() bool {
 					s := l.status()
 					return s.IsLeader && s.Node == st.Node && s.FencingToken == tok
-				}, func() bool {
-					s := l.status()
-					return s.IsLeader && s.LeaseRemaining > sessionTimeout/2
-				})
+				}, renewed)
 				if others := h.chk.starts(cut, l); len(others) > 0 {
 					t.Fatalf("leadership moved to %s at %v after the kill", others[0].p, others[0].at.Sub(cut))
 				}
@@ -166,25 +164,20 @@ func holdThroughStableEnsemble(t *testing.T, ens *zktest.Ensemble, d time.Durati
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		before, ok1 := ens.LeaderEpoch()
-		start := time.Now()
-		held := true
-		for time.Since(start) <= d {
-			if !cond() {
-				held = false
-				break
-			}
-			time.Sleep(pollEvery)
-		}
+		stopped, held := holds(d, cond)
 		if held {
 			return
 		}
-		stopped := time.Since(start).Round(time.Millisecond)
-		waitFor(t, liveWithin, "the ensemble to serve again", func() bool { _, ok := ens.LeaderEpoch(); return ok })
-		after, ok2 := ens.LeaderEpoch()
-		if ok1 && ok2 && before == after || attempt == 3 {
-			t.Fatalf("%s stopped holding after %v (attempt %d; ZooKeeper leader epoch %d, then %d)", desc, stopped, attempt, before, after)
+		var after int64
+		waitFor(t, liveWithin, "the ensemble to serve again", func() bool {
+			var ok bool
+			after, ok = ens.LeaderEpoch()
+			return ok
+		})
+		if ok1 && before == after || attempt == 3 {
+			t.Fatalf("%s stopped holding after %v (attempt %d; ZooKeeper leader epoch %d, then %d)", desc, stopped.Round(time.Millisecond), attempt, before, after)
 		}
-		t.Logf("%s stopped holding after %v while the ensemble elected again (epoch %d, then %d): the lease lapsed, as it must; holding again", desc, stopped, before, after)
+		t.Logf("%s stopped holding after %v while the ensemble elected again (epoch %d, then %d): the lease lapsed, as it must; holding again", desc, stopped.Round(time.Millisecond), before, after)
 		waitFor(t, liveWithin, desc+" again", again)
 	}
 }

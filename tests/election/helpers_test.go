@@ -65,13 +65,21 @@ func waitFor(t testing.TB, d time.Duration, desc string, cond func() bool) {
 // first time it does not hold.
 func holdFor(t testing.TB, d time.Duration, desc string, cond func() bool) {
 	t.Helper()
+	if after, ok := holds(d, cond); !ok {
+		t.Fatalf("%s stopped holding after %v", desc, after.Round(time.Millisecond))
+	}
+}
+
+// holds polls cond every few milliseconds for d: true if it held
+// throughout, else false with how long after the start it did not.
+func holds(d time.Duration, cond func() bool) (time.Duration, bool) {
 	start := time.Now()
 	for {
 		if !cond() {
-			t.Fatalf("%s stopped holding after %v", desc, time.Since(start).Round(time.Millisecond))
+			return time.Since(start), false
 		}
 		if time.Since(start) > d {
-			return
+			return 0, true
 		}
 		time.Sleep(pollEvery)
 	}

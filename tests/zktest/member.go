@@ -241,9 +241,13 @@ func (m *Member) Mode() string {
 	return parseMode(out)
 }
 
-func parseMode(srvr string) string {
+func parseMode(srvr string) string { return srvrField(srvr, "Mode") }
+
+// srvrField returns the value of field ("Mode", "Zxid", ...) in a srvr
+// answer, "" when it has none.
+func srvrField(srvr, field string) string {
 	for _, line := range strings.Split(srvr, "\n") {
-		if v, ok := strings.CutPrefix(line, "Mode:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			return strings.TrimSpace(v)
 		}
 	}

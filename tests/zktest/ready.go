@@ -135,13 +135,8 @@ func (e *Ensemble) LeaderEpoch() (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(line, "Zxid:"); ok {
-			z, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(v), "0x"), 16, 64)
-			return z >> 32, err == nil
-		}
-	}
-	return 0, false
+	z, err := strconv.ParseInt(strings.TrimPrefix(srvrField(out, "Zxid"), "0x"), 16, 64)
+	return z >> 32, err == nil
 }
 
 // consConn matches one connection of a server's `cons` answer: its session
