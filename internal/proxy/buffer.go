@@ -145,3 +145,12 @@ func (c countingReader) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+// tryAcquire takes n bytes of the budget if they are free now.
+func (b *buffers) tryAcquire(n int64) bool {
+	if !b.sem.TryAcquire(n) {
+		return false
+	}
+	b.inUse.Add(n)
+	return true
+}

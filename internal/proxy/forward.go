@@ -384,6 +384,9 @@ func (h *httpProxy) modify(res *http.Response) error {
 	if !tunnel {
 		a.g.progress(1)
 		res.Body = &upstreamBody{ReadCloser: res.Body, g: a.g}
+		if a.to == TargetLeader {
+			return h.holdAnswer(a, res) // judge sees its error: nothing was written
+		}
 		return nil
 	}
 	// The tunnel is the leadership's that took it: the leader's proxy

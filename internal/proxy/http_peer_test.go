@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -88,12 +89,15 @@ func TestHTTPTakenForwardEndsWhenALeaderFollows(t *testing.T) {
 
 // relay copies connections to target both ways until frozen: then it
 // forwards no byte either way, as a stopped process or a cut network does,
-// while the kernel still completes the handshakes.
+// while the kernel still completes the handshakes. freezeUp stops only
+// what goes to target on the connections open now: a process that stopped
+// after it wrote what it had written.
 type relay struct {
 	ln     net.Listener
 	target string
 	mu     sync.Mutex
 	frozen bool
+	upTill int // connections accepted before the last freezeUp
 	conns  []net.Conn
 	wg     sync.WaitGroup
 }
@@ -117,6 +121,12 @@ func (r *relay) freeze() {
 	r.frozen = true
 }
 
+func (r *relay) freezeUp() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.upTill = len(r.conns) / 2
+}
+
 func (r *relay) accept() {
 	for {
 		c, err := r.ln.Accept()
@@ -129,19 +139,22 @@ func (r *relay) accept() {
 			continue
 		}
 		r.mu.Lock()
+		i := len(r.conns) / 2
 		r.conns = append(r.conns, c, up)
 		r.mu.Unlock()
-		r.wg.Go(func() { r.copy(up, c) })
-		r.wg.Go(func() { r.copy(c, up) })
+		r.wg.Go(func() { r.copy(up, c, i) })
+		r.wg.Go(func() { r.copy(c, up, -1) })
 	}
 }
 
-func (r *relay) copy(dst, src net.Conn) {
+// copy copies src to dst; upward is the connection's index when dst is
+// the target, else -1.
+func (r *relay) copy(dst, src net.Conn, upward int) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		r.mu.Lock()
-		frozen := r.frozen
+		frozen := r.frozen || upward >= 0 && upward < r.upTill
 		r.mu.Unlock()
 		if frozen {
 			n = 0 // swallowed
@@ -244,5 +257,103 @@ func TestHTTPNoElectdHeaderLeaks(t *testing.T) {
 		if len(s.electd) != 0 || s.reqID != "client-id-1" {
 			t.Fatalf("the application saw %q, request id %q", s.electd, s.reqID)
 		}
+	}
+}
+
+// A leader's proxy that stops mid-answer (HTTP/2 sends an answer's headers
+// and its body apart) leaves the client of a follower's proxy nothing of
+// that answer: a GET is sent again and answered whole, a POST gets a 503
+// saying it may or may not have been processed, never an answer broken
+// off (docs/DESIGN.md, "Forwarding": an answer is relayed whole or not at
+// all). The relay stops what goes to b on the connection the request came
+// on just before b's application answers: b's proxy writes the headers
+// and the first part, and never answers the follower's ping.
+func TestHTTPLeaderStoppedMidAnswerRelaysNothing(t *testing.T) {
+	baseline(t)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	var r *relay
+	release := make(chan struct{})
+	appB := newApp(t, "b", func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		calls[req.Method]++
+		first := calls[req.Method] == 1
+		mu.Unlock()
+		if !first {
+			io.WriteString(w, "b whole")
+			return
+		}
+		r.freezeUp()
+		w.Header().Set("Content-Length", "100")
+		io.WriteString(w, "b's first ")
+		http.NewResponseController(w).Flush()
+		select { // the rest never comes
+		case <-release:
+		case <-req.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(release) })
+	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{Clock: clock.Real()})
+	r = newRelay(t, b.peerAddr())
+	a := startProxy(t, newLead(following("b", 7, r.addr())), newApp(t, "a", nil).addr(),
+		Config{Clock: clock.Real(), PeerTimeout: 300 * time.Millisecond})
+	cl := newClient(t)
+	if code, body, _ := get(t, cl, a.addr); code != http.StatusOK || body != "b whole" {
+		t.Errorf("GET: %d %q, want b's second answer, whole", code, body)
+	}
+	if n := a.rec.resends(ResendSafe); n < 1 {
+		t.Errorf("the GET was resent %d times, want at least once", n)
+	}
+	// Whichever gives b up first, the follower's ping after the first part
+	// or its connection's own (PeerTimeout/2 without a frame, then
+	// PeerTimeout/2 for the ping), the POST ends the same way.
+	code, body := post(t, cl, a.addr)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "may or may not have been processed") {
+		t.Errorf("POST: %d %q, want a 503 saying it may or may not have been processed", code, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls[http.MethodGet] != 2 || calls[http.MethodPost] != 1 {
+		t.Errorf("b's application saw %v, want 2 GETs and 1 POST", calls)
+	}
+}
+
+// An answer the application of the leader breaks off mid-body while the
+// leader's proxy is still there reaches a follower's client as it reached
+// the leader's proxy: broken off (what was relayed cannot be taken back);
+// an answer that is merely slow is relayed as it is written
+// (TestHTTPSlowAnswerOfKnownLengthIsNotHeldBack).
+func TestHTTPAnswerBrokenOffByTheApplicationIsCut(t *testing.T) {
+	baseline(t)
+	cut := make(chan struct{})
+	appB := newApp(t, "b", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		io.WriteString(w, "b's first ")
+		http.NewResponseController(w).Flush()
+		select { // until the client has the first part
+		case <-cut:
+		case <-r.Context().Done():
+		}
+		panic(http.ErrAbortHandler)
+	})
+	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{Clock: clock.Real()})
+	a := startProxy(t, newLead(following("b", 7, b.peerAddr())), newApp(t, "a", nil).addr(), Config{Clock: clock.Real()})
+	res, err := newClient(t).Get("http://" + a.addr + "/x")
+	if err != nil {
+		close(cut)
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	first := make([]byte, len("b's first "))
+	_, err = io.ReadFull(res.Body, first)
+	close(cut)
+	if err != nil || res.StatusCode != http.StatusOK || string(first) != "b's first " {
+		t.Fatalf("%d %q %v, want the first part", res.StatusCode, first, err)
+	}
+	if rest, err := io.ReadAll(res.Body); len(rest) != 0 || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("then %q %v, want the cut", rest, err)
+	}
+	if n := len(appB.requests()); n != 1 {
+		t.Errorf("b's application got %d requests, want 1", n)
 	}
 }
