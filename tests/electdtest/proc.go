@@ -3,7 +3,6 @@ package electdtest
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/tests/freeport"
 	"github.com/electd/electd/tests/proctest"
 )
 
@@ -176,70 +176,14 @@ func CleanEnviron() []string {
 	return out
 }
 
-// FreeAddr returns a loopback address with a port the kernel just handed out and took
-// back: free now, and never returned before by FreeAddr or FreeAddrPair in this process.
-func FreeAddr() (string, error) {
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return "", fmt.Errorf("electdtest: %w", err)
-		}
-		addr := ln.Addr().(*net.TCPAddr)
-		ln.Close()
-		if claim(addr.Port) {
-			return addr.String(), nil
-		}
-	}
-	return "", errors.New("electdtest: no loopback port not handed out already")
-}
+// FreeAddr returns a loopback address free now, drawn below the kernel's ephemeral range
+// and locked for this process's life against other test binaries (tests/freeport), never
+// returned before in this process.
+func FreeAddr() (string, error) { return freeport.Addrs(1) }
 
-// FreeAddrPair returns a loopback address whose port and the next one are both free now:
-// the forwarding proxy's peer port is proxy.listen's plus one unless set otherwise.
-func FreeAddrPair() (string, error) {
-	for range 100 {
-		a, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return "", fmt.Errorf("electdtest: %w", err)
-		}
-		port := a.Addr().(*net.TCPAddr).Port
-		b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
-		a.Close()
-		if err == nil {
-			b.Close()
-			if claim(port, port+1) {
-				return a.Addr().String(), nil
-			}
-		}
-	}
-	return "", errors.New("electdtest: no two free consecutive loopback ports")
-}
-
-// handedOut are the ports FreeAddr and FreeAddrPair gave in this process, never given
-// again: the kernel can give a port just closed to the next bind to port 0 (about 1 in
-// 7,000 here), and one daemon's http.addr then took its proxy.listen (make test, bench
-// smoke: electd refused the configuration).
-var handedOut struct {
-	sync.Mutex
-	ports map[int]bool
-}
-
-// claim records ports as handed out, unless one of them was already.
-func claim(ports ...int) bool {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if handedOut.ports == nil {
-		handedOut.ports = map[int]bool{}
-	}
-	for _, p := range ports {
-		if handedOut.ports[p] {
-			return false
-		}
-	}
-	for _, p := range ports {
-		handedOut.ports[p] = true
-	}
-	return true
-}
+// FreeAddrPair is FreeAddr for a port and the next one: the forwarding proxy's peer port
+// is proxy.listen's plus one unless set otherwise.
+func FreeAddrPair() (string, error) { return freeport.Addrs(2) }
 
 // Pid is the process id.
 func (p *Proc) Pid() int { return p.proc.Pid() }

@@ -5,17 +5,14 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
+
+	"github.com/electd/electd/tests/freeport"
 )
 
 // port is a loopback TCP port this process holds for a cluster's life.
-// Ports are drawn below the kernel's ephemeral range (no outgoing
-// connection gets one) and locked with the same lock files tests/zktest
-// uses ($TMPDIR/zktest-ports/<port>), so test binaries of both packages
-// running at once never pick the same port.
+// Ports are drawn below the kernel's ephemeral range and locked against
+// other test binaries (tests/freeport).
 type port struct {
 	n    int
 	lock *os.File
@@ -31,7 +28,7 @@ func (p *port) release() {
 }
 
 func reservePort() (*port, error) {
-	lo, hi := 20000, ephemeralLow()
+	lo, hi := freeport.Range()
 	var lastErr error
 	for range 500 {
 		n := 0
@@ -45,45 +42,11 @@ func reservePort() (*port, error) {
 		}
 		n = ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		f, ok := lockPort(n)
+		f, ok := freeport.Lock(n)
 		if !ok {
 			continue
 		}
 		return &port{n: n, lock: f}, nil
 	}
 	return nil, fmt.Errorf("kubetest: no free loopback port: %v", lastErr)
-}
-
-// ephemeralLow is the bottom of the kernel's ephemeral range, or 0 (let
-// the kernel choose) when it leaves no room below.
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 {
-		return 0
-	}
-	n, err := strconv.Atoi(f[0])
-	if err != nil || n < 22000 {
-		return 0
-	}
-	return n
-}
-
-func lockPort(n int) (*os.File, bool) {
-	dir := filepath.Join(os.TempDir(), "zktest-ports")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, true
-	}
-	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(n)), os.O_RDONLY|os.O_CREATE, 0o444)
-	if err != nil {
-		return nil, false
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, false
-	}
-	return f, true
 }

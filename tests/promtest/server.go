@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/freeport"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -192,13 +193,14 @@ func launch(bin, dir, cfgPath string) (*Server, error) {
 	return s, nil
 }
 
+// freeAddr is where Prometheus listens: a port no other test binary or
+// outgoing connection takes before it binds (tests/freeport).
 func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addrs(1)
 	if err != nil {
 		return "", fmt.Errorf("promtest: %w", err)
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return a, nil
 }
 
 // waitReady polls /-/ready (tests/wait) until it answers 200, failing when

@@ -5,21 +5,19 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/electd/electd/tests/freeport"
 )
 
 // A reservedPort is a loopback TCP port owned by this process for the life of an ensemble.
 //
 // Three guards keep anyone else off it:
-//   - ports are drawn at random below the kernel's ephemeral range, so outgoing
-//     connections and other programs' listen(":0") never get them, even while a server is
-//     down or a follower's quorum port is not bound (only a leader binds it);
-//   - a lock file (flock, released by the kernel when the process dies) under
-//     $TMPDIR/zktest-ports keeps other test binaries using this package off it;
+//   - ports are drawn at random below the kernel's ephemeral range, and a lock file keeps
+//     other test binaries off them (tests/freeport), even while a server is down or a
+//     follower's quorum port is not bound (only a leader binds it);
 //   - while no server listens on it, a bound but not listening socket holds it (a client
 //     dialling it is refused, as with a free port).
 type reservedPort struct {
@@ -38,7 +36,7 @@ var (
 
 // reservePort picks and holds a free port.
 func reservePort() (*reservedPort, error) {
-	lo, hi := portRange()
+	lo, hi := freeport.Range()
 	var lastErr error
 	for attempt := 0; attempt < 500; attempt++ {
 		want := 0
@@ -60,7 +58,7 @@ func reservePort() (*reservedPort, error) {
 			_ = syscall.Close(fd)
 			continue
 		}
-		lock, ok := lockPort(port)
+		lock, ok := freeport.Lock(port)
 		if !ok {
 			forgetPort(port)
 			_ = syscall.Close(fd)
@@ -75,25 +73,6 @@ func forgetPort(port int) {
 	portsMu.Lock()
 	delete(portsInUse, port)
 	portsMu.Unlock()
-}
-
-// portRange returns [lo, hi) to draw ports from: below the ephemeral range when there is
-// room, else (0, 0), meaning "let the kernel choose".
-func portRange() (lo, hi int) {
-	const floor = 20000
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0, 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 {
-		return 0, 0
-	}
-	ephLo, err := strconv.Atoi(f[0])
-	if err != nil || ephLo < floor+2000 {
-		return 0, 0
-	}
-	return floor, ephLo
 }
 
 // bindPlaceholder binds (without listening) a close-on-exec socket to 127.0.0.1:port
@@ -127,27 +106,6 @@ func bindPlaceholder(port int) (fd, bound int, err error) {
 		return -1, 0, errors.New("unexpected socket address")
 	}
 	return fd, in4.Port, nil
-}
-
-// lockPort takes the cross-process lock of port. It reports false when another live
-// process holds it. If lock files cannot be used at all, it returns (nil, true).
-func lockPort(port int) (*os.File, bool) {
-	dir := filepath.Join(os.TempDir(), "zktest-ports")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, true
-	}
-	_ = os.Chmod(dir, 0o777|os.ModeSticky) // shared by every user's tests; best effort
-	path := filepath.Join(dir, strconv.Itoa(port))
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o444)
-	if err != nil {
-		_, statErr := os.Stat(path)
-		return nil, statErr != nil // exists but unusable: treat as taken
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		return nil, false
-	}
-	return f, true
 }
 
 // addr returns "127.0.0.1:<port>".
