@@ -39,6 +39,7 @@ var documented = map[string][]string{
 	"proxy.buffer_size":           {"1024", "67108864"},
 	"proxy.buffer_total":          {"1048576", "17179869184"},
 	"proxy.app_timeout_stepdown":  {"1", "1000"},
+	"proxy.app_max_in_flight":     {"0", "1048576"},
 	"proxy.response_timeout":      {"1ms", "24h"},
 	"proxy.idle_timeout":          {"1s", "24h"},
 	"proxy.body_timeout":          {"1ms", "24h"},

@@ -144,6 +144,8 @@ func TestBadProxyConfigNamesTheKey(t *testing.T) {
 		{name: "a trusted proxy that is no address", args: on("--proxy.trusted_proxies", "10.0.0.0/8,lb.local"), key: "proxy.trusted_proxies"},
 		{name: "peer timeout below 10ms", args: on("--proxy.peer_timeout", "1ms"), key: "proxy.peer_timeout"},
 		{name: "no answer timeouts", args: on("--proxy.app_timeout_stepdown", "0"), key: "proxy.app_timeout_stepdown"},
+		{name: "negative in-flight cap", args: on("--proxy.app_max_in_flight", "-1"), key: "proxy.app_max_in_flight"},
+		{name: "in-flight cap past the cap", args: on("--proxy.app_max_in_flight", "1048577"), key: "proxy.app_max_in_flight"},
 		{name: "hold time zero", args: on("--proxy.hold_time", "0s"), key: "proxy.hold_time"},
 		{name: "hold time past 5m", args: on("--proxy.hold_time", "6m"), key: "proxy.hold_time"},
 		{name: "hold time below 10ms", args: on("--proxy.hold_time", "5ms"), key: "proxy.hold_time"},

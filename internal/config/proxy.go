@@ -28,6 +28,7 @@ func (c *Config) proxy() proxy.Config {
 		ResponseTimeout: p.ResponseTimeout, IdleTimeout: p.IdleTimeout, BodyTimeout: p.BodyTimeout,
 		MaxHeaderBytes: p.MaxHeaderBytes, BufferSize: p.BufferSize, BufferTotal: p.BufferTotal,
 		ResendUnreadBody: p.ResendUnreadBody, TrustedProxies: p.TrustedProxies, AppTimeoutStepDown: p.AppTimeoutStepDown,
+		AppMaxInFlight: p.AppMaxInFlight,
 	}
 }
 
@@ -54,12 +55,13 @@ func (c *Config) validateProxy(errs *errorList, given func(string) bool, podIP s
 		return
 	}
 	// Zero would be the proxy's default: refuse it, as every other key's
-	// zero that means nothing is refused.
+	// zero that means nothing is refused. A key whose default is 0 says
+	// something by it (proxy.app_max_in_flight: no limit).
 	for _, k := range table {
 		if k.Proxy == "" || (k.Type != "int" && k.Type != "duration") {
 			continue
 		}
-		if v := k.field(c).Int(); v <= 0 {
+		if v := k.field(c).Int(); v < 0 || v == 0 && k.Default != "0" {
 			errs.add(errorf(k.Name, "%s is not positive; leave it unset for the default", format(k.field(c), k.Type)))
 		}
 	}

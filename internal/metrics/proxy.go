@@ -49,7 +49,8 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 	p := &Proxy{
 		requests: counter("proxy_requests_total",
 			"HTTP requests through the forwarding proxy, by how they ended: ok (the application's or the leader proxy's answer "+
-				"relayed), no_leader (503 after the hold time), held_cap, bad_request, upstream_error, timeout, "+
+				"relayed), no_leader (503 after the hold time), app_busy (503 after the hold time: the application had "+
+				"proxy.app_max_in_flight requests throughout), held_cap, bad_request, upstream_error, timeout, "+
 				"leadership_lost (cut when this participant stopped leading), bounced (a peer's forward for a leadership this "+
 				"participant is not: sent back to be routed again), canceled, shutdown, maybe_processed (503 or 502: it may "+
 				"have reached an application and cannot be sent again), client_timeout (408: headers or a buffered body too "+

@@ -109,7 +109,7 @@ func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (
 			}
 		}
 		why = failed
-		if res, ok := h.hold(q, wake, retry, why); !ok {
+		if res, ok := h.hold(q, wake, retry, why, d.busy); !ok {
 			return res
 		}
 	}
@@ -117,7 +117,7 @@ func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (
 
 // hold waits for the route to change, or retry, within what is left of
 // q's hold time; false with the result when the request is answered.
-func (h *httpProxy) hold(q *request, wake <-chan struct{}, retry time.Duration, why string) (Result, bool) {
+func (h *httpProxy) hold(q *request, wake <-chan struct{}, retry time.Duration, why string, busy bool) (Result, bool) {
 	p := h.p
 	if !q.hd.enter() {
 		return unavailable(q.w, ResultHeldCap, fmt.Sprintf("too many requests wait for a leader (the limit is %d)", p.cfg.MaxHeld)), false
@@ -125,6 +125,8 @@ func (h *httpProxy) hold(q *request, wake <-chan struct{}, retry time.Duration, 
 	switch err := q.hd.wait(q.r.Context(), wake, retry); {
 	case err == nil:
 		return "", true
+	case errors.Is(err, errHoldExpired) && busy:
+		return unavailable(q.w, ResultAppBusy, fmt.Sprintf("the application took no more requests within the hold time (%v): %s", p.cfg.HoldTime, why)), false
 	case errors.Is(err, errHoldExpired):
 		res := ResultNoLeader
 		if retry > 0 {

@@ -194,6 +194,12 @@ type Config struct {
 	// between them) from the application make this participant step down,
 	// as for an application that refuses connections. Default 3.
 	AppTimeoutStepDown int
+	// AppMaxInFlight caps the requests the application has at once (as
+	// HAProxy's server maxconn): more are held, within the hold time,
+	// until one ends, rather than queued in an accept queue the
+	// application may overflow. Upgraded connections count until their
+	// 101. Default 0: no limit.
+	AppMaxInFlight int
 
 	// Logger receives a line per step-down and per connection cut when
 	// leadership ends. Default: discard.
@@ -400,6 +406,7 @@ func (c Config) validateCounts() []error {
 		{"BufferSize", int64(c.BufferSize), MinBufferSize, MaxBufferSize},
 		{"BufferTotal", c.BufferTotal, MinBufferSize, MaxBufferTotal},
 		{"AppTimeoutStepDown", int64(c.AppTimeoutStepDown), 1, 1000},
+		{"AppMaxInFlight", int64(c.AppMaxInFlight), 1, MaxCap},
 	} {
 		if n.v != 0 && (n.v < n.lo || n.v > n.hi) {
 			errs = append(errs, fieldErr(n.field, "%d is outside %d to %d", n.v, n.lo, n.hi))

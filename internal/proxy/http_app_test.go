@@ -196,3 +196,46 @@ func TestHTTPDrainIsReported(t *testing.T) {
 		t.Fatal("a report without a Yield")
 	}
 }
+
+// proxy.app_max_in_flight (as HAProxy's server maxconn): past it a request
+// waits in the hold, not in the application's accept queue, and goes on
+// when one ends; one that finds no place within the hold time gets 503
+// app_busy. A peer's forward waits for a place the same way.
+func TestHTTPAppMaxInFlightHoldsTheRest(t *testing.T) {
+	baseline(t)
+	appB, arrived, release := blockingApp(t, "b")
+	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{AppMaxInFlight: 1})
+	a := startProxy(t, newLead(following("b", 7, b.peerAddr())), newApp(t, "a", nil).addr(), Config{})
+	cl := newClient(t)
+	first := async(func() int { code, _ := post(t, cl, b.addr); return code })
+	recv(t, arrived, "the first request at the application")
+	second := async(func() int { code, _ := post(t, cl, a.addr); return code }) // a peer's forward
+	waitFor(t, "the second held at b", func() bool { return b.Held() == 1 })
+	if n := len(appB.requests()); n != 1 {
+		t.Fatalf("the application got %d requests, want 1", n)
+	}
+	release <- struct{}{}
+	if code := recv(t, first, "the first answer"); code != http.StatusOK {
+		t.Fatalf("first: %d", code)
+	}
+	recv(t, arrived, "the second request at the application")
+	release <- struct{}{}
+	if code := recv(t, second, "the second answer"); code != http.StatusOK {
+		t.Fatalf("second: %d", code)
+	}
+
+	// One place, taken until the hold time of the next has passed.
+	third := async(func() int { code, _ := post(t, cl, b.addr); return code })
+	recv(t, arrived, "the third request at the application")
+	fourth := async(func() int { code, _ := post(t, cl, b.addr); return code })
+	waitFor(t, "the fourth held", func() bool { return b.Held() == 1 })
+	b.clock.Advance(b.cfg.HoldTime)
+	if code := recv(t, fourth, "the fourth answer"); code != http.StatusServiceUnavailable {
+		t.Fatalf("fourth: %d, want 503 at the end of the hold time", code)
+	}
+	waitFor(t, "app_busy counted", func() bool { return b.rec.request(ResultAppBusy) == 1 })
+	release <- struct{}{}
+	if code := recv(t, third, "the third answer"); code != http.StatusOK {
+		t.Fatalf("third: %d", code)
+	}
+}

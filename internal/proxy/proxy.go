@@ -294,6 +294,7 @@ type decision struct {
 	route Route
 	scope context.Context // ends with the leadership (toApp) or with this view of the leader (toLeader)
 	why   string          // toWait: what it waits for
+	busy  bool            // toWait: for one of the application's AppMaxInFlight to end
 }
 
 // routeLocked is the route as the Leadership says, or the newer
@@ -350,6 +351,8 @@ func (p *Proxy) decide(hop int, drain bool) decision {
 	switch {
 	case closed:
 		return decision{way: toNone, route: r}
+	case r.Leading && p.yielding == 0 && drain && p.appFullLocked():
+		return p.busyLocked(r)
 	case r.Leading && p.yielding == 0:
 		if drain {
 			p.inflight++
@@ -381,6 +384,8 @@ func (p *Proxy) decideTake(election string, token int64) decision {
 	switch {
 	case closed:
 		return decision{way: toNone, route: r}
+	case mine && p.yielding == 0 && p.appFullLocked():
+		return p.busyLocked(r)
 	case mine && p.yielding == 0:
 		p.inflight++
 		return decision{way: toApp, route: r, scope: p.term.ctx}
@@ -388,6 +393,20 @@ func (p *Proxy) decideTake(election string, token int64) decision {
 		return decision{way: toWait, route: r, why: "the leader is handing leadership over"}
 	}
 	return decision{way: toBounce, route: r}
+}
+
+// appFullLocked reports that the application has AppMaxInFlight requests
+// (as HAProxy's server maxconn): the next waits in the hold, and appDone
+// wakes held traffic when one ends. Every held request looks again then,
+// and the first to decide takes the place: no queue order, bounded by
+// the hold time.
+func (p *Proxy) appFullLocked() bool {
+	return p.cfg.AppMaxInFlight > 0 && p.inflight >= p.cfg.AppMaxInFlight
+}
+
+func (p *Proxy) busyLocked(r Route) decision {
+	return decision{way: toWait, route: r, busy: true,
+		why: fmt.Sprintf("the application has proxy.app_max_in_flight (%d) requests", p.cfg.AppMaxInFlight)}
 }
 
 // view is the route now: a bounce's view of the leader.
@@ -411,6 +430,9 @@ func (p *Proxy) appDone() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inflight--
+	if p.cfg.AppMaxInFlight > 0 && p.inflight == p.cfg.AppMaxInFlight-1 {
+		p.wake.Notify() // a place for one of those held by appFullLocked
+	}
 	if p.inflight == 0 && p.drained != nil {
 		close(p.drained)
 		p.drained = nil

@@ -15,6 +15,9 @@ const (
 	// ResultNoLeader: no leader to send it to within the hold time: 503
 	// with Retry-After, or the connection closed.
 	ResultNoLeader Result = "no_leader"
+	// ResultAppBusy: 503 after the hold time, the application having its
+	// AppMaxInFlight requests all along.
+	ResultAppBusy Result = "app_busy"
 	// ResultHeldCap: refused at once because MaxHeld requests or
 	// connections were already waiting for a leader.
 	ResultHeldCap Result = "held_cap"

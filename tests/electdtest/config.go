@@ -48,6 +48,7 @@ type Config struct {
 	ProxyPeerTimeout    time.Duration // proxy.peer_timeout
 	ProxyTrustedProxies []string      // proxy.trusted_proxies
 	ProxyResendUnread   bool          // proxy.resend_unread_body
+	ProxyAppMaxInFlight int           // proxy.app_max_in_flight
 
 	ShutdownGrace   time.Duration
 	ShutdownTimeout time.Duration
@@ -101,6 +102,7 @@ type (
 		PeerTimeout     string   `yaml:"peer_timeout,omitempty"`
 		TrustedProxies  []string `yaml:"trusted_proxies,omitempty,flow"`
 		ResendUnread    bool     `yaml:"resend_unread_body,omitempty"`
+		AppMaxInFlight  int      `yaml:"app_max_in_flight,omitempty"`
 	}
 )
 
@@ -133,6 +135,7 @@ func (c Config) YAML() []byte {
 		HoldTime: dur(c.ProxyHoldTime), DrainTimeout: dur(c.ProxyDrainTimeout), Idle: dur(c.ProxyIdle),
 		MaxConnections: c.ProxyMaxConnections, ResponseTimeout: dur(c.ProxyResponseTimeout), BodyTimeout: dur(c.ProxyBodyTimeout),
 		PeerTimeout: dur(c.ProxyPeerTimeout), TrustedProxies: c.ProxyTrustedProxies, ResendUnread: c.ProxyResendUnread,
+		AppMaxInFlight: c.ProxyAppMaxInFlight,
 	}
 	if !reflect.ValueOf(p).IsZero() {
 		f.Proxy = &p

@@ -1,7 +1,10 @@
 package ledger
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -93,4 +96,28 @@ func Count(reqs []Request, ok func(Request) bool) int {
 		}
 	}
 	return n
+}
+
+// Codes tells how the requests ended: a count per status code, in order,
+// and of those without an answer, e.g. "200x540 503x20 no answer x2".
+func Codes(reqs []Request) string {
+	n := map[int]int{}
+	for _, r := range reqs {
+		if r.Err != nil {
+			n[0]++
+		} else {
+			n[r.Code]++
+		}
+	}
+	var out []string
+	for _, c := range slices.Sorted(maps.Keys(n)) {
+		if c == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%dx%d", c, n[c]))
+	}
+	if n[0] > 0 {
+		out = append(out, fmt.Sprintf("no answer x%d", n[0]))
+	}
+	return strings.Join(out, " ")
 }
