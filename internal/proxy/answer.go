@@ -85,14 +85,15 @@ type answerBuffer struct {
 }
 
 func (ab *answerBuffer) fill(n int) {
-	var chunk [copyBuffer]byte
 	once := sync.OnceFunc(func() { close(ab.first) })
 	for got := 0; ; {
-		k, err := ab.src.Read(chunk[:min(len(chunk), n-got)])
+		// Into buf's room past what Read may hand on: fill alone writes
+		// there, and alone moves len(buf), under mu.
+		k, err := ab.src.Read(ab.buf[got:n])
 		once()
 		got += k
 		ab.mu.Lock()
-		ab.buf = append(ab.buf, chunk[:k]...)
+		ab.buf = ab.buf[:got]
 		ab.full = got == n
 		if err == io.EOF && !ab.full {
 			err = io.ErrUnexpectedEOF
