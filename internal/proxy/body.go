@@ -31,6 +31,7 @@ const (
 // buffered body (whole) is read from memory and can always be rewound.
 type body struct {
 	orig   io.ReadCloser
+	size   int64         // declared length, -1 when unknown or trailers follow it
 	budget *atomic.Int64 // what all kept copies may still take
 	g      atomic.Pointer[guard]
 	whole  []byte // a buffered body: all of it
@@ -45,8 +46,9 @@ type body struct {
 	copied int64  // bytes of the budget kept holds
 }
 
-func newBody(rc io.ReadCloser, budget *atomic.Int64) *body {
-	return &body{orig: rc, src: rc, budget: budget, keep: true}
+// newBody watches rc, of size bytes (-1: unknown, or trailers to come).
+func newBody(rc io.ReadCloser, size int64, budget *atomic.Int64) *body {
+	return &body{orig: rc, src: rc, size: size, budget: budget, keep: true}
 }
 
 // bufferedBody is a body received whole; free gives its bytes back to the
@@ -110,8 +112,10 @@ func (b *body) touched() bool {
 	return b.read
 }
 
-// rewind makes the body readable again from the start, if it was read to
-// its end and kept whole, or not read at all; false otherwise.
+// rewind makes the body readable again from the start, if it was kept
+// whole (read to its end, or to its declared length: an HTTP/2 GOAWAY can
+// come between the last bytes and the end) or not read at all; false
+// otherwise.
 func (b *body) rewind() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -121,8 +125,10 @@ func (b *body) rewind() bool {
 		return true
 	case !b.read:
 		return true
-	case !b.end || !b.keep:
+	case !b.keep:
 		return false
+	case !b.end && (b.size < 0 || int64(len(b.kept)) != b.size):
+		return false // more may come
 	}
 	b.src, b.read, b.end = bytes.NewReader(b.kept), false, false
 	return true

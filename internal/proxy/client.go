@@ -62,7 +62,11 @@ func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *body {
 	// end before its answer starts, which net/http's HTTP/1 server does by
 	// default.
 	_ = http.NewResponseController(rw).EnableFullDuplex()
-	return newBody(r.Body, &h.p.kept)
+	size := r.ContentLength
+	if len(r.Trailer) > 0 {
+		size = -1 // the trailers come at the end, which a copy would not read
+	}
+	return newBody(r.Body, size, &h.p.kept)
 }
 
 // route sends q where decide says, holding it while there is nowhere to
