@@ -32,8 +32,9 @@ type scenario struct {
 	unproven string
 	// after restores what the scenario stopped, once a new leader leads.
 	after func(c *cluster, l *member)
-	// judge checks a scenario that is not graceful.
-	judge func(t *testing.T, c *cluster, results []Result, at time.Time)
+	// judge checks a scenario that is not graceful, whose fault began at
+	// at and was done (the signal sent, the cut made) at done.
+	judge func(t *testing.T, c *cluster, results []Result, at, done time.Time)
 }
 
 // fenced fails the test for any request answered by a participant that
@@ -163,6 +164,7 @@ func run(t *testing.T, c *cluster, scs []scenario) {
 			wait.For(t, patience, "requests before the fault", func() bool { return ld.Count() >= 60 })
 			at := time.Now()
 			sc.do(c, l)
+			done := time.Now()
 			nl := c.settled(l)
 			took := time.Since(at)
 			// The load goes on through the new leader for a while.
@@ -187,7 +189,7 @@ func run(t *testing.T, c *cluster, scs []scenario) {
 			case sc.graceful && len(failed) > 0:
 				t.Errorf("%d of %d requests failed in a graceful hand-over; first: %v", len(failed), len(results), failed[0])
 			case !sc.graceful:
-				sc.judge(t, c, results, at)
+				sc.judge(t, c, results, at, done)
 			}
 			c.fenced()
 			mark := time.Now()
@@ -262,18 +264,19 @@ func waitStanding(t *testing.T, m *member) {
 }
 
 // judgeCrash lets fail what was in flight to the dead leader: a request
-// sent before the crash and answered after it (through the dead proxy
-// itself, or forwarded to it). What was sent after the crash waits for the
+// sent before the crash (before the SIGKILL was sent: the load's pool may
+// have picked the dead proxy just before it was dropped) and answered after
+// the fault began (through the dead proxy itself, or forwarded to it). What was sent after the crash waits for the
 // new leader, but for a forward written to the dead leader's connection
 // before its peer learnt of the crash: the reset that tells the peer
 // cannot say whether the leader took it before it died, so it ends as "may
 // or may not have been processed", and the fence shows it ran nowhere.
-func judgeCrash(t *testing.T, c *cluster, results []Result, at time.Time) {
+func judgeCrash(t *testing.T, c *cluster, results []Result, at, done time.Time) {
 	t.Helper()
 	lost, unproven := 0, 0
 	for _, r := range Failed(results) {
 		switch {
-		case r.Start.Before(at) && r.End.After(at):
+		case r.Start.Before(done) && r.End.After(at):
 			lost++
 			t.Logf("lost in flight: %v", r)
 		case r.Err == nil && r.Code == http.StatusServiceUnavailable &&
@@ -291,7 +294,7 @@ func judgeCrash(t *testing.T, c *cluster, results []Result, at time.Time) {
 // judgeCutOff lets requests fail only with a clean 503 (with Retry-After):
 // what the leader cut off from ZooKeeper held, and POSTs cut from it as the
 // others learnt of the new leader.
-func judgeCutOff(t *testing.T, _ *cluster, results []Result, _ time.Time) {
+func judgeCutOff(t *testing.T, _ *cluster, results []Result, _, _ time.Time) {
 	t.Helper()
 	n := 0
 	for _, r := range Failed(results) {
