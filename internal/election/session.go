@@ -177,13 +177,15 @@ func (s *Session) LeaseRemaining() time.Duration {
 	return lease
 }
 
-// snapshot returns state, session id and lease consistently.
+// snapshot returns state, session id and lease consistently. A session
+// being closed has no lease: its nodes vanish as the close reaches the
+// ensemble, before the close returns, and another may lead at once.
 func (s *Session) snapshot() (State, int64, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stateLocked()
 	var lease time.Duration
-	if (st == StateConnected || st == StateSuspended) && s.leaseSID == s.sessionID && s.sessionID != 0 {
+	if (st == StateConnected || st == StateSuspended) && s.leaseSID == s.sessionID && s.sessionID != 0 && !s.closingLocked() {
 		if d := s.leaseEnd.Sub(s.clock.Now()); d > 0 {
 			lease = d
 		}
@@ -194,12 +196,23 @@ func (s *Session) snapshot() (State, int64, time.Duration) {
 // Done is closed once Close has been called.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
+// closingLocked reports that Close has been called (done is closed under mu).
+func (s *Session) closingLocked() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Close closes the ZooKeeper session: its ephemeral nodes vanish at once.
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
-		close(s.done) // under mu: see reap
+		close(s.done) // under mu: see reap; and the lease ends here (snapshot)
 		s.mu.Unlock()
+		s.notify() // before the close reaches the ensemble
 		s.conn.Close()
 		s.loops.Wait()
 		s.mu.Lock()
