@@ -75,13 +75,18 @@ func (s *Session) dialFailed(address string, err error) {
 }
 
 // handshakeTimeout bounds the wait for a server's ConnectResponse, as the
-// Java client does (session timeout / number of servers, here at least 1 s).
-// go-zookeeper waits 10 × 2/3 of the session timeout: a server that accepts
-// connections but does not answer (a long GC pause, a stalled disk) held
-// electd for 6.7 session timeouts before it tried the next server.
+// Java client does (session timeout / number of servers), and to a third of
+// the session timeout (at least 1 s). go-zookeeper waits 10 × 2/3 of the
+// session timeout: a server that accepts connections but does not answer (a
+// long GC pause, a stalled disk) held electd for 6.7 session timeouts before
+// it tried the next server. The third: a server that is up answers in
+// milliseconds, and one that took the connection while it was starting (a
+// standalone server restarted) must leave time to try again before the
+// session expires, even when it is the only one (the Java client's bound
+// alone spent the whole session timeout there, and the session expired).
 func (s *Session) handshakeTimeout() time.Duration {
 	d := s.cfg.SessionTimeout / time.Duration(max(len(s.cfg.Servers), 1))
-	return max(d, time.Second)
+	return max(min(d, s.cfg.SessionTimeout/3), time.Second)
 }
 
 // sniffConn parses the first frame read from a new connection (the

@@ -360,7 +360,8 @@ const stalledWithin = 12 * time.Second
 // (a long GC pause, a stalled disk) must not hold a participant for long.
 // go-zookeeper alone waits 10 × 2/3 of the session timeout (13 s here) for
 // the ConnectResponse; electd bounds the handshake as the Java client does
-// (session timeout / servers, at least 1 s) and moves on to the next server.
+// (session timeout / servers, at most a third of it, at least 1 s) and moves
+// on to the next server.
 func TestZKStalledServer(t *testing.T) {
 	ens := startZK(t)
 	stall, err := net.Listen("tcp", "127.0.0.1:0")
