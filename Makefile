@@ -71,15 +71,16 @@ demo-ci: build ## the demo without pauses; fails if a step fails
 # pods, probes, Services, rollouts and drains, and the delete-the-leader
 # figures beside client-go's elector, written to E2E_REPORT. About 15
 # minutes on two cores. E2EFLAGS passes more, e.g.
-# E2EFLAGS='-e2e.flavours=readiness -e2e.deletes=3'.
+# E2EFLAGS='-e2e.flavours=readiness -e2e.deletes=3'. A failure's own lines
+# come again at the end (tests/failsummary), after the node's logs.
 E2E_REPORT ?= $(CURDIR)/bin/e2e-report.md
 E2EFLAGS   ?=
 .PHONY: e2e
 e2e: deps ## the node scenarios: the manifests on a real single-node Kubernetes (root), figures in bin/e2e-report.md
 	@mkdir -p $(dir $(E2E_REPORT))
 	$(GO) vet -tags e2e ./tests/...
-	$(GO) test -tags e2e -race -count=1 -timeout 15m -v ./tests/nodetest
-	$(GO) test -tags e2e -race -count=1 -timeout 75m -v ./tests/e2e -args -e2e.report=$(E2E_REPORT) $(E2EFLAGS)
+	$(GO) run ./tests/failsummary -- $(GO) test -json -tags e2e -race -count=1 -timeout 15m ./tests/nodetest
+	$(GO) run ./tests/failsummary -- $(GO) test -json -tags e2e -race -count=1 -timeout 75m ./tests/e2e -args -e2e.report=$(E2E_REPORT) $(E2EFLAGS)
 
 .PHONY: chaos
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper
