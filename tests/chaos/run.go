@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -76,6 +77,21 @@ type event struct {
 
 var unsafeChars = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
 
+// runDir is a directory of base for a run of the test name that no earlier
+// run in this process used (go test -count=N runs each case N times): the
+// applications' ledgers live there and request ids start with its name, so
+// a second run reading the first's ledgers found every POST run twice.
+// It makes the directory; the first that does not exist yet is taken.
+func runDir(base, name string) string {
+	dir := filepath.Join(base, name)
+	for i := 2; ; i++ {
+		if err := os.Mkdir(dir, 0o755); err == nil || !os.IsExist(err) {
+			return dir // another error shows where the directory is used
+		}
+		dir = filepath.Join(base, fmt.Sprintf("%s-%d", name, i))
+	}
+}
+
 func newRun(t *testing.T, e *env, bin, baseDir string, sp spec, sum *Summary, poll time.Duration) *run {
 	name := unsafeChars.ReplaceAllString(t.Name(), "_")
 	r := &run{
@@ -83,7 +99,7 @@ func newRun(t *testing.T, e *env, bin, baseDir string, sp spec, sum *Summary, po
 		spec:    sp,
 		env:     e,
 		bin:     bin,
-		dir:     filepath.Join(baseDir, name),
+		dir:     runDir(baseDir, name),
 		obs:     electdtest.NewObserver(poll, 250*time.Millisecond),
 		path:    fmt.Sprintf("/chaos/%s-%d", strings.ToLower(name), time.Now().UnixNano()%1e9),
 		proxies: map[string][]*zktest.Proxy{},
