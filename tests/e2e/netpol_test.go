@@ -22,6 +22,7 @@ import (
 
 	"github.com/electd/electd/deploy/k8s"
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/tests/wait"
 )
 
 // testPolicies checks the flavour's NetworkPolicies, as applied, against
@@ -52,6 +53,11 @@ func testPolicies(t *testing.T, d *Deployment, rep *Report) {
 	ns := labels.Set{"kubernetes.io/metadata.name": d.F.Namespace}
 	app, err := d.Pod(leader)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The election settles on a quorum, two servers of three: the third
+	// may still be starting, with no container to read the sockets of.
+	if err := wait.Until(ctx, 3*time.Minute, pollEvery, func() error { return zkReady(d, len(zooKeeperClaims)) }); err != nil {
 		t.Fatal(err)
 	}
 	zks, err := d.zkPods()
@@ -164,7 +170,11 @@ func (d *Deployment) leaderProxyPort(ctx context.Context, p corev1.Pod) int32 {
 // lists it for one of its containers' processes (/proc/<pid>/net/tcp,
 // tcp6).
 func (d *Deployment) listening(p corev1.Pod, container string) ([]int32, error) {
-	pid, err := d.N.ContainerPID(ContainerID(p, container))
+	id := ContainerID(p, container)
+	if id == "" {
+		return nil, fmt.Errorf("%s has no %s container running", p.Name, container)
+	}
+	pid, err := d.N.ContainerPID(id)
 	if err != nil {
 		return nil, err
 	}
