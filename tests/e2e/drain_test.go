@@ -21,7 +21,8 @@ import (
 func testDrain(t *testing.T, d *Deployment, rep *Report) {
 	ctx := context.Background()
 	ns := d.F.Namespace
-	if _, err := d.WaitStable(ctx, 3*time.Minute); err != nil {
+	leader, err := d.WaitStable(ctx, 3*time.Minute)
+	if err != nil {
 		t.Fatal(err)
 	}
 	pdb, _ := d.N.Kubectl(ctx, "get", "pdb", "app", "-n", ns, "-o", "jsonpath={.spec} allowed={.status.disruptionsAllowed} healthy={.status.currentHealthy} desired={.status.desiredHealthy}")
@@ -34,21 +35,25 @@ func testDrain(t *testing.T, d *Deployment, rep *Report) {
 		"--pod-selector=app.kubernetes.io/name=app", "--timeout=40s")
 	drained := time.Now()
 	t.Cleanup(func() { d.N.Kubectl(context.Background(), "uncordon", nodetest.NodeName) })
-	evicted := 0
+	var evicted []string
 	for _, p := range before {
 		cur, err := d.Pod(p.Name)
 		if err != nil || cur.DeletionTimestamp != nil {
-			evicted++
+			name := p.Name
+			if name == leader {
+				name += " (the leader)"
+			}
+			evicted = append(evicted, name)
 		}
 	}
 	leaderless := func() time.Duration { return d.Leader.Longest(t0, time.Now(), func(l string) bool { return l == "" }) }
 	if d.F.DrainEvictsAll {
-		if drainErr != nil || evicted != len(before) {
-			t.Errorf("drain: want every pod evicted at once (maxUnavailable: 100%%), got %d of %d: %v", evicted, len(before), drainErr)
+		if drainErr != nil || len(evicted) != len(before) {
+			t.Errorf("drain: want every pod evicted at once (maxUnavailable: 100%%), got %d of %d %v: %v", len(evicted), len(before), evicted, drainErr)
 		}
 	} else {
-		if drainErr == nil || evicted != 1 || !strings.Contains(drainErr.Error(), "disruption budget") {
-			t.Errorf("drain: want one pod evicted, then refusals by the budget until the drain times out; got %d evicted: %v", evicted, drainErr)
+		if drainErr == nil || len(evicted) != 1 || !strings.Contains(drainErr.Error(), "disruption budget") {
+			t.Errorf("drain: want one pod evicted, then refusals by the budget until the drain times out; got %d evicted %v: %v", len(evicted), evicted, drainErr)
 		}
 	}
 	if _, err := d.N.Kubectl(ctx, "uncordon", nodetest.NodeName); err != nil {
@@ -65,9 +70,9 @@ func testDrain(t *testing.T, d *Deployment, rep *Report) {
 	if drainErr != nil {
 		errText = lastLines(drainErr.Error(), 4)
 	}
-	s := fmt.Sprintf("`kubectl drain` of the only node (budget `%s`): %d of %d pods evicted; the drain returned after %s; "+
+	s := fmt.Sprintf("`kubectl drain` of the only node (budget `%s`): %d of %d pods evicted (%s); the drain returned after %s; "+
 		"the election had no leader for %s (until the replacements ran after `kubectl uncordon`, at rest %s after it).\n```text\n%s\nerror: %s\n```",
-		pdb, evicted, len(before), secs(drained.Sub(t0)), secs(leaderless()), secs(end.Sub(drained)), lastLines(out, 8), errText)
+		pdb, len(evicted), len(before), strings.Join(evicted, ", "), secs(drained.Sub(t0)), secs(leaderless()), secs(end.Sub(drained)), lastLines(out, 8), errText)
 	t.Log(s)
 	rep.Add(d.F.Name, s)
 }

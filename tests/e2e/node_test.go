@@ -18,6 +18,7 @@ import (
 
 var (
 	deletesFlag  = flag.Int("e2e.deletes", 10, "how many times each flavour's leader pod is deleted")
+	drainsFlag   = flag.Int("e2e.drains", 1, "how many times each electd flavour's node is drained")
 	reportFlag   = flag.String("e2e.report", "", "write the run's figures as Markdown to this file")
 	logsFlag     = flag.String("e2e.logs", "", "write every line the ZooKeeper servers and the leader's electd logged during each ZooKeeper scenario to this directory")
 	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run, \"secrets\" for the missing-Secrets scenario, \"docs\" for the docs' commands (default: all)")
@@ -110,7 +111,9 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 	t.Run("kill-electd", func(t *testing.T) { testKill(t, d, "electd", rep) })
 	t.Run("kill-app", func(t *testing.T) { testKill(t, d, "app", rep) })
 	t.Run("rollout", func(t *testing.T) { testRollout(t, d, rep) })
-	t.Run("drain", func(t *testing.T) { testDrain(t, d, rep) })
+	for range *drainsFlag {
+		t.Run("drain", func(t *testing.T) { testDrain(t, d, rep) })
+	}
 	if f.ZooKeeperScenarios {
 		t.Run("zookeeper", func(t *testing.T) { testZooKeeper(t, d, rep) })
 	}
