@@ -92,8 +92,9 @@ func (r *run) checkIdle() {
 				last = append(last, p.Name+": "+b)
 			}
 			n := after[i] - before[i]
-			busiest = max(busiest, float64(n)/ws[i].Length.Seconds())
-			if float64(n)/ws[i].Length.Seconds() > wire {
+			rate := float64(n) / ws[i].Length.Seconds()
+			busiest = max(busiest, rate)
+			if rate > wire {
 				last = append(last, fmt.Sprintf("%s: %d requests through its proxies in %v, more than %.1f/s",
 					p.Name, n, ws[i].Length.Round(time.Millisecond), wire))
 			}

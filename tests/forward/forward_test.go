@@ -266,11 +266,12 @@ func waitStanding(t *testing.T, m *member) {
 // judgeCrash lets fail what was in flight to the dead leader: a request
 // sent before the crash (before the SIGKILL was sent: the load's pool may
 // have picked the dead proxy just before it was dropped) and answered after
-// the fault began (through the dead proxy itself, or forwarded to it). What was sent after the crash waits for the
-// new leader, but for a forward written to the dead leader's connection
-// before its peer learnt of the crash: the reset that tells the peer
-// cannot say whether the leader took it before it died, so it ends as "may
-// or may not have been processed", and the fence shows it ran nowhere.
+// the fault began (through the dead proxy itself, or forwarded to it). What
+// was sent after the crash waits for the new leader, but for a forward
+// written to the dead leader's connection before its peer learnt of the
+// crash: the reset that tells the peer cannot say whether the leader took
+// it before it died, so it ends as "may or may not have been processed",
+// and the fence shows it ran nowhere.
 func judgeCrash(t *testing.T, c *cluster, results []Result, at, done time.Time) {
 	t.Helper()
 	lost, unproven := 0, 0
