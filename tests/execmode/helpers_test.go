@@ -22,11 +22,13 @@ import (
 // drops the lock only when the last process holding it is gone, SIGKILL
 // included, so a command that starts while another one of the election
 // still runs cannot take it, and writes OVERLAP: that is the check that
-// never two run at once, exact rather than sampled.
+// never two run at once, exact rather than sampled. The token file is
+// written before the "start" line, so a test that has seen the line can
+// read the file.
 const execScript = `exec 9>>"$EXEC_DIR/lock"
 if ! flock -n 9; then echo "OVERLAP $ELECTD_LEADER_ID $ELECTD_FENCING_TOKEN $$" >> "$EXEC_DIR/log"; fi
-echo "start $ELECTD_LEADER_ID $ELECTD_FENCING_TOKEN $$" >> "$EXEC_DIR/log"
 echo "$ELECTD_FENCING_TOKEN" > "$EXEC_DIR/token.$ELECTD_LEADER_ID"
+echo "start $ELECTD_LEADER_ID $ELECTD_FENCING_TOKEN $$" >> "$EXEC_DIR/log"
 echo "command of $ELECTD_LEADER_ID says hello on stdout (token $ELECTD_FENCING_TOKEN)"
 trap 'echo "term $ELECTD_LEADER_ID $$" >> "$EXEC_DIR/log"; exit 0' TERM
 [ -n "$EXEC_IGNORE_TERM" ] && trap 'echo "ignored $ELECTD_LEADER_ID $$" >> "$EXEC_DIR/log"' TERM
