@@ -203,9 +203,9 @@ func (p *Proxy) Conns() int {
 	return len(p.conns)
 }
 
-// Counts returns the ZooKeeper request frames seen from clients to the server since the
-// proxy was created: creates (opcodes 1, 15, 19, 21) and all requests (every frame after a
-// connection's ConnectRequest, pings included).
+// Counts returns the ZooKeeper request frames forwarded from clients to the server since
+// the proxy was created: creates (opcodes 1, 15, 19, 21), each counted once written whole,
+// and all requests (every frame after a connection's ConnectRequest, pings included).
 func (p *Proxy) Counts() (creates, requests int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

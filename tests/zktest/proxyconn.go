@@ -120,18 +120,27 @@ func (c *proxyConn) pumpClientToServer(s net.Conn) {
 				c.abort()
 				return
 			}
-			out, cut := c.filter(buf[:n])
+			out, cut, creates, requests := c.filter(buf[:n])
+			if cut {
+				// Marked before the write: from here a failed write to the
+				// client (a test may reset it as soon as the create is
+				// counted) no longer aborts the server side, which would
+				// reset the server before it read the create.
+				c.mu.Lock()
+				c.cut = true
+				c.mu.Unlock()
+			}
 			if len(out) > 0 {
 				if _, werr := s.Write(out); werr != nil {
 					c.abort()
 					return
 				}
 			}
+			// Counted once written: a test that waits for the count acts on
+			// a request the server has been sent.
+			c.p.count(creates, requests)
 			if cut {
 				// The create reached the server: the client must never see its reply.
-				c.mu.Lock()
-				c.cut = true
-				c.mu.Unlock()
 				abortConn(c.client)
 				closeWrite(s)
 				return
@@ -242,9 +251,9 @@ func (c *proxyConn) isCut() bool {
 }
 
 // filter applies the election rewrite and the ZooKeeper frame accounting to bytes going
-// from the client to the server. It returns what to forward and whether to cut the
-// connection right after it.
-func (c *proxyConn) filter(b []byte) (out []byte, cut bool) {
+// from the client to the server. It returns what to forward, whether to cut the
+// connection right after it, and the creates and requests it holds (for Counts).
+func (c *proxyConn) filter(b []byte) (out []byte, cut bool, creates, requests int) {
 	out = b
 	if c.rewrite != nil {
 		var done bool
@@ -252,12 +261,11 @@ func (c *proxyConn) filter(b []byte) (out []byte, cut bool) {
 		if done {
 			c.rewrite = nil
 		}
-		return out, false // election connections carry no client frames
+		return out, false, 0, 0 // election connections carry no client frames
 	}
 	res := c.frames.feed(out, c.p.takeDrop)
-	c.p.count(res.creates, res.requests)
 	if res.cutAt >= 0 {
-		return out[:res.cutAt], true
+		return out[:res.cutAt], true, res.creates, res.requests
 	}
-	return out, false
+	return out, false, res.creates, res.requests
 }

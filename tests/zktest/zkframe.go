@@ -34,6 +34,7 @@ type frameParser struct {
 	inBody    bool
 	remain    int  // body bytes left in the current frame
 	dropThis  bool // cut the connection at the end of the current frame
+	creating  bool // the current frame is a create: counted when whole
 }
 
 type feedResult struct {
@@ -54,6 +55,12 @@ func (f *frameParser) feed(b []byte, takeDrop func() bool) feedResult {
 				return res // need more bytes
 			}
 			f.inBody = false
+			if f.creating {
+				// Counted once whole, so that the caller, counting what it
+				// has forwarded, never counts a create the server lacks.
+				res.creates++
+				f.creating = false
+			}
 			if f.dropThis {
 				f.dropThis = false
 				f.broken = true // the connection is cut here: nothing more to parse
@@ -92,7 +99,7 @@ func (f *frameParser) feed(b []byte, takeDrop func() bool) feedResult {
 			}
 			res.requests++
 			if op := int32(binary.BigEndian.Uint32(f.hdr[8:12])); isCreate(op) {
-				res.creates++
+				f.creating = true
 				f.dropThis = takeDrop()
 			}
 			f.remain = length - 8
