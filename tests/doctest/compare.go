@@ -18,8 +18,9 @@ type mask struct {
 	with string
 }
 
-// masks are what Normalize ignores, and only that: ports, ids, times and
-// tokens (docs/development.md, "Commands in the docs"). Times first, so
+// masks are what Normalize ignores, and only that: ports, ids, times,
+// tokens and /history's sequence numbers (docs/development.md, "Commands in
+// the docs"). Times first, so
 // that a clock's colons are never taken for a port's.
 var masks = []mask{
 	// Times: timestamps, clocks, measured durations.
@@ -45,6 +46,10 @@ var masks = []mask{
 	{regexp.MustCompile(`(?i)(fencing[_ -]token:? ?=?)\d+( -> \d+)?`), "$1<token>"},
 	{regexp.MustCompile(`^(electd_fencing_token(\{[^}]*\})?) \d+$`), "$1 <token>"},
 	{regexp.MustCompile(`\| *\d+ \| *(<time>)? *\|$`), "| <token> | $1 |"}, // electd status: Token, Lease
+	// /history's sequence numbers: how many transitions a participant
+	// records while it starts varies (one seen leader before its own join,
+	// or two), so the same later entries carry other numbers.
+	{regexp.MustCompile(`("seq"):\d+`), "$1:<seq>"},
 }
 
 var (

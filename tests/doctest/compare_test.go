@@ -24,6 +24,7 @@ func TestCompareIgnoresPortsIdsTimesTokens(t *testing.T) {
 		{"electd_lease_remaining_seconds{election=\"/services/web\"} 5.671368745", "electd_lease_remaining_seconds{election=\"/services/web\"} 9.1"},
 		{"electd: electd ec5bab0 (commit ec5bab0fd21a, go1.26.8)", "electd: electd 1a2b3c4 (commit 1a2b3c4d5e6f, go1.27.1)"},
 		{"app-1: GET /orders/42 (leader web-1, fencing token 7)", "app-1: GET /orders/42 (leader web-1, fencing token 19)"},
+		{`[{"seq":6,"kind":"revoked"},{"seq":7,"kind":"leader"}]`, `[{"seq":5,"kind":"revoked"},{"seq":6,"kind":"leader"}]`},
 	} {
 		if ok, diff := Compare([]string{tc.doc}, []string{tc.got}); !ok {
 			t.Errorf("%s", diff)
