@@ -215,7 +215,7 @@ func TestE2EEnvironmentOnly(t *testing.T) {
 	if v, err := p.LeaderNow(); err != nil || v.Leader == nil || v.Leader.ID != "env-only" {
 		t.Errorf("/leader: %+v, %v", v, err)
 	}
-	if !p.LogHas("ELECTD_PORT") {
+	if !p.LogHasWithin("ELECTD_PORT", 5*time.Second) {
 		t.Error("no warning about ELECTD_PORT")
 	}
 	p.Send(syscall.SIGINT)

@@ -1,6 +1,7 @@
 package electdtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/electd/electd/tests/freeport"
 	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/wait"
 )
 
 // Spec says how to start one electd process.
@@ -335,4 +337,17 @@ func (p *Proc) LogLines(words ...string) []string {
 func (p *Proc) LogHas(s string) bool {
 	b, _ := os.ReadFile(p.LogPath)
 	return strings.Contains(string(b), s)
+}
+
+// LogHasWithin reports whether the process's log holds s within d. A running
+// electd writes its log through a buffer, so a line logged before an answer
+// the test has seen may reach the file a little after it; after the process
+// exited, LogHas is enough.
+func (p *Proc) LogHasWithin(s string, d time.Duration) bool {
+	return wait.Until(context.Background(), d, 20*time.Millisecond, func() error {
+		if p.LogHas(s) {
+			return nil
+		}
+		return errors.New("not in the log")
+	}) == nil
 }

@@ -143,7 +143,7 @@ func TestE2EExecKillTimeout(t *testing.T) {
 	if pidAlive(s.pid) || !has(t, dir, "ignored", s.pid) {
 		t.Errorf("after the withdrawal the command (pid %d) runs, or got no SIGTERM:\n%s", s.pid, readLog(dir))
 	}
-	if !p.LogHas(`"how":"stopped, killed by SIGKILL"`) {
+	if !p.LogHasWithin(`"how":"stopped, killed by SIGKILL"`, 5*time.Second) {
 		t.Error("electd did not log the SIGKILL")
 	}
 	if p.Leads() {
@@ -172,7 +172,7 @@ func TestE2EExecOnExit(t *testing.T) {
 			}
 			return false
 		})
-		if !a.LogHas(`"msg":"exec.on_exit: released leadership"`) {
+		if !a.LogHasWithin(`"msg":"exec.on_exit: released leadership"`, 5*time.Second) {
 			t.Error("a did not release")
 		}
 		noOverlap(t, dir)

@@ -63,6 +63,10 @@ func TestE2EAppHealth(t *testing.T) {
 	t.Logf("app health: %s's application failed; %s led %d ms later (interval %v x threshold %d = %v, plus a handoff)",
 		first.Name, other.Name, time.Since(start).Milliseconds(), interval, failures, interval*failures)
 	wait.For(t, 5*time.Second, first.Name+"'s reason", func() bool { return first.Reason() == "not a candidate (app_unhealthy)" })
+	// The loss is counted by the publisher after the status shows it.
+	wait.For(t, 5*time.Second, first.Name+"'s loss counted", func() bool {
+		return first.MetricOf("electd_leadership_lost_total", "reason", "app_unhealthy") >= 1
+	})
 	if got := first.MetricOf("electd_leadership_lost_total", "reason", "app_unhealthy"); got != 1 {
 		t.Errorf("%s: electd_leadership_lost_total{reason=app_unhealthy} = %v, want 1", first.Name, got)
 	}
@@ -72,7 +76,7 @@ func TestE2EAppHealth(t *testing.T) {
 	if got := first.MetricOf("electd_app_health_checks_total", "result", "failure"); got < failures {
 		t.Errorf("%s: %v failed checks counted, want at least %d", first.Name, got, failures)
 	}
-	if !first.LogHas(`"msg":"application unhealthy"`) || !first.LogHas(`"msg":"not standing for leadership"`) {
+	if !first.LogHasWithin(`"msg":"application unhealthy"`, 5*time.Second) || !first.LogHasWithin(`"msg":"not standing for leadership"`, 5*time.Second) {
 		t.Errorf("%s logged no change of health and standing", first.Name)
 	}
 
@@ -100,7 +104,8 @@ func TestE2ECandidacy(t *testing.T) {
 	p1 := electdtest.StartMember(t, zk, "/e2e/candidacy", "p1", "latch")
 	obs := electdtest.StartMember(t, zk, "/e2e/candidacy", "observer", "latch", "--election.candidate", "false")
 	ps := []*electdtest.Member{p0, p1, obs}
-	electdtest.WaitOK(t, "/healthz", 30*time.Second, p1, obs)
+	// /readyz: p1 has joined (its node is in the queue), the observer watches.
+	electdtest.WaitOK(t, "/readyz", 30*time.Second, p1, obs)
 	electdtest.CheckAgreement(t, ps, p0) // the observer's /leader is current
 	if n := len(p0.Queue()); n != 2 {
 		t.Errorf("%d participants, want 2: the observer owns no node", n)
@@ -149,10 +154,13 @@ func TestE2ECandidacy(t *testing.T) {
 	if e := nextEvent(t, events, `"leader":{"id":"p1"`); e == "" {
 		t.Error("the observer's /events did not name p1")
 	}
+	wait.For(t, 5*time.Second, "p0's loss counted", func() bool {
+		return p0.MetricOf("electd_leadership_lost_total", "reason", "withdrawn") >= 1
+	})
 	if got := p0.MetricOf("electd_leadership_lost_total", "reason", "withdrawn"); got != 1 {
 		t.Errorf("electd_leadership_lost_total{reason=withdrawn} = %v", got)
 	}
-	if !p0.LogHas(`"msg":"candidacy set on request"`) {
+	if !p0.LogHasWithin(`"msg":"candidacy set on request"`, 5*time.Second) {
 		t.Error("p0 did not log the request")
 	}
 

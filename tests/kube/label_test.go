@@ -127,7 +127,7 @@ func TestE2ELabelFollowsLeadership(t *testing.T) {
 		mon.end(t, "SIGKILL")
 		handoffs++
 		t.Logf("%s -> %s; stale label removed and own set %v after it led", old.Name, leader.Name, took.Round(time.Millisecond))
-		if !leader.LogHas("other_pod=" + old.Name) {
+		if !leader.LogHasWithin("other_pod="+old.Name, 5*time.Second) {
 			t.Errorf("the new leader %s did not log removing the stale label of %s", leader.Name, old.Name)
 		}
 		c.start(c.index(old), old.Name)
@@ -164,7 +164,7 @@ func TestE2ELabelFollowsLeadership(t *testing.T) {
 		old.Send(syscall.SIGSTOP)
 		leader = electdtest.OneLeader(t, c.others(old), electTimeout)
 		took := c.k.onlyLabelled(t, leader.Name, labelTimeout)
-		if !leader.LogHas("other_pod=" + old.Name) {
+		if !leader.LogHasWithin("other_pod="+old.Name, 5*time.Second) {
 			t.Errorf("the new leader %s did not log removing the stopped leader %s's label", leader.Name, old.Name)
 		}
 		t.Logf("%s stopped -> %s; stale label removed and own set %v after it led", old.Name, leader.Name, took.Round(time.Millisecond))
@@ -292,7 +292,7 @@ func TestE2ERBACAndCredentials(t *testing.T) {
 		}
 		took := k.onlyLabelled(t, "p1", labelTimeout)
 		t.Logf("labelled and Lease held %v after the token file was rotated", took.Round(time.Millisecond))
-		if !p.LogHas("kubernetes API call succeeds again") {
+		if !p.LogHasWithin("kubernetes API call succeeds again", 5*time.Second) {
 			t.Error("p1 did not log the recovery")
 		}
 	})
