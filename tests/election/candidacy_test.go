@@ -153,11 +153,16 @@ func TestZKHandoffNewest(t *testing.T) {
 			if next != fresh[2] {
 				t.Fatalf("%s leads after the old participants left, want the newest, %s", next, fresh[2])
 			}
-			var changes int64
-			for _, p := range h.all() {
-				changes += p.rec.acquired.Load()
+			// The recorder hears of an acquisition after Status shows it
+			// (the publisher's emit), so wait for the second count.
+			acquired := func() (n int64) {
+				for _, p := range h.all() {
+					n += p.rec.acquired.Load()
+				}
+				return n
 			}
-			if changes != 2 {
+			waitFor(t, agreeWithin, "the newest's acquisition counted", func() bool { return acquired() >= 2 })
+			if changes := acquired(); changes != 2 {
 				t.Errorf("leadership was taken %d times in all, want 2: the first leader, then the newest", changes)
 			}
 		})

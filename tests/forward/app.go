@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/tests/freeport"
 )
 
 // Headers electd's forwarding proxy sets on what it hands to its
@@ -144,7 +146,14 @@ func StartApp(name string, fence *Fence) (*App, error) { return startApp(name, f
 func StartAppH2C(name string, fence *Fence) (*App, error) { return startApp(name, fence, true) }
 
 func startApp(name string, fence *Fence, h2c bool) (*App, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// A port from freeport, not port 0: Restart binds the same port again
+	// seconds later, and a port the kernel handed out for port 0 may by
+	// then be another listener's or an outgoing connection's.
+	addr, err := freeport.Addrs(1)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
