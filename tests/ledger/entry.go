@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -63,30 +64,52 @@ func (e Entry) String() string {
 func Read(paths ...string) ([]Entry, error) {
 	var out []Entry
 	for _, p := range paths {
-		f, err := os.Open(p)
+		es, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, es...)
+	}
+	slices.SortStableFunc(out, func(a, b Entry) int { return cmp.Compare(a.At, b.At) })
+	return out, nil
+}
+
+// readFile reads one ledger. A last line without its newline may be one
+// write still being copied into the file by a live application (a reader
+// can see a line that crosses a page boundary half written), so the file
+// is read again for a second before that counts as a cut line.
+func readFile(p string) ([]Entry, error) {
+	deadline := time.Now().Add(time.Second)
+	for {
+		b, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue
+			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		for n := 1; sc.Scan(); n++ {
-			var e Entry
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("ledger %s line %d: %w", p, n, err)
-			}
-			out = append(out, e)
+		es, err := parse(p, b)
+		if err == nil || len(b) == 0 || b[len(b)-1] == '\n' || time.Now().After(deadline) {
+			return es, err
 		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("ledger %s: %w", p, err)
-		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	slices.SortStableFunc(out, func(a, b Entry) int { return cmp.Compare(a.At, b.At) })
+}
+
+func parse(p string, b []byte) ([]Entry, error) {
+	var out []Entry
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		var e Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("ledger %s line %d: %w", p, n, err)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("ledger %s: %w", p, err)
+	}
 	return out, nil
 }
 

@@ -133,3 +133,44 @@ func TestChecks(t *testing.T) {
 		t.Errorf("Late: %v", got)
 	}
 }
+
+// A last line without its newline is waited for: a live application may be
+// in the middle of its one write. One never finished, or a cut line before
+// others, is an error.
+func TestReadLineBeingWritten(t *testing.T) {
+	dir := t.TempDir()
+	whole := `{"ev":"arrive","app":"p0","id":"a","at":1}` + "\n"
+	p := dir + "/live"
+	if err := os.WriteFile(p, []byte(whole+`{"ev":"arrive","app":"p0",`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	finished := make(chan error, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err == nil {
+			_, err = f.WriteString(`"id":"b","at":2}` + "\n")
+			f.Close()
+		}
+		finished <- err
+	}()
+	es, err := Read(p)
+	if err := <-finished; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || len(es) != 2 || es[1].ID != "b" {
+		t.Errorf("a line finished while read: %v, %v", es, err)
+	}
+	for name, text := range map[string]string{
+		"never finished":    whole + `{"ev":"arrive",`,
+		"cut before others": `{"ev":"arr` + "\n" + whole,
+	} {
+		q := dir + "/" + strings.ReplaceAll(name, " ", "-")
+		if err := os.WriteFile(q, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if es, err := Read(q); err == nil {
+			t.Errorf("%s: no error, %v", name, es)
+		}
+	}
+}
