@@ -173,10 +173,17 @@ func faultIsolate(partition bool) func(*run) {
 		} else {
 			r.event("isolated ZooKeeper server %d (follower, holds leader %s's session 0x%x) from its peers", s, l.Name, sid)
 		}
-		if first, ok := r.firstNotOK(l, t0, t0+r.timeout); !ok {
+		// With its session moved (5b) the old leader claims nothing only
+		// between its lease's end and the renewal on a healthy server, a
+		// window of about a tenth of a second that a poller on a loaded
+		// machine can miss: there the 503 is reported when seen, not
+		// required.
+		if first, ok := r.firstNotOK(l, t0, t0+r.timeout); ok {
+			r.event("old leader %s answered %s %s after the isolation", l.Name, first.State, invariant.Ms(first.Recv-t0))
+		} else if partition {
 			r.errorf(window(t0, t0+r.timeout+time.Second), "old leader %s did not answer 503 within the session timeout %s of the isolation", l.Name, r.timeout)
 		} else {
-			r.event("old leader %s answered %s %s after the isolation", l.Name, first.State, invariant.Ms(first.Recv-t0))
+			r.event("old leader %s: no answer other than 200 seen within the session timeout %s (its session may have moved)", l.Name, r.timeout)
 		}
 		if !partition {
 			r.expectLeader("a leader after isolating "+l.Name+"'s server", t0)
