@@ -23,8 +23,10 @@ const expectWait = time.Second
 // the leader's proxy and through a follower's. Must have 4: no
 // per-request penalty for servers that never send 100 Continue: a proxy
 // that already has the whole body does not send Expect to the
-// application. The latency is only a behaviour check (the penalty puts
-// every request past a second): the figure belongs to the bench.
+// application. The latency is only a behaviour check: the penalty puts
+// every request past a second, so even the fastest would pay it (a median
+// can be slow on a loaded machine for other reasons); the figure belongs
+// to the bench. The ledger's Expect headers are the exact check.
 func TestNoContinueNoPenalty(t *testing.T) {
 	c := startCluster(t, setup{n: 2, langs: []string{ledger.Python}})
 	l := c.settled(nil)
@@ -48,9 +50,9 @@ func TestNoContinueNoPenalty(t *testing.T) {
 		slices.Sort(took)
 		median := took[n/2]
 		t.Logf("POST %s: median %v, slowest %v", via.name, median.Round(100*time.Microsecond), took[n-1].Round(100*time.Microsecond))
-		if median >= expectWait/2 {
-			t.Errorf("POST %s: median %v, slowest %v: a wait for a 100 Continue that never comes (%v) on every request",
-				via.name, median, took[n-1], expectWait)
+		if took[0] >= expectWait*9/10 {
+			t.Errorf("POST %s: fastest %v, median %v: a wait for a 100 Continue that never comes (%v) on every request",
+				via.name, took[0], median, expectWait)
 		}
 	}
 	var expect []string

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -46,10 +47,14 @@ func TestStatusPageInBrowser(t *testing.T) {
 	web2 := startElectd(t, zk, path, "web-2", "web-2", "10.0.0.2:8080")
 	web3 := startElectd(t, zk, path, "web-3", "web-3", "10.0.0.3:8080")
 
-	v1, err := view(t, web1)
-	if err != nil || v1.LeaderID() != "web-1" || !v1.Self.IsLeader {
-		t.Fatalf("web-1's /leader = %+v, %v; want web-1 leading (it joined first)", v1, err)
-	}
+	// /readyz (startElectd) passes once a leader is known; web-1 leads
+	// from its first renewal, a moment later.
+	var v1 electdtest.LeaderView
+	var err error
+	wait.For(t, 10*time.Second, "web-1 leading (it joined first)", func() bool {
+		v1, err = view(t, web1)
+		return err == nil && v1.LeaderID() == "web-1" && v1.Self.IsLeader
+	})
 	token1 := v1.Leader.FencingToken
 
 	// The page of a follower: it shows the election as web-2 sees it.
