@@ -129,11 +129,12 @@ func checkOrder(t *testing.T, d *Deployment, i int, t0 time.Time, f Failover, ap
 	}
 	elected := t0.Add(f.Elected)
 	switch {
-	case d.F.WatchesApp && elected.Before(appSig.At):
+	case d.F.WatchesApp && elected.Before(appSig.Written()):
 		// The proxy's leader hands over once its app refuses connections,
-		// which it does only once it has its SIGTERM.
+		// which it does only once it has its SIGTERM (the app's own time of
+		// its line: it closes its listener right after writing it).
 		t.Errorf("delete %d: %s was elected at %s, before the deleted leader's app got SIGTERM at %s",
-			i, f.New, elected.Format("15:04:05.000000"), appSig.At.Format("15:04:05.000000"))
+			i, f.New, elected.Format("15:04:05.000000"), appSig.Written().Format("15:04:05.000000"))
 	case !d.F.WatchesApp && elected.Before(appExit.At):
 		t.Errorf("delete %d: %s was elected at %s, before the deleted leader's app exited at %s",
 			i, f.New, elected.Format("15:04:05.000000"), appExit.At.Format("15:04:05.000000"))

@@ -216,6 +216,20 @@ type LogLine struct {
 	Text string
 }
 
+// Written is when the program says it wrote the line (its JSON "time"),
+// else At. At is when containerd read the line from the container's
+// output, which can lag the write while containerd is busy stopping the
+// same pod.
+func (l LogLine) Written() time.Time {
+	var m struct {
+		Time time.Time `json:"time"`
+	}
+	if json.Unmarshal([]byte(l.Text), &m) != nil || m.Time.IsZero() {
+		return l.At
+	}
+	return m.Time
+}
+
 // LogFollower collects a container's log as the kubelet serves it
 // (follow, with timestamps) until the container exits.
 type LogFollower struct {

@@ -82,12 +82,23 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	waiting, err := n.Kubectl(ctx, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/name=app")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// kubectl shows such a pod as Init:0/1 (its first container is the
-	// native sidecar, an init container), not ContainerCreating.
+	// native sidecar, an init container), not ContainerCreating. The event
+	// may name one pod before the others are scheduled and have their
+	// status posted, so wait until all three show it.
+	var waiting string
+	if err := wait.Until(ctx, time.Minute, pollEvery, func() error {
+		var err error
+		if waiting, err = n.Kubectl(ctx, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/name=app"); err != nil {
+			return err
+		}
+		if strings.Count(waiting, "Init:0/1") != 3 {
+			return fmt.Errorf("not every pod shown waiting (Init:0/1) yet")
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("want every pod shown waiting (Init:0/1) without the Secret: %v\n%s", err, waiting)
+	}
 	var pending corev1.PodList
 	if err := n.Get("/api/v1/namespaces/"+ns+"/pods?labelSelector=app.kubernetes.io%2Fname%3Dapp", &pending); err != nil {
 		t.Fatal(err)
@@ -96,9 +107,6 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 		if p.Status.Phase != corev1.PodPending {
 			t.Errorf("%s is %s without the Secret, want Pending", p.Name, p.Status.Phase)
 		}
-	}
-	if strings.Count(waiting, "Init:0/1") != 3 {
-		t.Errorf("want every pod shown waiting (Init:0/1) without the Secret:\n%s", waiting)
 	}
 	created := time.Now()
 	if _, err := n.Kubectl(ctx, "create", "secret", "generic", "electd-zookeeper-auth", "-n", ns, "--from-literal=auth=electd:e2e-later"); err != nil {
