@@ -76,8 +76,8 @@ func testDelete(t *testing.T, d *Deployment, count int, rep *Report) {
 // of ARP) never reached a pod, so no electd could hold it; such requests
 // are listed, and stay in the figures' failed count, but do not fail the
 // promise. It was seen twice in about 20 runs (once in a ZooKeeper rollout,
-// once after a delete, 4.7 s after the DELETE); which address kube-proxy
-// chose is not known.
+// once after a delete, 4.7 s after the DELETE); the prober adds to such an
+// error the address kube-proxy chose, as conntrack has it (unrouted).
 func failedGraceful(t *testing.T, d *Deployment, what string, f Failover, t0, end time.Time) {
 	t.Helper()
 	if d.F.HoldTime == 0 || f.Failed == 0 {

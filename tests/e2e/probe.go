@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -70,6 +72,9 @@ func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout 
 				}
 				if err != nil {
 					a.Err = err.Error()
+					if strings.Contains(a.Err, "connect: no route to host") {
+						a.Err += "; " + unrouted(n, url)
+					}
 				}
 				a.Done = time.Now()
 				if ctx.Err() != nil && a.Err != "" {
@@ -109,4 +114,31 @@ func (p *Prober) FirstFrom(from time.Time, pod string) (Answer, bool) {
 		}
 	}
 	return best, found
+}
+
+// unrouted says where the node sent a connection that found no route: the
+// connections to the Service's address that conntrack still has
+// unanswered (their reply source is the pod address kube-proxy chose) and
+// the neighbour entries that failed. It is evidence for a failure whose
+// cause is in the node's networking, not in electd.
+func unrouted(n *nodetest.Node, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "conntrack: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := n.Netns.CommandContext(ctx, "conntrack", "-L", "-p", "tcp", "-d", u.Hostname()).CombinedOutput()
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "UNREPLIED") && len(lines) < 5 {
+			lines = append(lines, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	if err != nil {
+		lines = append(lines, "conntrack: "+err.Error())
+	}
+	neigh, _ := n.Netns.CommandContext(ctx, "ip", "neigh", "show", "nud", "failed").CombinedOutput()
+	return fmt.Sprintf("conntrack unreplied: [%s]; failed neighbours: [%s]",
+		strings.Join(lines, " | "), strings.Join(strings.Fields(string(neigh)), " "))
 }
