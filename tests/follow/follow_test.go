@@ -47,6 +47,9 @@ func TestE2EAppHealth(t *testing.T) {
 	if c := ps[2].Candidacy(); !c.Candidate || c.Standing || c.AppDetail != "HTTP 503 Service Unavailable" {
 		t.Errorf("p2's /candidacy: %+v", c)
 	}
+	// The follower with a healthy application joins once its first check
+	// passes, which may come after all of the above.
+	wait.For(t, 10*time.Second, "both healthy participants in the queue", func() bool { return len(first.Queue()) >= 2 })
 	if n := len(first.Queue()); n != 2 {
 		t.Errorf("%d participants, want 2 (p2 owns no node)", n)
 	}
