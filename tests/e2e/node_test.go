@@ -125,7 +125,8 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 // the flavour says (the leader alone, or all), each app started only after
 // its electd knew the leader (the native sidecar's startup probe on
 // /readyz), or, where electd checks its app's health (AppFirst), each
-// electd stood only after its app listened, and `kubectl exec deploy/app -c electd -- /electd status`
+// electd stood only after its app listened (each by its own log line's
+// time: containerd reads two containers' output independently), and `kubectl exec deploy/app -c electd -- /electd status`
 // works as the README's "Trying it" shows.
 func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 	ctx := context.Background()
@@ -153,17 +154,17 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 		listening, ok2 := app.Find("listening")
 		if d.F.AppFirst {
 			stood, ok1 := side.Find("standing for leadership")
-			if !ok1 || !ok2 || stood.At.Before(listening.At) {
-				t.Errorf("%s: electd stood for leadership at %v (%v), before the app listened at %v (%v)", p.Name, stood.At, ok1, listening.At, ok2)
+			if !ok1 || !ok2 || stood.Written().Before(listening.Written()) {
+				t.Errorf("%s: electd stood for leadership at %v (%v), before the app listened at %v (%v)", p.Name, stood.Written(), ok1, listening.Written(), ok2)
 			}
-			order = append(order, fmt.Sprintf("%s: the app listened %s, electd stood %s later", p.Name, listening.At.Format("15:04:05.000"), stood.At.Sub(listening.At).Round(time.Millisecond)))
+			order = append(order, fmt.Sprintf("%s: the app listened %s, electd stood %s later", p.Name, listening.Written().Format("15:04:05.000"), stood.Written().Sub(listening.Written()).Round(time.Millisecond)))
 			continue
 		}
 		knows, ok1 := side.Find("elected", "leader")
-		if !ok1 || !ok2 || listening.At.Before(knows.At) {
-			t.Errorf("%s: the app started listening at %v (%v), before electd knew the leader at %v (%v)", p.Name, listening.At, ok2, knows.At, ok1)
+		if !ok1 || !ok2 || listening.Written().Before(knows.Written()) {
+			t.Errorf("%s: the app started listening at %v (%v), before electd knew the leader at %v (%v)", p.Name, listening.Written(), ok2, knows.Written(), ok1)
 		}
-		order = append(order, fmt.Sprintf("%s: electd knew the leader %s, the app listened %s later", p.Name, knows.At.Format("15:04:05.000"), listening.At.Sub(knows.At).Round(time.Millisecond)))
+		order = append(order, fmt.Sprintf("%s: electd knew the leader %s, the app listened %s later", p.Name, knows.Written().Format("15:04:05.000"), listening.Written().Sub(knows.Written()).Round(time.Millisecond)))
 	}
 	// Pods become Ready at their next probe (every 5 s for /readyz): wait
 	// for the set the flavour promises.

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -46,9 +47,17 @@ func main() {
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	// "listening" is written before the port is bound, so that nothing can
+	// connect before the line exists: the node tests order electd's
+	// "standing for leadership" (after a connection to the app) after it.
 	logf("listening", "pod", name, "port", port)
+	ln, err := net.Listen("tcp", srv.Addr)
+	if err != nil {
+		logf("serve failed", "err", err.Error())
+		os.Exit(1)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case sig := <-sigs:
 		logf("signal", "signal", sig.String())
