@@ -57,20 +57,27 @@ const dialWarnEvery = 30 * time.Second
 
 // dialFailed warns that a server cannot be reached: at once for the first
 // failure since the last session was established, then at most once per
-// dialWarnEvery with the number of failures in between. An operator whose
-// electd has no view of the election sees why at the default log level.
+// dialWarnEvery. An operator whose electd has no view of the election sees
+// why at the default log level. The counts run from the last session
+// (onEvent resets them): attempts_since_success is every failed attempt,
+// down_for the time since the first (each warning once counted only the
+// attempts since the one before: 30 at each, every 30 s).
 func (s *Session) dialFailed(address string, err error) {
 	now := s.clock.Now()
 	s.mu.Lock()
+	if s.dialFailures == 0 {
+		s.dialDownFrom = now
+	}
 	s.dialFailures++
-	n := s.dialFailures
+	n, downFor := s.dialFailures, now.Sub(s.dialDownFrom)
 	due := s.lastDialWarn.IsZero() || now.Sub(s.lastDialWarn) >= dialWarnEvery
 	if due {
-		s.lastDialWarn, s.dialFailures = now, 0
+		s.lastDialWarn = now
 	}
 	s.mu.Unlock()
 	if due {
-		s.log.Warn("cannot reach zookeeper server; retrying", "server", address, "err", err, "failures", n)
+		s.log.Warn("cannot reach zookeeper server; retrying", "server", address, "err", err,
+			"attempts_since_success", n, "down_for", downFor.Round(time.Second))
 	}
 }
 

@@ -46,8 +46,10 @@ type Session struct {
 	// need the lease (needLease).
 	lastRenewal time.Time
 	leaseDemand int
-	// dialFailures counts failed dials since lastDialWarn (dialFailed).
+	// dialFailures counts failed dials since the last session, the first
+	// at dialDownFrom; lastDialWarn is the last warning (dialFailed).
 	dialFailures int
+	dialDownFrom time.Time
 	lastDialWarn time.Time
 	subs         map[chan struct{}]struct{}
 
