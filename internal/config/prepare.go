@@ -204,11 +204,12 @@ type renamed struct {
 func (r renamed) Error() string { return r.msg }
 func (r renamed) Unwrap() error { return r.err }
 
-// checkRequired reports each required key that is not set.
+// checkRequired reports each required key that is not set, with the flag
+// and the variable that set it (the key's name is the file's).
 func (c *Config) checkRequired(errs *errorList) {
 	for _, k := range table {
 		if k.Required && k.field(c).Len() == 0 {
-			errs.add(errorf(k.Name, "required; e.g. %s", k.Example))
+			errs.add(errorf(k.Name, "required; set --%s or %s, e.g. %s", k.Name, k.Env, k.Example))
 		}
 	}
 }
