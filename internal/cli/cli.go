@@ -104,7 +104,7 @@ func (c *client) commonFlags(fs *pflag.FlagSet, f *common) {
 // common flags; done says the command ends here with code (--help, or a
 // usage error).
 func (c *client) parse(fs *pflag.FlagSet, f *common, args []string, help string) (code int, done bool) {
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(oneDash(fs, args)); err != nil {
 		return c.usageError(err), true
 	}
 	if f.help {
@@ -118,6 +118,34 @@ func (c *client) parse(fs *pflag.FlagSet, f *common, args []string, help string)
 		return c.usageError(err), true
 	}
 	return 0, false
+}
+
+// oneDash gives a long flag written with one dash (-watch, as Go's flag
+// package takes it) its second, as the daemon's flags do; a flag's value
+// is left as it is.
+func oneDash(fs *pflag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if len(a) < 2 || a[0] != '-' || f == nil {
+			out = append(out, a)
+			continue
+		}
+		if a[1] != '-' && len(name) > 1 {
+			a = "-" + a
+		}
+		out = append(out, a)
+		if !hasValue && f.NoOptDefVal == "" && i+1 < len(args) { // its value
+			i++
+			out = append(out, args[i])
+		}
+	}
+	return out
 }
 
 // setup checks the common flags' values after parsing.

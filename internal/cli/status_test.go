@@ -109,6 +109,22 @@ func TestStatusUsageExits2(t *testing.T) {
 	}
 }
 
+// A long flag may have one dash, as Go's flag package takes it, like the
+// daemon's (issue 40); a value with a dash stays a value.
+func TestOneDashFlags(t *testing.T) {
+	f, srv := newFakeDaemon(t)
+	f.set([]string{"web-1"}, 0, 0)
+	if status, stdout, stderr := runCLI(t, context.Background(), nil, "status", "-addr", srv.URL, "-timeout=5s"); status != exitOK || !strings.Contains(stdout, "web-1 (asked): leader") {
+		t.Errorf("status -addr -timeout=: %d %q %q", status, stdout, stderr)
+	}
+	if status, stdout, _ := runCLI(t, context.Background(), nil, "release", "-help"); status != exitOK || !strings.HasPrefix(stdout, "Usage: electd release") {
+		t.Errorf("release -help: %d %q", status, stdout)
+	}
+	if status, _, stderr := runCLI(t, context.Background(), nil, "status", "--timeout", "-watch"); status != exitUsage || !strings.Contains(stderr, `"-watch" for "--timeout"`) {
+		t.Errorf("status --timeout -watch: %d %q; want -watch taken as the timeout", status, stderr)
+	}
+}
+
 func TestHelpDocumentsExitStatuses(t *testing.T) {
 	for _, cmd := range []string{"status", "release"} {
 		status, stdout, _ := runCLI(t, context.Background(), nil, cmd, "--help")

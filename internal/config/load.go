@@ -47,7 +47,7 @@ func Load(args, environ []string) (*Loaded, error) {
 	env := newEnvironment(environ)
 	l := &Loaded{}
 	args, l.Command, l.Run = splitRun(args)
-	fs, opts, err := parseFlags(args)
+	fs, opts, err := parseFlags(args, l.Run && l.Command == nil)
 	if err != nil {
 		return nil, err
 	}

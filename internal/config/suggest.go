@@ -39,6 +39,10 @@ func nearest(name string, others ...string) string {
 	return closest(name, candidates)
 }
 
+// Closest is the candidate fewest edits from name, if few enough to be a
+// slip (as for keys), else "": main suggests its commands with it.
+func Closest(name string, candidates ...string) string { return closest(name, candidates) }
+
 // closest is the candidate fewest edits from name, if few enough, else "".
 func closest(name string, candidates []string) string {
 	best, bestD := "", -1
