@@ -40,6 +40,10 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if code, ok := runGuard(args); ok {
 		return code
 	}
+	// `electd help`, `electd version`, and a command electd lacks.
+	if code, ok := runBuiltin(args, environ, stdout, stderr); ok {
+		return code
+	}
 	cfg, err := config.Load(args, environ)
 	switch {
 	case err != nil:
@@ -93,8 +97,8 @@ func warnUnknownEnv(log *slog.Logger, names []string) {
 	}
 }
 
-// fail prints a bad configuration's errors, one line each, and returns
-// status 2.
+// fail prints a bad configuration's or command line's errors, one line
+// each, and returns status 2.
 func fail(stderr io.Writer, err error) int {
 	for line := range strings.Lines(err.Error()) {
 		fmt.Fprintf(stderr, "electd: %s\n", strings.Join(strings.Fields(line), " "))
@@ -112,11 +116,13 @@ Commands (status and release each with --help):
   electd release [--to ID] [--addr URL]  ask the leader to step down
   electd run [--KEY VALUE ...] -- CMD    join the election and run CMD only
                                          while leading (exec mode, below)
+  electd help [COMMAND]                  this help (--help), or a command's
+  electd version                         the version and commit (--version)
 
 Exit status: 0 after a clean shutdown, 1 when running fails (e.g. http.addr
-cannot be bound, or shutdown_timeout ran out), 2 for a bad configuration,
-with one line per wrong key. Unknown ELECTD_* environment variables only log
-a warning.
+cannot be bound, or shutdown_timeout ran out), 2 for a bad configuration or
+command line, with one line per error. Unknown ELECTD_* environment
+variables only log a warning.
 `)
 	printSignals(w)
 	printRunHelp(w)
