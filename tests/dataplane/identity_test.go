@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/ledger"
 	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
@@ -24,9 +25,16 @@ import (
 // follows the path's incarnation: every request through every proxy is
 // answered 200 by the leader's application, and every participant is idle
 // again afterwards (docs/DESIGN.md, "Every forward names its election and
-// its leader").
+// its leader"). The race is run too: its followers and observers own no
+// node, and see a new leader without listing the path.
 func TestOneIdentityAfterThePathIsMadeAnew(t *testing.T) {
-	c := startCluster(t, setup{n: 3})
+	for _, mode := range []string{"latch", "race"} {
+		t.Run(mode, func(t *testing.T) { pathMadeAnew(t, mode) })
+	}
+}
+
+func pathMadeAnew(t *testing.T, mode string) {
+	c := startCluster(t, setup{n: 3, tune: func(cfg *electdtest.Config) { cfg.Mode = mode }})
 	c.settled(nil)
 	before := electionID(t, c.path)
 
