@@ -66,7 +66,8 @@ type Status struct {
 	Node      string // own node name; empty when not joined
 	// Election names this election: the path and the czxid of its node
 	// ("/services/web@0x100000002"), the same at every participant; "" until
-	// read, once per session (identity.go).
+	// read. The path may be created anew with another czxid once empty: it
+	// is read again then (identity.go), and Observe sends the change.
 	Election string
 
 	// Candidate is whether this participant stands in the election now

@@ -127,6 +127,8 @@ func (h *fakeHost) publishMeta() error {
 
 func (h *fakeHost) pathGone() { h.prepared = false }
 
+func (h *fakeHost) reidentify() {}
+
 func (h *fakeHost) meta(session int64) metaData {
 	data, _, err := h.f.Get(metaNode(h.path, session))
 	if err != nil {

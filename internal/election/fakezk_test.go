@@ -157,6 +157,7 @@ func (f *fakeZK) deleteLocked(p string) error {
 	f.nodes[parent].stat.Cversion++
 	f.zxid++
 	f.fire(f.dataW, p, zk.EventNodeDeleted)
+	f.fire(f.childW, p, zk.EventNodeDeleted) // as the server: its child watches end too
 	f.fire(f.childW, parent, zk.EventNodeChildrenChanged)
 	return nil
 }

@@ -25,14 +25,24 @@ func (e *Elector) exists(p string) (bool, *zk.Stat, error) {
 
 func (e *Elector) children(p string) ([]string, error) {
 	e.nReads.Add(1)
-	kids, _, err := e.zk.Children(p)
+	kids, stat, err := e.zk.Children(p)
+	e.listed(p, stat, err)
 	return kids, err
 }
 
 func (e *Elector) recheck(p string) ([]string, error) {
 	e.nChecks.Add(1)
-	kids, _, err := e.zk.Children(p)
+	kids, stat, err := e.zk.Children(p)
+	e.listed(p, stat, err)
 	return kids, err
+}
+
+// listed takes the election's identity from a children read of the path,
+// which returns the path's Stat (identity.go).
+func (e *Elector) listed(p string, stat *zk.Stat, err error) {
+	if err == nil && stat != nil && p == e.cfg.Path {
+		e.sawPath(stat)
+	}
 }
 
 func (e *Elector) create(p string, data []byte, flags int32) (string, error) {

@@ -126,10 +126,12 @@ func (e *Elector) lossReason(hint LossReason, prev, st Status) LossReason {
 }
 
 // significant is a change observers care about: leader, own leadership,
-// connection state, joined or misconfiguration.
+// connection state, joined, misconfiguration or the election's identity
+// (a forwarding proxy names it on every forward).
 func significant(a, b Status) bool {
 	if a.IsLeader != b.IsLeader || a.State != b.State || a.Joined != b.Joined ||
-		a.Misconfigured != b.Misconfigured || a.SessionID != b.SessionID || a.Reason != b.Reason {
+		a.Misconfigured != b.Misconfigured || a.SessionID != b.SessionID || a.Reason != b.Reason ||
+		a.Election != b.Election {
 		return true
 	}
 	if (a.Leader == nil) != (b.Leader == nil) {

@@ -25,7 +25,8 @@ const raceHoldOff = 500 * time.Millisecond
 // session's meta node. It runs over a host (seam.go) and nothing else.
 type raceRecipe struct {
 	*core
-	watching bool // following: a watch on the leader node is set
+	watching bool  // following: a watch on the leader node is set
+	followed int64 // czxid of the leader node last followed (identity.go)
 }
 
 // newRaceRecipe is the race over h.
@@ -121,6 +122,14 @@ func (r *raceRecipe) released() { r.holdOff = r.clock.Now().Add(raceHoldOff) }
 
 func (r *raceRecipe) forgot() { r.watching = false }
 
+// stand makes this participant a candidate or an observer: the leader
+// watch set so far stops mattering (core.stand), so the next step follows
+// the leader node again rather than wait on a watch whose firing it drops.
+func (r *raceRecipe) stand(standing bool) {
+	r.core.stand(standing)
+	r.watching = false
+}
+
 // resolvePending settles a create whose reply was lost: the node is ours if
 // the live session owns it.
 func (r *raceRecipe) resolvePending() error {
@@ -146,6 +155,7 @@ func (r *raceRecipe) claim() error {
 	}
 	r.dirty = false
 	if !r.holding() {
+		r.h.reidentify() // the path may be new since the read before the create
 		r.gen++
 		r.takeLead()
 	}
@@ -181,6 +191,12 @@ func (r *raceRecipe) follow(absentOK bool) error {
 	}
 	r.watching = true
 	r.h.wantLease(false) // any follower may win the next race: it renews then
+	if stat.Czxid != r.followed {
+		// A new leader node: the path may be new too, and its leader names
+		// the new incarnation (identity.go).
+		r.followed = stat.Czxid
+		r.h.reidentify()
+	}
 	if stat.EphemeralOwner == 0 {
 		// No participant made it and none can ever take it: say so, and
 		// wait for it to be deleted.

@@ -46,6 +46,11 @@ type recipeHost interface {
 	publishMeta() error
 	pathGone()
 	meta(session int64) metaData
+	// reidentify reads the path's node again: its czxid names the
+	// election's incarnation (identity.go). Children reads of the path do
+	// it at no cost; the race calls it where it sees a new leader node
+	// without listing the path.
+	reidentify()
 
 	// The view: publish changes it (and wakes Observe's publisher), viewed
 	// is a copy, leads is Status().IsLeader (the view judged against the

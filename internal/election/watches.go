@@ -27,13 +27,15 @@ func (e *Elector) childrenW(p string, ev event) ([]string, error) {
 	e.nReads.Add(1)
 	k := watchKey{p, watchChild}
 	if e.ws.claim(k, ev) {
-		kids, _, err := e.zk.Children(p)
+		kids, stat, err := e.zk.Children(p)
+		e.listed(p, stat, err)
 		return kids, err
 	}
-	kids, _, ch, err := e.zk.ChildrenW(p)
+	kids, stat, ch, err := e.zk.ChildrenW(p)
 	if err == nil {
 		e.forward(ch, k, ev)
 	}
+	e.listed(p, stat, err)
 	return kids, err
 }
 

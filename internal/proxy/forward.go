@@ -101,7 +101,7 @@ var (
 	// newer leadership (a greater fencing token), so its lease has ended.
 	errNewerLeader = errors.New("proxy: a newer leader is known")
 	// errMisdirected: the leader's proxy bounced a forward as another
-	// election's participant.
+	// election's participant (another path: misdirected.go).
 	errMisdirected = errors.New("proxy: the leader's proxy takes part in another election")
 )
 
@@ -297,7 +297,7 @@ func (h *httpProxy) fail(a *attempt, ctx context.Context, f facts) Result {
 	case f.shutdown:
 		return unavailable(w, ResultShutdown, "the proxy is shutting down")
 	case errors.Is(err, errMisdirected):
-		p.log.Warn("the leader's proxy takes part in another election: check that every participant names the same "+
+		h.warn.Warn("the leader's proxy takes part in another election: check that every participant names the same "+
 			"election and ZooKeeper", "leader_proxy", a.route.Addr, "its_election", a.view.Election, "this_election", a.route.Election)
 		return unavailable(w, ResultMisdirected, "the leader's proxy at "+a.route.Addr+" takes part in another election ("+
 			a.view.Election+"); the request was not processed")
@@ -367,7 +367,7 @@ func (h *httpProxy) modify(res *http.Response) error {
 	} else if v, ok := readView(res.Header); ok && res.StatusCode == http.StatusMisdirectedRequest {
 		a.view = &v
 		if v.Election != "" && v.Election != a.route.Election {
-			return errMisdirected
+			return h.misdirected(a) // errMisdirected, or a bounce held until the views agree
 		}
 		a.redirected = p.redirect(v)
 		return errBounced // judge routes it again; nothing is written

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/internal/logging"
 )
 
 // appIdleTimeout closes a kept-alive connection to the application idle
@@ -58,11 +60,15 @@ type httpProxy struct {
 	rp      *httputil.ReverseProxy
 	buffers *buffers
 	active  sync.WaitGroup // handlers running
+	// warn is for request-level warnings: each message at most once
+	// every 10 s, with a count of those not logged (misdirected.go).
+	warn *slog.Logger
 }
 
 func newHTTPProxy(p *Proxy) *httpProxy {
 	cfg := p.cfg
-	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: cfg.App}, buffers: newBuffers(cfg.BufferTotal)}
+	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: cfg.App}, buffers: newBuffers(cfg.BufferTotal),
+		warn: logging.RequestLog(p.log, p.clock)}
 	h.app = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), false)
 	h.appH2 = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), true)
 	// The leader's proxy may hold a request up to the hold time before it

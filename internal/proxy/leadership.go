@@ -16,9 +16,11 @@ type Route struct {
 	Token int64
 	// Election names the election this participant takes part in, the
 	// same at every participant and different for any other election
-	// (election.Status.Election: the path and the czxid of its node); a
+	// (election.Status.Election: "<path>@0x<czxid of its node>"); a
 	// forward carries it, and a proxy takes only the forwards of its own
-	// election. "" until the election has read it.
+	// election. "" until the election has read it. The same path with
+	// another czxid is the path created anew, which one side has not read
+	// yet: held until the views agree (misdirected.go).
 	Election string
 	// Addr is the leader's proxy address for its peers (the election's
 	// Participant.Proxy). It is empty while this participant leads, when
