@@ -384,13 +384,10 @@ func (h *httpProxy) modify(res *http.Response) error {
 	if tunnel && a.to == TargetLeader {
 		token, _ = strconv.ParseInt(res.Header.Get(HeaderFencingToken), 10, 64)
 	}
+	// The answer's trailers lose theirs at its end (upstreamBody), and
+	// their names are not announced (writer): until then an HTTP/2
+	// transport's goroutine fills that map in.
 	stripElectd(res.Header)
-	if res.ProtoMajor == 1 {
-		// Announced trailers; an HTTP/2 answer's map is filled in by the
-		// transport's own goroutine until its end, and upstreamBody cleans
-		// it there.
-		stripElectd(res.Trailer)
-	}
 	a.g.done(0) // the application answered: the rest of the body is its business
 	if !tunnel {
 		a.g.progress(1)

@@ -159,6 +159,30 @@ func isElectd(k string) bool {
 	return len(k) > 6 && strings.EqualFold(k[:6], "electd") && (k[6] == '-' || k[6] == '_')
 }
 
+// unannounceElectd removes the Electd-* names from an answer's Trailer
+// header. Their values never follow (upstreamBody removes them), but an
+// HTTP/2 answer's announced names cannot be removed from its trailer map
+// before its end, and ReverseProxy announces that map's names.
+func unannounceElectd(h http.Header) {
+	vs, ok := h["Trailer"]
+	if !ok {
+		return
+	}
+	var keep []string
+	for _, v := range vs {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" && !isElectd(name) {
+				keep = append(keep, name)
+			}
+		}
+	}
+	if len(keep) == 0 {
+		delete(h, "Trailer")
+		return
+	}
+	h["Trailer"] = []string{strings.Join(keep, ", ")}
+}
+
 // sender says who may send an owned field in its canonical form.
 type sender uint8
 

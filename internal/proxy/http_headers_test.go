@@ -303,3 +303,38 @@ func TestHTTPUpgradeH2CIsIgnored(t *testing.T) {
 		}
 	}
 }
+
+// An answer's trailers lose their Electd-* fields, declared or not, before
+// they reach a client of the leader's proxy or a follower's.
+func TestHTTPAnswerTrailersLoseElectd(t *testing.T) {
+	baseline(t)
+	app := newAppProto(t, "b", true, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "Electd-Fencing-Token, X-Sum")
+		io.WriteString(w, "b")
+		w.(http.Flusher).Flush() // the trailers come after a body of unknown length
+		w.Header().Set("Electd-Fencing-Token", "999999")
+		w.Header().Set("X-Sum", "42")
+		w.Header().Set(http.TrailerPrefix+"Electd-Leader-Id", "evil")
+	})
+	b := startProxy(t, newLead(leading("b", 7)), app.addr(), Config{})
+	bh2 := startProxy(t, newLead(leading("b", 7)), app.addr(), Config{AppProtocol: AppH2C})
+	a := startProxy(t, newLead(following("b", 7, b.peerAddr())), newApp(t, "a", nil).addr(), Config{})
+	for _, addr := range []string{b.addr, bh2.addr, a.addr} {
+		for _, c := range []*http.Client{newClient(t), h2cClient(t)} {
+			res, err := c.Get("http://" + addr + "/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if string(body) != "b" || res.Trailer.Get("X-Sum") != "42" {
+				t.Fatalf("via %s: %q, trailers %v", addr, body, res.Trailer)
+			}
+			for k := range res.Trailer {
+				if isElectd(k) {
+					t.Errorf("via %s (%s): the client got trailer %s", addr, res.Proto, k)
+				}
+			}
+		}
+	}
+}

@@ -38,6 +38,7 @@ func (w *writer) WriteHeader(code int) {
 		return
 	}
 	w.started.Store(true)
+	unannounceElectd(w.Header())
 	w.ResponseWriter.WriteHeader(code)
 }
 
