@@ -27,9 +27,9 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The client's port never takes a forward: whatever Electd-* headers
-	// a client sends are its own, and go.
-	stripElectd(r.Header)
-	stripElectd(r.Trailer)
+	// a client sends are its own, and go (admit), in trailers too.
+	dropH2CUpgrade(r.Header)
+	guardTrailers(r)
 	q.h2, q.id = r.ProtoMajor == 2, admit(r, p.cfg.trusted)
 	res := ResultUpstreamError // kept if ReverseProxy aborts an answer broken off mid-body (a panic)
 	defer h.finish(q, &res)

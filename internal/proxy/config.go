@@ -30,15 +30,14 @@ const (
 type AppProtocol string
 
 const (
-	// AppHTTP1 sends requests that came as HTTP/1.x to the application as
-	// HTTP/1.1, and those that came as HTTP/2 as HTTP/2 with prior
-	// knowledge (gRPC needs it).
+	// AppHTTP1 sends every request to the application as HTTP/1.1, those
+	// that came as HTTP/2 included (docs/DESIGN.md, "Any application").
 	AppHTTP1 AppProtocol = "http1"
 	// AppH2C sends every request but an upgrade (WebSocket) to the
-	// application as HTTP/2 with prior knowledge: an application that
-	// stops then says with its GOAWAY which requests it never took, so
-	// that they go to the new leader (docs/DESIGN.md, "Forwarding":
-	// hand-overs).
+	// application as HTTP/2 with prior knowledge, as gRPC needs. An
+	// application that stops then says with its GOAWAY which requests it
+	// never took, so that they go to the new leader (docs/DESIGN.md,
+	// "Forwarding": hand-overs).
 	AppH2C AppProtocol = "h2c"
 )
 

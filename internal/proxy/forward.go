@@ -122,8 +122,14 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 	a := &attempt{p: p, q: q, route: d.route, sent: p.clock.Now(), cancel: cancel}
 	defer a.end()
 	if d.way == toApp {
-		a.to, a.h2 = TargetApp, q.h2 || p.cfg.AppProtocol == AppH2C && !isUpgrade(q.r.Header)
+		// The application gets the protocol it speaks, whatever the
+		// client spoke (docs/DESIGN.md, "Any application").
+		a.to, a.h2 = TargetApp, p.cfg.AppProtocol == AppH2C && !isUpgrade(q.r.Header)
 		a.inflight = true // decide counted it for Yield
+		if !a.h2 && q.h2 && isGRPC(q.r.Header) && h.grpcWarned.CompareAndSwap(false, true) {
+			p.log.Warn("a gRPC request goes to the application over HTTP/1.1, which gRPC does not speak: "+
+				"set proxy.app_protocol to h2c for a gRPC application", "request_id", q.id)
+		}
 	} else {
 		a.to, a.upgrade, a.hold = TargetLeader, isUpgrade(q.r.Header), q.hd.remaining()
 		p.rec.Forwarded(1)
@@ -378,12 +384,14 @@ func (h *httpProxy) modify(res *http.Response) error {
 	if tunnel && a.to == TargetLeader {
 		token, _ = strconv.ParseInt(res.Header.Get(HeaderFencingToken), 10, 64)
 	}
+	// The answer's trailers lose theirs at its end (upstreamBody), and
+	// their names are not announced (writer): until then an HTTP/2
+	// transport's goroutine fills that map in.
 	stripElectd(res.Header)
-	stripElectd(res.Trailer)
 	a.g.done(0) // the application answered: the rest of the body is its business
 	if !tunnel {
 		a.g.progress(1)
-		res.Body = &upstreamBody{ReadCloser: res.Body, g: a.g}
+		res.Body = &upstreamBody{ReadCloser: res.Body, g: a.g, res: res}
 		if a.to == TargetLeader {
 			return h.holdAnswer(a, res) // judge sees its error: nothing was written
 		}
@@ -416,9 +424,9 @@ func (h *httpProxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 	pr.Out.Host = pr.In.Host
 	in, out := pr.In.Header, pr.Out.Header
-	for _, k := range forwardedHeaders {
-		if v := in[k]; len(v) > 0 {
-			out[k] = v
+	for _, f := range owned {
+		if v := in[f.name]; len(v) > 0 && f.from == fromTrusted {
+			out[f.name] = v
 		}
 	}
 	// The same map as the incoming request's: net/http fills in the

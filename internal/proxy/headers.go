@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -32,8 +33,9 @@ const (
 	// X-Request-Id.
 	HeaderRequestID = "Electd-Request-Id"
 	// HeaderClientProto is the client's HTTP version as the first proxy
-	// got it ("1.1" or "2"): the leader's proxy speaks the same to its
-	// application (HTTP/2 without TLS for "2": gRPC needs it).
+	// got it ("1.1" or "2"). The leader's proxy no longer chooses its
+	// application's protocol by it (Config.AppProtocol does); proxies
+	// that did may still read it.
 	HeaderClientProto = "Electd-Client-Proto"
 	// HeaderTaken is sent by the leader's proxy in an interim 102 answer
 	// right before it hands a forward to its application, with the fencing
@@ -147,10 +149,187 @@ func single(v []string) string {
 // proxy's own reaches a client.
 func stripElectd(h http.Header) {
 	for k := range h {
-		if len(k) > 6 && strings.EqualFold(k[:6], "electd") && (k[6] == '-' || k[6] == '_') {
+		if isElectd(k) {
 			delete(h, k)
 		}
 	}
+}
+
+func isElectd(k string) bool {
+	return len(k) > 6 && strings.EqualFold(k[:6], "electd") && (k[6] == '-' || k[6] == '_')
+}
+
+// unannounceElectd removes the Electd-* names from an answer's Trailer
+// header. Their values never follow (upstreamBody removes them), but an
+// HTTP/2 answer's announced names cannot be removed from its trailer map
+// before its end, and ReverseProxy announces that map's names.
+func unannounceElectd(h http.Header) {
+	vs, ok := h["Trailer"]
+	if !ok {
+		return
+	}
+	var keep []string
+	for _, v := range vs {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" && !isElectd(name) {
+				keep = append(keep, name)
+			}
+		}
+	}
+	if len(keep) == 0 {
+		delete(h, "Trailer")
+		return
+	}
+	h["Trailer"] = []string{strings.Join(keep, ", ")}
+}
+
+// sender says who may send an owned field in its canonical form.
+type sender uint8
+
+const (
+	// fromTrusted: a client in TrustedProxies, or a peer's proxy (which
+	// set it); from anyone else it is replaced.
+	fromTrusted sender = iota
+	// fromAnyone: any client, checked where it is read (X-Request-Id:
+	// saneID).
+	fromAnyone
+)
+
+// owned is the one table of the request fields the proxy owns
+// (docs/DESIGN.md, "Fencing and forwarding headers"), besides every
+// Electd-* field, which the proxy alone sets. Any other form of these names
+// (CGI and WSGI read '_' as '-': X_Forwarded_For is X-Forwarded-For there)
+// is removed from every request, and none of them, in any form, may come
+// as a trailer: trailers arrive after the headers were checked, and an
+// application that merges them would believe them.
+var owned = []struct {
+	name string // canonical (http.CanonicalHeaderKey)
+	from sender
+}{
+	{"X-Forwarded-For", fromTrusted},
+	{"X-Forwarded-Proto", fromTrusted},
+	{"X-Forwarded-Host", fromTrusted},
+	{"Forwarded", fromTrusted},
+	// Not set by the proxy, but read as the client's address by common
+	// stacks (nginx's realip, many frameworks): kept from trusted senders.
+	{"X-Real-Ip", fromTrusted},
+	{HeaderRequestIDOut, fromAnyone},
+}
+
+// ownedAs finds k's entry in owned, by its folded form (any case, '_' for
+// '-'); canonical says k is that entry's own spelling.
+func ownedAs(k string) (i int, canonical bool) {
+	for i, f := range owned {
+		if foldEqual(k, f.name) {
+			return i, k == f.name
+		}
+	}
+	return -1, false
+}
+
+// foldEqual compares header names as CGI-style servers do: case and '_'
+// against '-' folded.
+func foldEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if fold(a[i]) != fold(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func fold(c byte) byte {
+	switch {
+	case c == '_':
+		return '-'
+	case c >= 'A' && c <= 'Z':
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// cleanHeaders removes from a request's headers every field the sender may
+// not set (owned): Electd-* fields, the owned names in any form but their
+// own, and the fromTrusted ones unless trusted (a trusted front proxy, or a
+// peer's proxy).
+func cleanHeaders(h http.Header, trusted bool) {
+	for k := range h {
+		if isElectd(k) {
+			delete(h, k)
+			continue
+		}
+		if i, canonical := ownedAs(k); i >= 0 && (!canonical || owned[i].from == fromTrusted && !trusted) {
+			delete(h, k)
+		}
+	}
+}
+
+// cleanTrailers removes every owned field, in any form, from trailers.
+func cleanTrailers(t http.Header) {
+	for k := range t {
+		if i, _ := ownedAs(k); i >= 0 || isElectd(k) {
+			delete(t, k)
+		}
+	}
+}
+
+// trailerGuard is a request body that, when it ends, removes the owned
+// fields from the trailers that came with it, before a transport reads
+// them: net/http fills r.Trailer in as the body ends (HTTP/1.1: in the
+// read that meets the end; HTTP/2: before that read returns), and the
+// transport that sends the request on reads it after the body's end.
+type trailerGuard struct {
+	io.ReadCloser
+	r *http.Request
+}
+
+func (t *trailerGuard) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if err != nil {
+		cleanTrailers(t.r.Trailer)
+	}
+	return n, err
+}
+
+// guardTrailers makes r's body clean its trailers at its end, and cleans
+// those an HTTP/1.1 request announced (Trailer:), which are not sent on
+// then. An HTTP/2 request's map is not touched before its end: the
+// server's connection goroutine fills it in, unsynchronised until then.
+func guardTrailers(r *http.Request) {
+	if r.ProtoMajor == 1 {
+		cleanTrailers(r.Trailer)
+	}
+	if hasBody(r) {
+		r.Body = &trailerGuard{ReadCloser: r.Body, r: r}
+	}
+}
+
+// dropH2CUpgrade withdraws an HTTP/1.1 request's offer to switch to HTTP/2
+// (Upgrade: h2c with HTTP2-Settings, RFC 7540 3.2): the proxy serves it as
+// the HTTP/1.1 request it also is (docs/DESIGN.md, "Any application"), as
+// RFC 9113 lets a server do, and the application never sees the offer.
+func dropH2CUpgrade(h http.Header) {
+	h.Del("Http2-Settings")
+	up := h["Upgrade"]
+	if len(up) == 0 {
+		return
+	}
+	var keep []string
+	for _, v := range up {
+		for _, tok := range strings.Split(v, ",") {
+			if tok = strings.TrimSpace(tok); tok != "" && !strings.EqualFold(tok, "h2c") {
+				keep = append(keep, tok)
+			}
+		}
+	}
+	if len(keep) == 0 {
+		delete(h, "Upgrade")
+		return
+	}
+	h["Upgrade"] = []string{strings.Join(keep, ", ")}
 }
 
 // isUpgrade reports a request that asks to switch protocols (WebSocket).
@@ -168,6 +347,14 @@ func isUpgrade(h http.Header) bool {
 	return false
 }
 
+// isGRPC reports a gRPC request (its content type is application/grpc or
+// application/grpc+codec; gRPC-Web's is not).
+func isGRPC(h http.Header) bool {
+	ct, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	ct, _, _ = strings.Cut(strings.TrimSpace(ct), "+")
+	return strings.EqualFold(ct, "application/grpc")
+}
+
 // saneID accepts a request id of 1 to maxRequestID printable ASCII bytes.
 func saneID(id string) bool {
 	if id == "" || len(id) > maxRequestID {
@@ -181,25 +368,18 @@ func saneID(id string) bool {
 	return true
 }
 
-// forwardedHeaders are what the first proxy sets and, from a client not
-// in TrustedProxies, replaces.
-var forwardedHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
-
 // admit sets, on a request a client sent to this proxy, what the first
 // proxy on its way sets (docs/DESIGN.md, "Forwarding": forwarding
 // headers): X-Forwarded-For with one entry, the client's address, appended
 // to what a trusted front proxy sent (replacing what anyone else sent);
 // X-Forwarded-Proto, X-Forwarded-Host and an RFC 7239 Forwarded element
 // likewise; and the request's id (the client's X-Request-Id when sane).
-// Peers change none of it. It returns the id.
+// First it removes what the client may not send (cleanHeaders). Peers
+// change none of it. It returns the id.
 func admit(r *http.Request, trusted []netip.Prefix) string {
 	h := r.Header
 	ip := remoteIP(r.RemoteAddr)
-	if !isTrusted(ip, trusted) {
-		for _, k := range forwardedHeaders {
-			delete(h, k)
-		}
-	}
+	cleanHeaders(h, isTrusted(ip, trusted))
 	addr := ""
 	if ip.IsValid() {
 		addr = ip.String()

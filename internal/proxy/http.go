@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/electd/electd/internal/logging"
@@ -40,8 +41,8 @@ const expectContinueWait = time.Second
 // httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
 // prior knowledge), peers on PeerListen (HTTP/2 with prior knowledge, and
 // HTTP/1.1 for upgrades), and one net/http/httputil.ReverseProxy for every
-// hand-over: to the application (HTTP/1.1, or HTTP/2 for a client that
-// spoke it) or to the leader's proxy (the peer pool; HTTP/1.1 for an
+// hand-over: to the application (HTTP/1.1, or HTTP/2 with AppH2C)
+// or to the leader's proxy (the peer pool; HTTP/1.1 for an
 // upgrade). ReverseProxy brings what a forward must get right and a new
 // copy would get wrong: hop-by-hop headers (those a Connection header
 // names included), Upgrade (WebSocket) by hijacking and splicing both ways,
@@ -63,6 +64,8 @@ type httpProxy struct {
 	// warn is for request-level warnings: each message at most once
 	// every 10 s, with a count of those not logged (misdirected.go).
 	warn *slog.Logger
+	// grpcWarned: the warning that gRPC needs AppH2C was logged.
+	grpcWarned atomic.Bool
 }
 
 func newHTTPProxy(p *Proxy) *httpProxy {

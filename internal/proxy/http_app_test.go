@@ -64,7 +64,7 @@ func h2cApp(t *testing.T, h http.HandlerFunc) string {
 }
 
 // A client that speaks HTTP/2 with prior knowledge reaches an application
-// that speaks it (gRPC's way): through a follower's proxy and the leader's,
+// that speaks it (gRPC's way, AppH2C): through a follower's proxy and the leader's,
 // as a stream both ways at once, with the answer's trailers.
 func TestHTTPH2cStreamsBothWays(t *testing.T) {
 	baseline(t)
@@ -87,7 +87,7 @@ func TestHTTPH2cStreamsBothWays(t *testing.T) {
 		}
 		w.Header().Set("Grpc-Status", "0")
 	})
-	b := startProxy(t, newLead(leading("b", 7)), app, Config{})
+	b := startProxy(t, newLead(leading("b", 7)), app, Config{AppProtocol: AppH2C})
 	a := startProxy(t, newLead(following("b", 7, b.peerAddr())), newApp(t, "a", nil).addr(), Config{})
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+a.addr+"/svc/Echo", pr)

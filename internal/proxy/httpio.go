@@ -38,6 +38,7 @@ func (w *writer) WriteHeader(code int) {
 		return
 	}
 	w.started.Store(true)
+	unannounceElectd(w.Header())
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -53,16 +54,21 @@ func (w *writer) Write(b []byte) (int, error) {
 func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // upstreamBody is an answer's body from the application or the leader's
-// proxy; each read is progress.
+// proxy; each read is progress. At its end, res's trailers (filled in by
+// then, and read by ReverseProxy after it) lose their Electd-* fields.
 type upstreamBody struct {
 	io.ReadCloser
-	g *guard
+	g   *guard
+	res *http.Response
 }
 
 func (u *upstreamBody) Read(p []byte) (int, error) {
 	n, err := u.ReadCloser.Read(p)
 	if n > 0 {
 		u.g.progress(1)
+	}
+	if err != nil {
+		stripElectd(u.res.Trailer)
 	}
 	return n, err
 }

@@ -24,8 +24,11 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 		p.rec.Request(ResultBadRequest)
 		return
 	}
-	stripElectd(r.Header)
-	stripElectd(r.Trailer)
+	// The forwarding headers are the peer's, which set them; what no
+	// proxy sends goes (headers.go, owned).
+	cleanHeaders(r.Header, true)
+	dropH2CUpgrade(r.Header)
+	guardTrailers(r)
 	if fw.requestID != "" {
 		r.Header.Set(HeaderRequestIDOut, fw.requestID)
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/ledger"
 )
 
@@ -27,11 +28,12 @@ import (
 // unary calls with their status (a trailers-only one included), a server
 // stream that follows a change at the leader's application, a stream both
 // ways at once that ends with a status and a trailer, all from the leader's
-// application. The application gets what came as HTTP/2 as HTTP/2, fenced
-// as any request; once the client's channel and the proxies' streams are
-// gone, every participant is back at rest.
+// application. With proxy.app_protocol h2c (which gRPC needs) the
+// application gets every request as HTTP/2, fenced as any request; once the
+// client's channel and the proxies' streams are gone, every participant is
+// back at rest.
 func TestH2CAndGRPC(t *testing.T) {
-	c := startCluster(t, setup{n: 3})
+	c := startCluster(t, setup{n: 3, tune: func(cfg *electdtest.Config) { cfg.ProxyAppProtocol = "h2c" }})
 	l := c.settled(nil)
 	for _, via := range []*member{l, c.others(l)[0]} {
 		t.Run("through "+via.name, func(t *testing.T) {

@@ -33,6 +33,7 @@ type Config struct {
 
 	ProxyListen          string        // proxy.listen
 	ProxyApp             string        // proxy.app
+	ProxyAppProtocol     string        // proxy.app_protocol: http1, h2c
 	ProxyMode            string        // proxy.mode: http, tcp
 	ProxyPeer            string        // proxy.peer_listen
 	ProxyAdvertise       string        // proxy.advertise
@@ -90,6 +91,7 @@ type (
 	yamlProxy struct {
 		Listen          string   `yaml:"listen,omitempty"`
 		App             string   `yaml:"app,omitempty"`
+		AppProtocol     string   `yaml:"app_protocol,omitempty"`
 		Mode            string   `yaml:"mode,omitempty"`
 		PeerListen      string   `yaml:"peer_listen,omitempty"`
 		Advertise       string   `yaml:"advertise,omitempty"`
@@ -131,7 +133,7 @@ func (c Config) YAML() []byte {
 		f.Log = &l
 	}
 	p := yamlProxy{
-		Listen: c.ProxyListen, App: c.ProxyApp, Mode: c.ProxyMode, PeerListen: c.ProxyPeer, Advertise: c.ProxyAdvertise,
+		Listen: c.ProxyListen, App: c.ProxyApp, AppProtocol: c.ProxyAppProtocol, Mode: c.ProxyMode, PeerListen: c.ProxyPeer, Advertise: c.ProxyAdvertise,
 		HoldTime: dur(c.ProxyHoldTime), DrainTimeout: dur(c.ProxyDrainTimeout), Idle: dur(c.ProxyIdle),
 		MaxConnections: c.ProxyMaxConnections, ResponseTimeout: dur(c.ProxyResponseTimeout), BodyTimeout: dur(c.ProxyBodyTimeout),
 		PeerTimeout: dur(c.ProxyPeerTimeout), TrustedProxies: c.ProxyTrustedProxies, ResendUnread: c.ProxyResendUnread,
