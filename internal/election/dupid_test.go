@@ -94,3 +94,15 @@ func TestDuplicateIDNode(t *testing.T) {
 		t.Fatalf("claims %v, want %v", got, want)
 	}
 }
+
+// Race mode claims the id too: a newer duplicate does not race.
+func TestDuplicateIDRace(t *testing.T) {
+	u := newUnit(t, Config{ID: "web-2", Mode: ModeRace})
+	u.f.put(idNode("/e", "web-2"), "web-2", 0x2000, zk.FlagEphemeral)
+	if err := u.settleErr(); !errors.Is(err, errDuplicateID) {
+		t.Fatalf("settle: %v, want %v", err, errDuplicateID)
+	}
+	if st := u.e.Status(); st.Why != ReasonDuplicateID || u.f.exists("/e/"+raceNode) {
+		t.Fatalf("status %v %q, leader node there: %v; want duplicate id and no race", st.Why, st.Reason, u.f.exists("/e/"+raceNode))
+	}
+}
