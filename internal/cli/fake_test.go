@@ -109,7 +109,7 @@ func (f *fakeDaemon) set(ids []string, leader, self int) {
 	var ps []api.Participant
 	for i, id := range ids {
 		node, token := fmt.Sprintf("_c_x-latch-%010d", i), int64(7+3*i)
-		ps = append(ps, api.Participant{ID: id, Advertise: fmt.Sprintf("10.0.0.%d:8080", 7+i), Node: &node, Session: "0x1",
+		ps = append(ps, api.Participant{ID: id, Advertise: fmt.Sprintf("10.0.0.%d:8080", 7+i), Node: &node, Session: fmt.Sprintf("0x%x", 0x10+i),
 			FencingToken: &token, IsLeader: i == leader})
 	}
 	f.participants, _ = json.Marshal(ps)
@@ -117,10 +117,10 @@ func (f *fakeDaemon) set(ids []string, leader, self int) {
 	leaderJSON := "null"
 	if leader >= 0 {
 		l := ps[leader]
-		leaderJSON = fmt.Sprintf(`{"id":%q,"advertise":%q,"node":%q,"session":"0x1","fencing_token":%d}`, l.ID, l.Advertise, *l.Node, *l.FencingToken)
+		leaderJSON = fmt.Sprintf(`{"id":%q,"advertise":%q,"node":%q,"session":%q,"fencing_token":%d}`, l.ID, l.Advertise, *l.Node, l.Session, *l.FencingToken)
 	}
-	f.leader = fmt.Sprintf(`{"leader":%s,"self":{"id":%q,"is_leader":%v,"state":"connected","observed_at":"2026-11-23T11:09:08Z"},"mode":"latch","path":"/services/web"}`,
-		leaderJSON, ids[self], self == leader)
+	f.leader = fmt.Sprintf(`{"leader":%s,"self":{"id":%q,"is_leader":%v,"state":"connected","session":%q,"observed_at":"2026-11-23T11:09:08Z"},"mode":"latch","path":"/services/web"}`,
+		leaderJSON, ids[self], self == leader, ps[self].Session)
 	switch {
 	case self == leader:
 		f.healthCode, f.health = http.StatusOK, `{"is_leader":true,"reason":"leader","lease_remaining_ms":6260,"fencing_token":7}`

@@ -29,9 +29,11 @@ GET /events and redraws on every change until interrupted.
 
 Columns: # is the queue position (the leader is first), Role is Leader or
 Follower, State is the asked electd's connection state on its own row
-(marked *) and "joined" on the others (their node exists, so their session
-lives), Token is the fencing token of the participant's node, Lease how long
-the asked electd's leadership is certain to last.
+(marked *, found by its ZooKeeper session) and "joined" on the others (their
+node exists, so their session lives), Token is the fencing token of the
+participant's node, Lease how long the asked electd's leadership is certain
+to last. A member marked ! shares its id with another participant: give each
+a unique id (docs/operations.md, "Duplicate ids").
 
 Exit status: 0 a leader is known, 4 the daemon knows no leader now, 1 the
 daemon answered with an error (e.g. 503: it cannot read ZooKeeper), 2 usage,

@@ -306,3 +306,44 @@ func TestStatusUnreachableWithoutAddrHints(t *testing.T) {
 		})
 	}
 }
+
+// Two participants with one id: only the asked one (by its session) is
+// marked *, both are flagged !, and the footer says what to do.
+func TestStatusMarksTheAskedBySessionAndFlagsDuplicates(t *testing.T) {
+	f, srv := newFakeDaemon(t)
+	f.set([]string{"web-1", "web-2", "web-2"}, 0, 2)
+	status, stdout, _ := runCLI(t, context.Background(), nil, "status", "--addr", srv.URL)
+	if status != exitOK {
+		t.Fatalf("status %d", status)
+	}
+	want := `
+| 1 | web-1     | 10.0.0.7:8080 | Leader   | joined    |     7 |       |
+| 2 | web-2 !   | 10.0.0.8:8080 | Follower | joined    |    10 |       |
+| 3 | web-2 ! * | 10.0.0.9:8080 | Follower | connected |    13 |       |
++---+-----------+---------------+----------+-----------+-------+-------+
+* web-2 (asked): following web-1
+! duplicate id web-2: 2 participants have it, so /leader is ambiguous: give each sidecar a unique id, e.g. the pod name
+`
+	if !strings.HasSuffix(stdout, want) {
+		t.Errorf("stdout:\n%s\nwant it to end with:%s", stdout, want)
+	}
+}
+
+// A newer participant whose id another live one holds is not in the
+// queue: no row is marked *, and the footer gives its reason.
+func TestStatusAskedDuplicateIsNotInTheQueue(t *testing.T) {
+	f, srv := newFakeDaemon(t)
+	f.set([]string{"web-1", "web-2"}, 0, 1)
+	f.mu.Lock()
+	f.leader = strings.Replace(f.leader, `"session":"0x11"`, `"session":"0x99"`, 1)
+	reason := `duplicate id: another live participant (session 0x11) has id \"web-2\"; this one does not stand until it leaves: give each sidecar a unique id, e.g. the pod name`
+	f.health = `{"is_leader":false,"reason":"` + reason + `","lease_remaining_ms":0,"fencing_token":null}`
+	f.mu.Unlock()
+	_, stdout, _ := runCLI(t, context.Background(), nil, "status", "--addr", srv.URL)
+	if strings.Contains(stdout, " * ") {
+		t.Errorf("a row is marked as the asked one:\n%s", stdout)
+	}
+	if want := "web-2 (asked) is not in the queue: " + strings.ReplaceAll(reason, `\"`, `"`) + "\n"; !strings.Contains(stdout, want) {
+		t.Errorf("stdout:\n%s\nlacks %q", stdout, want)
+	}
+}

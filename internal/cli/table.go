@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/electd/electd/internal/api"
 )
 
 // render draws the view as patronictl draws a cluster: a box with the
@@ -22,13 +24,18 @@ func (v *view) render(addr string) string {
 	}
 	rows := [][]string{{"#", "Member", "Advertise", "Role", "State", "Token", "Lease"}}
 	listed := false
+	dups := duplicateIDs(v.participants)
 	for i, p := range v.participants {
 		id := clean(p.ID)
 		role, state, lease := "Follower", "joined", ""
 		if p.IsLeader {
 			role = "Leader"
 		}
-		if id == self {
+		if dups[p.ID] > 1 {
+			id += " !"
+		}
+		// The asked electd by its session: ids need not be unique.
+		if v.leader.Self.Session != "" && p.Session == v.leader.Self.Session {
 			listed = true
 			id += " *"
 			state = clean(v.leader.Self.State)
@@ -44,7 +51,23 @@ func (v *view) render(addr string) string {
 	}
 	drawTable(&b, title, rows, map[int]bool{0: true, 5: true})
 	v.footer(&b, self, listed)
+	for _, p := range v.participants {
+		if n := dups[p.ID]; n > 1 {
+			fmt.Fprintf(&b, "! duplicate id %s: %d participants have it, so /leader is ambiguous: give each sidecar a unique id, e.g. the pod name\n",
+				clean(p.ID), n)
+			dups[p.ID] = 0 // once per id
+		}
+	}
 	return b.String()
+}
+
+// duplicateIDs counts the participants carrying each id.
+func duplicateIDs(ps []api.Participant) map[string]int {
+	n := make(map[string]int, len(ps))
+	for _, p := range ps {
+		n[p.ID]++
+	}
+	return n
 }
 
 // footer says what the asked electd says of itself (GET /healthz/leader).

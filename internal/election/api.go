@@ -132,4 +132,5 @@ const (
 	ReasonNoSession                       // connecting, expired or closed
 	ReasonLeaseExpired                    // the lease ran out
 	ReasonClaimDelay                      // leads, but claim_delay has not passed
+	ReasonDuplicateID                     // another live participant has this id: not standing
 )

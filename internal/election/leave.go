@@ -82,6 +82,9 @@ func (e *Elector) leaveOnce(reason LossReason) (left bool, err error) {
 	}
 	if l.metaSID == l.sid && l.metaSID != 0 {
 		_ = e.delete(metaNode(e.cfg.Path, l.sid))
+		// The id's claim next: a replacement with this id may join at
+		// once (docs/DESIGN.md, "Duplicate ids").
+		_ = e.delete(idNode(e.cfg.Path, e.cfg.ID))
 		l.metaSID = 0
 	}
 	return true, nil
@@ -114,7 +117,7 @@ func (e *Elector) orphansLeft() orphans {
 	l := &e.loop
 	o := e.r.orphans()
 	if l.metaSID != 0 && l.metaSID == l.sid {
-		o.names = append(o.names, metaNode(e.cfg.Path, l.sid))
+		o.names = append(o.names, metaNode(e.cfg.Path, l.sid), idNode(e.cfg.Path, e.cfg.ID))
 	}
 	return o
 }

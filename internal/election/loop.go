@@ -130,6 +130,9 @@ const (
 )
 
 func (e *Elector) nextBackoff(err error) time.Duration {
+	if errors.Is(err, errDuplicateID) {
+		return dupRetry // nothing failed: the id's holder may leave any time
+	}
 	limit := maxBackoff
 	if isConnErr(err) {
 		limit = maxConnBackoff

@@ -55,11 +55,16 @@ func (e *Elector) ensureParents(p string) error {
 	return nil
 }
 
-// publishMeta creates this session's meta node once per session.
+// publishMeta creates this session's meta node once per session, after
+// claiming the session's id (claimID): a participant whose id another live
+// session holds publishes nothing and does not join.
 func (e *Elector) publishMeta() error {
 	l := &e.loop
 	if l.metaSID == l.sid {
 		return nil
+	}
+	if err := e.claimID(); err != nil {
+		return err
 	}
 	mp := metaPath(e.cfg.Path)
 	if err := e.ensureParents(mp); err != nil {

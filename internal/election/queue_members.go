@@ -122,9 +122,10 @@ func (q *queueRecipe) learn(name string) (c candidate, ok bool, err error) {
 }
 
 // countDuplicates logs and counts ids that several participant nodes
-// carry (as far as readNewcomers has read them): allowed (a replacement
-// pod may join before the old one's node is gone), but worth an
-// operator's look.
+// carry (as far as readNewcomers has read them). An electd participant
+// refuses to join with an id another live one holds (claimID), so these
+// are Curator peers, or electd versions older than the claim: reported,
+// never refused, as Curator does.
 func (q *queueRecipe) countDuplicates() {
 	m := &q.roster
 	seen := map[string]int{}
@@ -139,7 +140,8 @@ func (q *queueRecipe) countDuplicates() {
 	for id, n := range seen {
 		if n > 1 && !m.dups[id] {
 			m.dups[id] = true
-			q.log.Warn("duplicate participant id", "dup_id", id, "nodes", n)
+			q.log.Warn("duplicate participant id: several participants have it, so /leader is ambiguous to followers",
+				"dup_id", id, "nodes", n, "hint", dupHint)
 			q.rec.DuplicateID(id)
 		}
 	}

@@ -15,6 +15,8 @@ func reasonText(r Reason, v *view, st State) string {
 		return "misconfigured: " + v.misconfigured
 	case ReasonRefused:
 		return v.refused
+	case ReasonDuplicateID:
+		return v.duplicate
 	case ReasonShuttingDown:
 		return "shutting down"
 	case ReasonWithdrawn:

@@ -90,6 +90,7 @@ type view struct {
 	observedAt    time.Time
 	misconfigured string
 	refused       string     // why ZooKeeper refused our writes, until one succeeds
+	duplicate     string     // why another live session's claim on our id keeps us out (claimID)
 	lossHint      LossReason // why the next loss happens, set just before it
 	standing      bool       // a candidate (SetCandidate)
 	withdrawn     LossReason // why not standing

@@ -51,6 +51,8 @@ func (e *Elector) judge(v *view, st State, sid int64, lease time.Duration) Reaso
 		return ReasonWithdrawn
 	case !v.holds:
 		switch {
+		case v.duplicate != "":
+			return ReasonDuplicateID
 		case v.refused != "":
 			return ReasonRefused
 		case v.leader != nil:

@@ -118,13 +118,18 @@ func readyz(el statusReader) http.HandlerFunc {
 	}
 }
 
-// notReadyReason is why st is not ready, or "" when it is.
+// notReadyReason is why st is not ready, or "" when it is. A participant
+// whose id another live one holds is not ready: it does not stand, so a
+// newer duplicate pod never becomes ready and a rollout stops at it, while
+// the older one serves on (docs/DESIGN.md, "Duplicate ids").
 func notReadyReason(st election.Status) string {
 	switch {
 	case st.State != election.StateConnected:
 		return "zookeeper " + string(st.State)
 	case st.Misconfigured != "":
 		return "misconfigured: " + st.Misconfigured
+	case st.Why == election.ReasonDuplicateID:
+		return st.Reason
 	case !st.Joined:
 		return "not joined"
 	case !st.IsLeader && st.Leader == nil:

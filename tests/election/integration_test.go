@@ -493,22 +493,22 @@ func TestZKCurator(t *testing.T) {
 		}
 	})
 
+	// Unlike Curator, electd refuses a second participant with a live
+	// one's id (docs/DESIGN.md, "Duplicate ids"): the newer one stays out
+	// and says why, and joins once the older one has left.
 	t.Run("duplicate-ids", func(t *testing.T) {
 		h := newHarness(t, ens, "/curator/dup", election.ModeLatch)
-		a := h.start(opts{id: "dup"})
+		a := h.startJoined(1, opts{id: "dup"})[0]
 		b := h.start(opts{id: "dup"})
-		h.waitAllJoined(liveWithin)
-		l := h.waitOneLeader(liveWithin)
-		f := a
-		if l == a {
-			f = b
-		}
-		sid := l.sess.ID()
-		waitFor(t, agreeWithin, f.name+" to name "+l.name+" by its session", func() bool {
-			st := f.status()
-			return st.Leader != nil && st.Leader.ID == "dup" && st.Leader.Session == sid
+		waitFor(t, liveWithin, b.name+" to refuse the duplicate id", func() bool {
+			st := b.status()
+			return st.Why == election.ReasonDuplicateID && !st.Joined
 		})
-		holdFor(t, 300*time.Millisecond, "exactly one of the two leads", func() bool { return len(h.leaders()) == 1 })
+		holdFor(t, 300*time.Millisecond, a.name+" alone leads, "+b.name+" stays out", func() bool {
+			return a.leads() && !b.status().Joined
+		})
+		a.resignClose(t)
+		waitFor(t, liveWithin, b.name+" to lead once "+a.name+" left", b.leads)
 	})
 
 	// Race followers own no election node, yet Participants lists them
