@@ -59,11 +59,19 @@ type capped struct {
 // enter takes a slot or answers the refusal; on true the caller must call
 // the returned function when the request ends.
 func (c capped) enter(w http.ResponseWriter, r *http.Request) (func(), bool) {
+	done, ok := c.try(r)
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
+		writeError(w, http.StatusServiceUnavailable, c.refusal())
+	}
+	return done, ok
+}
+
+// try takes a slot, or counts the refusal and leaves the answer to the
+// caller; on true the caller must call the returned function when done.
+func (c capped) try(r *http.Request) (func(), bool) {
 	if !c.s.take() {
 		c.refused(c.reason)
-		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
-		writeError(w, http.StatusServiceUnavailable,
-			"too many "+c.what+" (the limit is "+strconv.Itoa(cap(c.s))+"); retry later")
 		return nil, false
 	}
 	unhold := c.held(r)
@@ -71,6 +79,11 @@ func (c capped) enter(w http.ResponseWriter, r *http.Request) (func(), bool) {
 		unhold()
 		c.s.give()
 	}, true
+}
+
+// refusal says why a request was refused at the cap.
+func (c capped) refusal() string {
+	return "too many " + c.what + " (the limit is " + strconv.Itoa(cap(c.s)) + "); retry later"
 }
 
 // noBody refuses every request that carries a body, except POST

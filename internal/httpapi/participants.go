@@ -32,21 +32,26 @@ func participants(el participantLister, log *slog.Logger, readers capped) http.H
 			writeError(w, http.StatusServiceUnavailable, "cannot read the participants from ZooKeeper: "+err.Error())
 			return
 		}
-		out := make([]api.Participant, 0, len(ps))
-		for _, p := range ps {
-			j := api.Participant{
-				ID:        p.ID,
-				Advertise: p.Advertise,
-				Session:   sessionHex(p.Session),
-				IsLeader:  p.IsLeader,
-				Proxy:     p.Proxy,
-			}
-			if p.Node != "" {
-				node, tok := p.Node, p.FencingToken
-				j.Node, j.FencingToken = &node, &tok
-			}
-			out = append(out, j)
-		}
-		writeJSON(w, http.StatusOK, out)
+		writeJSON(w, http.StatusOK, participantsJSON(ps))
 	}
+}
+
+// participantsJSON is the queue as GET /participants answers it.
+func participantsJSON(ps []election.Participant) []api.Participant {
+	out := make([]api.Participant, 0, len(ps))
+	for _, p := range ps {
+		j := api.Participant{
+			ID:        p.ID,
+			Advertise: p.Advertise,
+			Session:   sessionHex(p.Session),
+			IsLeader:  p.IsLeader,
+			Proxy:     p.Proxy,
+		}
+		if p.Node != "" {
+			node, tok := p.Node, p.FencingToken
+			j.Node, j.FencingToken = &node, &tok
+		}
+		out = append(out, j)
+	}
+	return out
 }

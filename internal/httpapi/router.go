@@ -144,6 +144,9 @@ func NewRouter(el Election, opts Options) http.Handler {
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Use(noBody)
+	// One cap for every reader of the queue from ZooKeeper: /participants
+	// and the status page.
+	readers := limit(maxParticipants, "participants", "requests on /participants")
 
 	r.Group(func(r chi.Router) {
 		r.Use(noStore)
@@ -151,7 +154,7 @@ func NewRouter(el Election, opts Options) http.Handler {
 		get(r, "/healthz", healthz(opts.Live))
 		get(r, "/healthz/leader", healthzLeader(el, opts.MaxWait, limit(opts.MaxWaiters, "waiters", "waiters on /healthz/leader")))
 		get(r, "/readyz", readyz(el))
-		get(r, "/participants", participants(el, opts.Logger, limit(maxParticipants, "participants", "requests on /participants")))
+		get(r, "/participants", participants(el, opts.Logger, readers))
 		r.Post("/leader/release", withSwitchover(release(el, opts.AdminToken, opts.Logger), el, opts.Switchover, opts.AdminToken, opts.Logger))
 		if opts.Candidacy != nil {
 			get(r, "/candidacy", getCandidacy(el, opts.Candidacy))
@@ -161,7 +164,10 @@ func NewRouter(el Election, opts Options) http.Handler {
 			get(r, "/history", historyHandler(opts.History))
 		}
 	})
-	routeUI(r)
+	routeUI(r, statusPage{
+		el: el, now: opts.Clock.Now, log: opts.Logger, candidacy: opts.Candidacy,
+		proxy: opts.Proxy, history: opts.History, readers: readers,
+	})
 	get(r, "/events", events(el, opts.Clock.Now, opts.KeepAlive, opts.Logger, limit(opts.MaxStreams, "streams", "/events clients"), opts.Candidacy, opts.Proxy))
 	if opts.Metrics != nil {
 		get(r, "/metrics", opts.Metrics.ServeHTTP)

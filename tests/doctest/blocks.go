@@ -24,6 +24,10 @@ const (
 	// MarkManual: shown, not run by any test (it needs what the tests
 	// lack, e.g. a Docker engine or a registry); the prose says why.
 	MarkManual = "manual"
+	// MarkOutput: a text block (```text output) right after a run or node
+	// block without "$ " prompts shows what that block's commands print,
+	// so that the commands can be pasted whole.
+	MarkOutput = "output"
 )
 
 // shellLangs are the info strings of shell blocks.
@@ -41,6 +45,9 @@ type Block struct {
 	// (a block inside a list item).
 	Indent string
 	Lines  []string
+	// Out is the output block that follows a run block without prompts,
+	// or nil.
+	Out *Block
 }
 
 // Has reports whether the block carries the marking tag.
@@ -123,7 +130,27 @@ func ParseBlocks(file, text string) ([]Block, error) {
 	if cur != nil {
 		return nil, fmt.Errorf("%s: the fence opened here is never closed", cur.Where())
 	}
-	return blocks, nil
+	return blocks, pairOutputs(blocks)
+}
+
+// pairOutputs joins each output block to the block before it: a run or
+// node block without prompts (tests/e2e reads the node's pairs itself).
+// An output block anywhere else would be text that no test checks.
+func pairOutputs(blocks []Block) error {
+	for i := range blocks {
+		if !blocks[i].Has(MarkOutput) {
+			continue
+		}
+		var prev *Block
+		if i > 0 {
+			prev = &blocks[i-1]
+		}
+		if prev == nil || !prev.Shell() || !(prev.Has(MarkRun) || prev.Has(MarkNode)) || prev.transcript() {
+			return fmt.Errorf("%s: an output block must follow a ```sh run (or node) block without \"$ \" prompts", blocks[i].Where())
+		}
+		prev.Out = &blocks[i]
+	}
+	return nil
 }
 
 // openFence returns the fence a line opens and its info string, or "".

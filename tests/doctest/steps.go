@@ -17,11 +17,22 @@ type Step struct {
 	// a line "..." stands for any number of lines.
 	Want []string
 	// Script says the block was a script (no "$ " prompt): the whole block
-	// is Command, and it must print nothing.
+	// is Command, and it prints what its output block shows (Block.Out),
+	// or nothing without one.
 	Script bool
-	// first and last are Want's lines in the block (indexes into
-	// Block.Lines): where Update writes what the command printed.
+	// first and last are Want's lines in the block that shows them
+	// (indexes into shown().Lines): where Update writes what the command
+	// printed.
 	first, last int
+}
+
+// shown is the block that shows what the step prints: its output block,
+// or its own.
+func (s Step) shown() *Block {
+	if s.Block.Out != nil {
+		return s.Block.Out
+	}
+	return s.Block
 }
 
 // heredoc finds a here-document's delimiter: <<WORD, <<'WORD', <<-"WORD".
@@ -31,10 +42,15 @@ var heredoc = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
 // with "$ " is a transcript: each "$ " line is a command (continued by a
 // trailing backslash, or by a here-document's lines up to its delimiter),
 // and the lines up to the next command are its output. A block without
-// a "$ " line is a script: one command, the whole block, printing nothing.
+// a "$ " line is a script: one command, the whole block, printing what
+// its output block shows, or nothing without one.
 func Steps(b *Block) []Step {
 	if !b.transcript() {
-		return []Step{{Block: b, Line: b.Line + 1, Command: strings.Join(b.Lines, "\n"), Script: true, first: len(b.Lines), last: len(b.Lines)}}
+		s := Step{Block: b, Line: b.Line + 1, Command: strings.Join(b.Lines, "\n"), Script: true, first: len(b.Lines), last: len(b.Lines)}
+		if b.Out != nil {
+			s.Want, s.first, s.last = b.Out.Lines, 0, len(b.Out.Lines)
+		}
+		return []Step{s}
 	}
 	var steps []Step
 	for i := 0; i < len(b.Lines); {

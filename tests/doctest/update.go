@@ -9,11 +9,11 @@ import (
 )
 
 // Update writes into each transcript's block what its commands printed,
-// for the results whose output differs from the block's (a block that
-// matches keeps its text, so that an update changes only what drifted):
-// the docs' outputs come from running their commands, never from an
-// editor. A script block that printed something cannot show it: that is
-// an error. Results of several files may be mixed; each file is written
+// and each script's output block, for the results whose output differs
+// from the block's (a block that matches keeps its text, so that an update
+// changes only what drifted): the docs' outputs come from running their
+// commands, never from an editor. A script block without an output block
+// that printed something cannot show it: that is an error. Results of several files may be mixed; each file is written
 // once. sources maps a generated file to the file it is generated from
 // (docs/configuration.md: its template), which gets the same change: the
 // block's text is in both.
@@ -21,8 +21,8 @@ func Update(results []Result, sources map[string]string) error {
 	byFile := map[string][]Result{}
 	for _, r := range results {
 		if r.Err == nil && r.Diff != "" {
-			if r.Step.Script {
-				return fmt.Errorf("%s:%d: a script block printed something; show it in a transcript (\"$ \" lines) instead:\n%s",
+			if r.Step.Script && r.Step.Block.Out == nil {
+				return fmt.Errorf("%s:%d: a script block printed something; show it in an output block (```text output) after it:\n%s",
 					r.Step.Block.File, r.Step.Line, strings.Join(r.Got, "\n"))
 			}
 			byFile[r.Step.Block.File] = append(byFile[r.Step.Block.File], r)
@@ -60,7 +60,7 @@ func mirror(src string, rs []Result, old, file string) error {
 	text := string(data)
 	blocks := map[*Block]bool{}
 	for _, r := range rs {
-		blocks[r.Step.Block] = true
+		blocks[r.Step.shown()] = true
 	}
 	before, after := strings.Split(old, "\n"), strings.Split(string(now), "\n")
 	// The blocks in the file's order: each block after an updated one moved
@@ -71,7 +71,7 @@ func mirror(src string, rs []Result, old, file string) error {
 		was := strings.Join(before[b.Line:b.End-1], "\n")
 		grew := 0
 		for _, r := range rs {
-			if r.Step.Block == b {
+			if r.Step.shown() == b {
 				grew += len(r.Got) - (r.Step.last - r.Step.first)
 			}
 		}
@@ -97,12 +97,13 @@ func updateFile(file string, rs []Result) error {
 		from, to := lineOf(r, r.Step.first), lineOf(r, r.Step.last)
 		got := make([]string, len(r.Got))
 		for i, l := range r.Got {
-			got[i] = r.Step.Block.Indent + l
+			got[i] = r.Step.shown().Indent + l
 		}
 		lines = slices.Concat(lines[:from], got, lines[to:])
 	}
 	return os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644)
 }
 
-// lineOf is the 0-based index in the file of a line of r's block.
-func lineOf(r Result, i int) int { return r.Step.Block.Line + i }
+// lineOf is the 0-based index in the file of a line of the block that
+// shows r's output.
+func lineOf(r Result, i int) int { return r.Step.shown().Line + i }

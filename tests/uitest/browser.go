@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
@@ -123,6 +124,21 @@ func Browser(t testing.TB) *Tab {
 		}
 	})
 	return tab
+}
+
+// NoScriptTab opens another tab of b's browser in which no page script
+// runs (Emulation.setScriptExecutionDisabled): what a browser without
+// JavaScript, a text browser or curl gets. The protocol's own evaluations
+// (readPage) still run in it. It closes with the test.
+func (b *Tab) NoScriptTab(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.Ctx)
+	t.Cleanup(cancel)
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled,
+		emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatalf("uitest: disabling scripts in a new tab: %v", err)
+	}
+	return ctx
 }
 
 // Requests returns the requests the tab sent so far, in order.

@@ -34,8 +34,9 @@ const (
 // TestStatusPageInBrowser drives GET / in headless Chromium against a real
 // election: real ZooKeeper, three real electd processes, then one with a hostile
 // id. The page, served by a follower, must show the leader, its fencing token
-// and the queue in order, show the hostile id and address as text, and,
-// without a reload, show a handoff (POST /leader/release on the leader) with
+// and the queue in order, with JavaScript and in a tab without it (the
+// server draws the values), show the hostile id and address as text in
+// both, and, with JavaScript, without a reload, show a handoff (POST /leader/release on the leader) with
 // its new leader, token, queue order, lease and history entry; then a
 // handoff to the hostile participant, whose id becomes the leader's.
 func TestStatusPageInBrowser(t *testing.T) {
@@ -84,6 +85,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 		return ""
 	})
 	checkFollower(t, before, path)
+	// The same page without JavaScript: the server drew the values.
+	noScript := tab.NoScriptTab(t)
+	staticFollower(t, noScript, base+"/", token1)
 	if before.Title != "electd: web-1 leads" {
 		t.Errorf("title = %q, want electd: web-1 leads", before.Title)
 	}
@@ -176,6 +180,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("title = %q, want %q", hostile.Title, want)
 	}
 	checkHostile(t, hostile)
+	staticHostile(t, noScript, base+"/")
 	if hostile.Marker != "no reload" {
 		t.Errorf("the page was reloaded (marker %q)", hostile.Marker)
 	}

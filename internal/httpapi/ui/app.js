@@ -1,5 +1,6 @@
-// electd's status page (docs/DESIGN.md, "HTTP API"). It reads the API of
-// the electd that serves it and keeps itself current from GET /events.
+// electd's status page (docs/DESIGN.md, "HTTP API"). The server draws it
+// with the values of the moment; this script reads the API of the electd
+// that serves it and keeps the page current from GET /events.
 //
 // Every value shown comes from ZooKeeper (ids, advertise addresses, written
 // by anyone who may write the election path) and is put into the page as
@@ -16,7 +17,8 @@
   const LEASE_POLL_MS = 1000; // re-read /healthz/leader this often while leading
   const SLOW_POLL_MS = 15000; // joins behind the leader send no event: look now and then
   const RETRY_MS = 5000; // a stream refused (503 past http.max_streams) is retried after this
-  const HISTORY_SHOWN = 20;
+  const HISTORY_SHOWN = 20; // as the server draws it (uiview.go)
+  const QUEUE_SHOWN = 50; // rows; the note counts the rest
 
   const $ = (id) => document.getElementById(id);
 
@@ -273,12 +275,13 @@
       setText("queue-note", "Cannot read the queue: " + errorText(r));
       return;
     }
-    setText("queue-note", "In queue order: the first participant leads. " + r.body.length + " participant" +
-      (r.body.length === 1 ? "" : "s") + ".");
+    const n = r.body.length;
+    setText("queue-note", "In queue order: the first participant leads. " + n + " participant" +
+      (n === 1 ? "" : "s") + (n > QUEUE_SHOWN ? "; the first " + QUEUE_SHOWN + " shown, all at /participants" : "") + ".");
     // This electd's row, by id: each of several participants sharing the
     // id (electd_duplicate_ids_total counts them) is marked.
     const self = view.event ? view.event.self.id : null;
-    const rows = r.body.map((p, i) => {
+    const rows = r.body.slice(0, QUEUE_SHOWN).map((p, i) => {
       const tr = document.createElement("tr");
       tr.dataset.leader = p.is_leader ? "yes" : "no";
       td(tr, String(i + 1), "num");
@@ -326,6 +329,7 @@
   let timers = [];
 
   function start() {
+    setConn("connecting", "Connecting to /events…");
     connect();
     rereadLists();
     readLease();
