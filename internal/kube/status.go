@@ -33,6 +33,10 @@ const (
 	opPatchLease  = "patch_lease"
 )
 
+// Ops are every operation name the Recorder is given, so that its counter
+// can export each from the start.
+var Ops = []string{opListPods, opPatchPod, opGetLease, opCreateLease, opPatchLease}
+
 // logEvery is the least time between two failure lines of one operation:
 // an API server that is down for an hour must not write a line per retry.
 const logEvery = time.Minute

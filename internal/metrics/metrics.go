@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/kube"
 )
 
 const namespace = "electd"
@@ -97,6 +98,9 @@ func New(reg prometheus.Registerer, path string, info BuildInfo) *Metrics {
 		"Kubernetes API calls of the leader label and Lease mirror that failed, by operation."), []string{"op"})
 	for _, r := range lossReasons {
 		m.lost.WithLabelValues(string(r))
+	}
+	for _, op := range kube.Ops {
+		m.kubeFailures.WithLabelValues(op)
 	}
 	// Not client_golang's collectors/version: it labels <program>_build_info
 	// with revision, branch, tags, goos and goarch from the globals of
