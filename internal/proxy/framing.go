@@ -108,6 +108,7 @@ type framer struct {
 	why      string       // its fault, written before bad
 	poisoned atomic.Bool  // a handler saw the framing break: nothing more is parsed
 	upgrade  atomic.Int64 // 1 + the request that asked for an upgrade; 0: none
+	open     atomic.Bool  // a streamed body not read to its end (framingBody)
 	served   int64        // requests the handlers have seen (their goroutine only)
 }
 
@@ -172,6 +173,36 @@ func (f *framer) scan(b []byte) int {
 				f.next()
 			}
 			continue
+		case phField, phTrailer:
+			// Most of a head is names and values nobody frames by: tight
+			// loops over them.
+			switch h := &f.h; {
+			case f.st == 2 && h.kind == fieldOther:
+				for i < len(b) && b[i] != '\r' && fieldByte(b[i]) {
+					i++
+				}
+			case f.st == 1:
+				for ; i < len(b) && tchar(b[i]); i++ {
+					if h.nn < len(h.name) {
+						h.name[h.nn] = lower(b[i])
+					}
+					h.nn++
+				}
+			}
+			if i == len(b) {
+				return i
+			}
+		case phLine:
+			if f.st == 1 && f.h.tn > 0 {
+				for i < len(b) && b[i] > ' ' && b[i] != 0x7f {
+					f.h.star = false
+					f.h.tn++
+					i++
+				}
+				if i == len(b) {
+					return i
+				}
+			}
 		}
 		if !f.step(b[i]) {
 			return i
@@ -599,10 +630,13 @@ func equalFold(b []byte, s string) bool {
 	return true
 }
 
-// framingBody watches a streamed body of an HTTP/1 request: a read that
-// fails other than at its end (net/http's own checks of a chunked body,
-// a timeout) ends the connection's parsing, since net/http with full
-// duplex on would parse what follows as the next request.
+// framingBody watches a streamed body of an HTTP/1 request. With full
+// duplex on, net/http keeps a connection whose body failed (its own checks
+// of a chunked body, stricter than the framer's in places, or a timeout)
+// or was left unread, and parses the next request from wherever its body
+// reader stopped: a read that fails other than at the end ends the
+// connection's parsing, and so does a body not read to its end by the
+// time the handler returns (framingDone).
 type framingBody struct {
 	io.ReadCloser
 	f *framer
@@ -610,7 +644,10 @@ type framingBody struct {
 
 func (b framingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF {
+	switch {
+	case err == io.EOF:
+		b.f.open.Store(false)
+	case err != nil:
 		b.f.poisoned.Store(true)
 	}
 	return n, err
@@ -634,11 +671,16 @@ func checkFraming(w *writer, r *http.Request, rec Recorder) bool {
 	return false
 }
 
-// framingDone ends the parsing of r's connection when r asked for an
-// upgrade that did not happen: the bytes after it were not parsed. It
-// follows r's checkFraming.
+// framingDone ends the parsing of r's connection, so that net/http
+// closes it after the answer, when r's streamed body was not read to its
+// end (framingBody), or when r asked for an upgrade that did not happen:
+// the bytes after it were not parsed. It follows r's checkFraming.
 func framingDone(r *http.Request) {
-	if tc := connOf(r); tc != nil && tc.f.on && tc.f.upgrade.Load() == tc.f.served && tc.g.Load() == nil {
+	tc := connOf(r)
+	if tc == nil || !tc.f.on {
+		return
+	}
+	if tc.f.open.Load() || tc.f.upgrade.Load() == tc.f.served && tc.g.Load() == nil {
 		tc.f.poisoned.Store(true)
 	}
 }
@@ -646,6 +688,7 @@ func framingDone(r *http.Request) {
 // watchFraming wraps a streamed body of an HTTP/1 request (framingBody).
 func watchFraming(r *http.Request) io.ReadCloser {
 	if tc := connOf(r); tc != nil && tc.f.on {
+		tc.f.open.Store(true)
 		return framingBody{r.Body, &tc.f}
 	}
 	return r.Body

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -144,7 +145,10 @@ func (s *recordingServer) exchange(t *testing.T, in []byte) []received {
 		_, _ = c.Write(in)
 		_ = c.(*net.TCPConn).CloseWrite()
 	}()
-	_, _ = io.Copy(io.Discard, c)
+	var ne net.Error
+	if _, err := io.Copy(io.Discard, c); errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("the server kept the connection open")
+	}
 	_ = c.Close()
 	select {
 	case <-cr.done:

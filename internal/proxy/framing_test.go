@@ -2,12 +2,15 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -216,6 +219,32 @@ func TestFramingThroughProxy(t *testing.T) {
 			t.Errorf("a streamed body at fault: %d, closed %v", code, closed)
 		}
 	}
+	// An upgrade that does not happen (the application answers 200) ends
+	// the connection: what followed it was not parsed.
+	up := "GET /up HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n"
+	if code, closed := rawExchange(t, leader.addr, up); code != http.StatusOK || !closed {
+		t.Errorf("an upgrade refused: %d, closed %v; want 200 and closed", code, closed)
+	}
+	// A request sent behind it is refused.
+	c2, err := net.Dial("tcp", leader.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	c2.SetDeadline(time.Now().Add(patience))
+	io.WriteString(c2, up+smuggled)
+	br2 := bufio.NewReader(c2)
+	for _, want := range []int{http.StatusOK, http.StatusBadRequest} {
+		res, err := http.ReadResponse(br2, nil)
+		if err != nil {
+			t.Fatalf("behind an upgrade refused: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		if res.StatusCode != want {
+			t.Errorf("behind an upgrade refused: %d, want %d", res.StatusCode, want)
+		}
+	}
+	closed(t, br2)
 	mu.Lock()
 	for _, p := range paths {
 		if p == "/smuggled" {
@@ -245,5 +274,54 @@ func TestFramingThroughProxy(t *testing.T) {
 	// OPTIONS * is answered by the proxy as net/http would.
 	if code, _ := rawExchange(t, leader.addr, "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"); code != http.StatusOK {
 		t.Errorf("OPTIONS *: %d", code)
+	}
+}
+
+// A streamed body not read to its end, or read to an error, ends its
+// connection's parsing after the answer; one read whole does not.
+func TestFramingBodyEnds(t *testing.T) {
+	whole := func(r io.Reader) { _, _ = io.Copy(io.Discard, r) }
+	for _, tc := range []struct {
+		name string
+		body io.Reader
+		read func(io.Reader)
+		want string
+	}{
+		{"read whole", strings.NewReader("hello"), whole, ""},
+		{"left unread", strings.NewReader("hello"), func(r io.Reader) { _, _ = r.Read(make([]byte, 2)) }, faultBody},
+		{"read to an error", io.MultiReader(strings.NewReader("hel"), iotest.ErrReader(io.ErrUnexpectedEOF)), whole, faultBody},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := &trackedConn{}
+			conn.f.on = true
+			ctx := context.WithValue(context.Background(), connKey{}, conn)
+			r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/", tc.body)
+			if !checkFraming(&writer{ResponseWriter: httptest.NewRecorder()}, r, newRec()) {
+				t.Fatal("a sound request refused")
+			}
+			r.Body = watchFraming(r)
+			tc.read(r.Body)
+			framingDone(r)
+			if got := conn.f.fault(); got != tc.want {
+				t.Errorf("the next request's fault is %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkFramer is the framer's cost for one typical request head (what
+// BenchmarkForward's GET sends, with a browser's usual fields).
+//
+//	go test -run '^$' -bench Framer ./internal/proxy
+func BenchmarkFramer(b *testing.B) {
+	head := []byte("GET /api/v1/items?page=2 HTTP/1.1\r\nHost: app.example\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64)\r\n" +
+		"Accept: text/html,application/xhtml+xml\r\nAccept-Encoding: gzip, deflate\r\nAccept-Language: en-GB,en;q=0.9\r\n" +
+		"Cookie: session=0123456789abcdef0123456789abcdef\r\nConnection: keep-alive\r\n\r\n")
+	f := &framer{on: true, maxHead: 1 << 20}
+	b.SetBytes(int64(len(head)))
+	for b.Loop() {
+		if f.scan(head) != len(head) {
+			b.Fatal("a sound head refused")
+		}
 	}
 }
