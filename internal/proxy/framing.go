@@ -71,8 +71,8 @@ const (
 	phExt                  // a chunk's extensions
 	phSizeLF               // the LF of a chunk line
 	phData                 // a chunk's data
-	phDataCR               // the CRLF after it
-	phDataLF               //
+	phDataCR               // the CR after it
+	phDataLF               // and its LF
 	phTrailer              // a trailer field line
 	phAside                // HTTP/2 with prior knowledge, or past an upgrade: not ours
 	phCut                  // at fault: nothing more reaches net/http
