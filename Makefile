@@ -39,13 +39,14 @@ test: deps ## go vet and every test, race detector on (real ZooKeeper, Curator, 
 # with every `go test`; this also explores for FUZZTIME each.
 FUZZTIME ?= 3s
 .PHONY: fuzz
-fuzz: ## run each fuzz target for FUZZTIME (3s): configuration, query, Accept, Authorization and /history parsing
+fuzz: ## run each fuzz target for FUZZTIME (3s): configuration, query, Accept, Authorization, /history parsing and the proxy's HTTP/1 framing
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/config
 	$(GO) test -run '^$$' -fuzz '^FuzzParseYAML$$' -fuzztime $(FUZZTIME) ./internal/config
 	$(GO) test -run '^$$' -fuzz '^FuzzQuery$$' -fuzztime $(FUZZTIME) ./internal/httpapi
 	$(GO) test -run '^$$' -fuzz '^FuzzAccept$$' -fuzztime $(FUZZTIME) ./internal/httpapi
 	$(GO) test -run '^$$' -fuzz '^FuzzAuthorization$$' -fuzztime $(FUZZTIME) ./internal/httpapi
 	$(GO) test -run '^$$' -fuzz '^FuzzHistoryQuery$$' -fuzztime $(FUZZTIME) ./internal/httpapi
+	$(GO) test -run '^$$' -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) ./internal/proxy
 
 .PHONY: unit
 unit: ## the unit tests alone, in seconds: no ZooKeeper, Java or electd process (go test -short)

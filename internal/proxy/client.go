@@ -20,6 +20,13 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 	p := h.p
 	q := newRequest(p, rw, r, p.cfg.HoldTime)
 	w := q.w
+	if !checkFraming(w, r, p.rec) {
+		return
+	}
+	defer framingDone(r)
+	if optionsStar(w, r) {
+		return
+	}
 	if r.Method == http.MethodConnect {
 		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE")
 		writeError(w, http.StatusMethodNotAllowed, "CONNECT: this is a reverse proxy to the leader, not a forward proxy")
@@ -66,7 +73,7 @@ func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *body {
 	if len(r.Trailer) > 0 {
 		size = -1 // the trailers come at the end, which a copy would not read
 	}
-	return newBody(r.Body, size, &h.p.kept)
+	return newBody(watchFraming(r), size, &h.p.kept)
 }
 
 // route sends q where decide says, holding it while there is nowhere to

@@ -29,6 +29,9 @@ type connLimit struct {
 	evict bool // HTTP mode: idle connections may be evicted
 	rec   Recorder
 	clock func() int64 // unix nanoseconds, for the receiving rate
+	// framing, when above 0, checks each connection's HTTP/1 framing
+	// (framing.go), a faulty head taking at most this many bytes.
+	framing int
 
 	mu     sync.Mutex
 	open   int
@@ -70,6 +73,7 @@ type trackedConn struct {
 	recvStart int64
 	recvBytes atomic.Int64
 	evicted   atomic.Bool
+	f         framer // HTTP mode: its requests' framing
 }
 
 // Accept returns the next connection within the cap.
@@ -81,6 +85,7 @@ func (ll *limited) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		tc := &trackedConn{Conn: c, l: l}
+		tc.f.on, tc.f.maxHead = l.framing > 0, l.framing
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
@@ -227,8 +232,12 @@ func (l *connLimit) closeAll() {
 }
 
 func (c *trackedConn) Read(b []byte) (int, error) {
+	g := c.g.Load()
+	if g == nil && c.f.on {
+		return c.f.read(c.Conn, b)
+	}
 	n, err := c.Conn.Read(b)
-	if g := c.g.Load(); g != nil && n > 0 {
+	if g != nil && n > 0 {
 		g.touch()
 	}
 	return n, err

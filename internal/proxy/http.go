@@ -211,6 +211,9 @@ func (h *httpProxy) server(handler http.Handler, l *connLimit, maxHeader, stream
 		ConnContext: connContext,
 		BaseContext: func(net.Listener) context.Context { return base },
 		ErrorLog:    slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
+		// Every request reaches the handler, "OPTIONS *" too, so that the
+		// framing check sees each in turn (optionsStar).
+		DisableGeneralOptionsHandler: true,
 	}
 }
 

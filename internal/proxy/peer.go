@@ -18,6 +18,13 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 	h.active.Add(1)
 	defer h.active.Done()
 	p := h.p
+	if !checkFraming(&writer{ResponseWriter: rw}, r, p.rec) {
+		return
+	}
+	defer framingDone(r)
+	if optionsStar(rw, r) {
+		return
+	}
 	fw, err := readForward(r.Header, p.cfg.HoldTime)
 	if err != nil {
 		writeError(&writer{ResponseWriter: rw}, http.StatusBadRequest, err.Error()+" (this is the port of the other participants' proxies)")

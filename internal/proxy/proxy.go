@@ -109,6 +109,11 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 	now := func() int64 { return p.clock.Now().UnixNano() }
 	p.conns = newConnLimit(cfg.MaxConnections, cfg.Mode == ModeHTTP, p.rec, now)
 	p.peers = newConnLimit(cfg.MaxPeerConnections, cfg.Mode == ModeHTTP, p.rec, now)
+	if cfg.Mode == ModeHTTP {
+		// Strict framing on both ports; a head may take what net/http
+		// reads of it (its limit plus 4 KiB).
+		p.conns.framing, p.peers.framing = cfg.MaxHeaderBytes+4<<10, MaxHeaderBytes+4<<10
+	}
 	p.stopping, p.stop = context.WithCancel(context.Background())
 	if cfg.Mode == ModeTCP {
 		p.tcp = &tcpProxy{p: p}

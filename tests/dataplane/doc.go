@@ -30,6 +30,10 @@
 //     stream that follows a change, a stream both ways, status in
 //     trailers) through the proxy, and WebSocket-style upgrades still cut
 //     on release.
+//   - framing_test.go: requests whose framing is ambiguous (a broken
+//     chunk line, Content-Length with Transfer-Encoding, Transfer-Encoding
+//     on HTTP/1.0) are answered 400, and neither they nor the requests
+//     they hide reach the application (issue 37).
 //
 // Every test that injects a fault checks afterwards that every participant
 // is back at its idle footprint (electdtest.WaitIdle). Bounds come from the

@@ -1,0 +1,189 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+)
+
+// Strict HTTP/1 framing (docs/DESIGN.md, "Forwarding": framing). net/http's
+// server is lenient where a front proxy must not be: it drops
+// Content-Length beside Transfer-Encoding, ignores Transfer-Encoding on
+// HTTP/1.0, takes bare LF and obs-fold, and with full duplex on (a streamed
+// body) it keeps a connection whose chunked body was corrupt, so that what
+// followed the fault is parsed as the next request. A framer watches the
+// raw bytes of each HTTP/1 connection as net/http reads them, parses every
+// request's head and body strictly, and stops the bytes at the first fault:
+// net/http never parses a request from what follows, and the request at
+// fault is answered 400 and the connection closed before it is routed.
+//
+// Written by hand: no maintained Go library parses HTTP/1 framing
+// strictly (HAProxy and nginx each have their own parser too). It keeps no
+// copy of the bytes and allocates nothing: a state machine over each read.
+
+// errFraming ends the reads of a connection whose framing broke. net/http
+// gets it as a read error (net.OpError "read"), which makes it close the
+// connection without an answer of its own.
+var (
+	errFraming     = errors.New("proxy: the request's framing is broken")
+	errFramingRead = &net.OpError{Op: "read", Net: "tcp", Err: errFraming}
+)
+
+// Why a request is refused; the text goes into the 400 answer.
+const (
+	faultRequestLine = "a malformed request line"
+	faultVersion     = "an HTTP version other than 1.0 and 1.1"
+	faultField       = "a malformed header field"
+	faultFold        = "a header line folded onto the next (obs-fold)"
+	faultLineEnd     = "a bare CR or LF where CRLF ends a line"
+	faultCLTE        = "both Content-Length and Transfer-Encoding"
+	faultTE10        = "Transfer-Encoding on HTTP/1.0"
+	faultTE          = "a Transfer-Encoding other than chunked"
+	faultCL          = "an invalid Content-Length"
+	faultCLs         = "Content-Length fields that differ"
+	faultChunkLine   = "a malformed chunk size line"
+	faultChunkSize   = "a chunk size over the limit"
+	faultChunkEnd    = "chunk data not followed by CRLF"
+	faultTrailer     = "a malformed trailer field"
+	faultBody        = "the previous request's body could not be read whole"
+	faultUpgrade     = "a request after an upgrade that did not happen"
+)
+
+// framer is the strict parser of one HTTP/1 connection. Its reads are
+// serialised by net/http (one read at a time, in the connection's order);
+// what the handlers read (bad, poisoned, upgrade) is atomic, since a
+// request's body may be read on another goroutine while they run.
+type framer struct {
+	on      bool
+	maxHead int // what a faulty head may take before it is cut: net/http's own limit
+
+	ph   phase
+	st   uint8  // the step within a line
+	cur  int64  // the request being parsed, from 0
+	n    int    // bytes of the line or head, for the bounds
+	left uint64 // what is left of a body or chunk
+	lf   uint8  // phSkip: 1 after LF, 2 after LF CR
+	h    head
+
+	bad      atomic.Int64 // 1 + the first request at fault; 0: none
+	why      string       // its fault, written before bad
+	poisoned atomic.Bool  // a handler saw the framing break: nothing more is parsed
+	upgrade  atomic.Int64 // 1 + the request that asked for an upgrade; 0: none
+	open     atomic.Bool  // a streamed body not read to its end (framingBody)
+	served   int64        // requests the handlers have seen (their goroutine only)
+}
+
+// read reads from c into b, and passes on what the framing allows.
+func (f *framer) read(c io.Reader, b []byte) (int, error) {
+	if f.ph == phCut || f.poisoned.Load() {
+		return 0, errFramingRead
+	}
+	n, err := c.Read(b)
+	if n == 0 || f.ph == phAside {
+		return n, err
+	}
+	if k := f.scan(b[:n]); k < n {
+		if k == 0 {
+			return 0, errFramingRead
+		}
+		return k, nil // the error on the next read
+	}
+	return n, err
+}
+
+// fault says why the next HTTP/1 request a handler sees on the connection
+// must be refused, or "". Handlers call it once per request, in the
+// connection's order.
+func (f *framer) fault() string {
+	if !f.on {
+		return ""
+	}
+	i := f.served
+	f.served++
+	switch bad, up := f.bad.Load(), f.upgrade.Load(); {
+	case bad > 0 && bad-1 <= i:
+		return f.why
+	case f.poisoned.Load():
+		return faultBody
+	case up > 0 && up-1 < i:
+		return faultUpgrade
+	}
+	return ""
+}
+
+// framingBody watches a streamed body of an HTTP/1 request. With full
+// duplex on, net/http keeps a connection whose body failed (its own checks
+// of a chunked body, stricter than the framer's in places, or a timeout)
+// or was left unread, and parses the next request from wherever its body
+// reader stopped: a read that fails other than at the end ends the
+// connection's parsing, and so does a body not read to its end by the
+// time the handler returns (framingDone).
+type framingBody struct {
+	io.ReadCloser
+	f *framer
+}
+
+func (b framingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF:
+		b.f.open.Store(false)
+	case err != nil:
+		b.f.poisoned.Store(true)
+	}
+	return n, err
+}
+
+// checkFraming answers r 400 and closes its connection when its framing
+// is at fault (docs/DESIGN.md, "Forwarding": framing); false then. Every
+// HTTP/1 request of a port passes here first, in order.
+func checkFraming(w *writer, r *http.Request, rec Recorder) bool {
+	tc := connOf(r)
+	if tc == nil {
+		return true
+	}
+	why := tc.f.fault()
+	if why == "" {
+		return true
+	}
+	w.Header().Set("Connection", "close")
+	writeError(w, http.StatusBadRequest, "the request's framing is ambiguous: "+why+"; the connection is closed")
+	rec.Request(ResultBadRequest)
+	return false
+}
+
+// framingDone ends the parsing of r's connection, so that net/http
+// closes it after the answer, when r's streamed body was not read to its
+// end (framingBody), or when r asked for an upgrade that did not happen:
+// the bytes after it were not parsed. It follows r's checkFraming.
+func framingDone(r *http.Request) {
+	tc := connOf(r)
+	if tc == nil || !tc.f.on {
+		return
+	}
+	if tc.f.open.Load() || tc.f.upgrade.Load() == tc.f.served && tc.g.Load() == nil {
+		tc.f.poisoned.Store(true)
+	}
+}
+
+// watchFraming wraps a streamed body of an HTTP/1 request (framingBody).
+func watchFraming(r *http.Request) io.ReadCloser {
+	if tc := connOf(r); tc != nil && tc.f.on {
+		tc.f.open.Store(true)
+		return framingBody{r.Body, &tc.f}
+	}
+	return r.Body
+}
+
+// optionsStar answers "OPTIONS *" as net/http's server would
+// (Server.DisableGeneralOptionsHandler is set, so that every request
+// reaches the handler and checkFraming counts it); true when it did.
+func optionsStar(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodOptions || r.RequestURI != "*" {
+		return false
+	}
+	w.Header().Set("Content-Length", "0")
+	return true
+}
