@@ -57,6 +57,7 @@ type httpProxy struct {
 	pool    *peerPool       // everything else to a peer's proxy
 	rp      *httputil.ReverseProxy
 	buffers *buffers
+	check   *checker       // the application, when answers time out (checkApp)
 	active  sync.WaitGroup // handlers running
 }
 
@@ -69,6 +70,7 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	// hands it to its application.
 	h.peerH1 = newTransport(cfg, cfg.HoldTime+cfg.DialTimeout+cfg.ResponseTimeout, cfg.IdleTimeout/2, false)
 	h.pool = newPeerPool(p)
+	h.check = newChecker(cfg)
 	// flushEvery: what an answer writes reaches the client within a few
 	// milliseconds, streamed or not (the server's buffer would otherwise
 	// keep the first 4 KiB of a slow answer, headers included, from the
@@ -170,6 +172,7 @@ func (h *httpProxy) serve(ctx context.Context, client, peer net.Listener) error 
 		}
 	}
 	h.active.Wait()
+	p.checks.Wait()
 	h.app.CloseIdleConnections()
 	h.appH2.CloseIdleConnections()
 	h.peerH1.CloseIdleConnections()
