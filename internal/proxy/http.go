@@ -191,10 +191,14 @@ func (h *httpProxy) server(handler http.Handler, l *connLimit, maxHeader, stream
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
+	h2 := &http.HTTP2Config{MaxConcurrentStreams: streams}
+	if l == p.peers {
+		h2 = peerWindows(p.cfg, streams)
+	}
 	return &http.Server{
 		Handler:           handler,
 		Protocols:         &protocols,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: streams},
+		HTTP2:             h2,
 		MaxHeaderBytes:    maxHeader,
 		ReadHeaderTimeout: p.cfg.ClientHeaderTimeout,
 		// No ReadTimeout or WriteTimeout: they would end streams and

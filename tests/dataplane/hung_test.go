@@ -91,7 +91,9 @@ func TestHungApplication(t *testing.T) {
 
 // isCheck reports the arrival of a request the leader's proxy sent to
 // check its application.
-func isCheck(e ledger.Entry) bool { return slices.Contains(e.Header["user-agent"], "electd-proxy-check") }
+func isCheck(e ledger.Entry) bool {
+	return slices.Contains(e.Header["user-agent"], "electd-proxy-check")
+}
 
 // checks counts the checks that arrived at an application, and those it
 // answered: a check carries no request id, every client request does.
