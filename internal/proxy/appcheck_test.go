@@ -202,6 +202,20 @@ func TestHTTPCheckHealthURL(t *testing.T) {
 	}
 }
 
+// With AppProtocol h2c the check speaks HTTP/2 with prior knowledge, as
+// the application's requests do.
+func TestCheckerProbeH2C(t *testing.T) {
+	protos := make(chan string, 1)
+	app := newAppProto(t, "a", true, func(w http.ResponseWriter, r *http.Request) { protos <- r.Proto })
+	c := newChecker(Config{App: app.addr(), AppProtocol: AppH2C, ResponseTimeout: time.Minute}.withDefaults())
+	if err := c.probe(t.Context(), leading("a", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if p := recv(t, protos, "the check"); p != "HTTP/2.0" {
+		t.Fatalf("the check came as %s", p)
+	}
+}
+
 // What passes a check: any answer to HEAD /; 200 to 399 from HealthURL.
 func TestCheckerProbe(t *testing.T) {
 	var status atomic.Int32
