@@ -49,6 +49,7 @@ func (c *Config) prepare(errs *errorList, given func(key string) bool, podIP str
 	errs.add(err)
 	p.Session, p.Election, p.Kube, p.Proxy = c.session(zkTLS), c.election(), c.kube(), c.proxy()
 	p.Election.Observer = !c.Election.Candidate || c.App.HealthURL != ""
+	p.Proxy.HealthURL = c.App.HealthURL // what the proxy checks when its application's answers time out
 	errs.add(c.fieldErrors(p.Session.Validate())...)
 	ec := c // election.path is checked with the chroot, unless that is wrong itself
 	if errs.has("zookeeper.chroot") {

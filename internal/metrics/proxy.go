@@ -63,7 +63,7 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 				"that no longer led when they arrived.", "hop"),
 		stepDowns: counter("proxy_step_downs_total",
 			"Times the proxy asked the election to step down, by why: refused (the application refuses connections), "+
-				"timeouts (it answered none of proxy.app_timeout_stepdown requests in a row within proxy.response_timeout).", "why"),
+				"timeouts (an answer timed out, then proxy.app_timeout_stepdown of the proxy's own checks of it failed in a row).", "why"),
 		resends: counter("proxy_resends_total",
 			"Requests sent again, by why: unprocessed (they provably reached no application), safe (an idempotent method "+
 				"or an Idempotency-Key, no answer relayed yet), unread_body (proxy.resend_unread_body).", "why"),

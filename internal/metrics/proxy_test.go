@@ -61,7 +61,7 @@ electd_proxy_peer_connections{election="/services/web"} 2
 # HELP electd_proxy_buffered_bytes Bytes of request bodies the forwarding proxy buffers now (at most proxy.buffer_total).
 # TYPE electd_proxy_buffered_bytes gauge
 electd_proxy_buffered_bytes{election="/services/web"} 4096
-# HELP electd_proxy_step_downs_total Times the proxy asked the election to step down, by why: refused (the application refuses connections), timeouts (it answered none of proxy.app_timeout_stepdown requests in a row within proxy.response_timeout).
+# HELP electd_proxy_step_downs_total Times the proxy asked the election to step down, by why: refused (the application refuses connections), timeouts (an answer timed out, then proxy.app_timeout_stepdown of the proxy's own checks of it failed in a row).
 # TYPE electd_proxy_step_downs_total counter
 electd_proxy_step_downs_total{election="/services/web",why="refused"} 0
 electd_proxy_step_downs_total{election="/services/web",why="timeouts"} 1

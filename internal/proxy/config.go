@@ -55,9 +55,8 @@ const (
 	DefaultClientBodyTimeout   = 10 * time.Second
 	// DefaultResponseTimeout: long enough for any answer that is not a
 	// stream (whose headers come first), short enough that an application
-	// that hangs costs its clients half a minute, and that the answer
-	// timeouts that step a hung application's leader down
-	// (AppTimeoutStepDown) come within it.
+	// that hangs costs its clients half a minute before its leader's
+	// proxy checks it (AppTimeoutStepDown).
 	DefaultResponseTimeout    = 30 * time.Second
 	DefaultIdleTimeout        = 5 * time.Minute
 	DefaultBodyTimeout        = time.Minute
@@ -189,10 +188,16 @@ type Config struct {
 	// X-Forwarded-*/Forwarded headers are kept; from any other client they
 	// are replaced. Default none.
 	TrustedProxies []string
-	// AppTimeoutStepDown is how many answer timeouts in a row (no answer
-	// between them) from the application make this participant step down,
-	// as for an application that refuses connections. Default 3.
+	// AppTimeoutStepDown is how many of the proxy's own checks of the
+	// application in a row, with no answer between them, must fail to step
+	// this participant down, as for an application that refuses
+	// connections. An answer timeout starts the checks; it never steps
+	// down alone (docs/DESIGN.md, "Hand-overs"). Default 3.
 	AppTimeoutStepDown int
+	// HealthURL is what those checks GET (200 to 399 passes): the daemon
+	// sets app.health_url's. Default: HEAD / on a new connection to App,
+	// any answer passing.
+	HealthURL string
 	// AppMaxInFlight caps the requests the application has at once (as
 	// HAProxy's server maxconn): more are held, within the hold time,
 	// until one ends, rather than queued in an accept queue the

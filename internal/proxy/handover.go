@@ -109,14 +109,15 @@ func (p *Proxy) drain(ctx context.Context) Drained {
 
 // Why the proxy asks the election to step down.
 const (
-	StepDownRefused  = "refused"  // the application refuses connections
-	StepDownTimeouts = "timeouts" // the application answers nothing within ResponseTimeout
+	StepDownRefused = "refused" // the application refuses connections
+	// StepDownTimeouts: answers timed out, and the proxy's own check of
+	// the application then failed AppTimeoutStepDown times in a row.
+	StepDownTimeouts = "timeouts"
 )
 
 // stepDown asks the election, once per leadership, to give it up: the
 // application refuses connections (a pod being deleted stops its
-// application before its electd), or has answered nothing within the
-// response timeout AppTimeoutStepDown times in a row (it hangs).
+// application before its electd), or it hangs (checkApp).
 func (p *Proxy) stepDown(r Route, why string, err error) {
 	p.mu.Lock()
 	if p.stepped == r.Token {
@@ -136,30 +137,89 @@ func (p *Proxy) stepDown(r Route, why string, err error) {
 	p.rec.SteppedDown(why)
 	reason := "the application at " + p.cfg.App + " refuses connections"
 	if why == StepDownTimeouts {
-		reason = fmt.Sprintf("the application at %s answered none of %d requests in a row within %v",
-			p.cfg.App, p.cfg.AppTimeoutStepDown, p.cfg.ResponseTimeout)
+		reason = fmt.Sprintf("the application at %s answered no request, nor %d checks in a row (%s, within %v each)",
+			p.cfg.App, p.cfg.AppTimeoutStepDown, p.http.check.what(), p.http.check.timeout)
 	}
 	p.log.Warn(reason+": asking the election to step down", "fencing_token", r.Token, "err", err)
 	p.lead.StepDown(reason)
 }
 
-// appAnswered and appTimedOut count the application's answer timeouts in
-// a row: AppTimeoutStepDown of them, with no answer between, step this
-// participant down (docs/DESIGN.md, "Forwarding": a hung application).
-func (p *Proxy) appAnswered() {
-	p.mu.Lock()
-	p.timeouts = 0
-	p.mu.Unlock()
-}
+// appAnswered counts the application's answers: one that arrives while
+// checkApp probes proves that it does not hang.
+func (p *Proxy) appAnswered() { p.answers.Add(1) }
 
+// appTimedOut: the application answered nothing within ResponseTimeout.
+// That alone moves nothing (a slow path is a property of a request); it
+// starts checkApp while this leadership lasts, unless one runs or one
+// passed less than a probe timeout ago: timeouts cost at most one probe
+// per probe timeout.
 func (p *Proxy) appTimedOut(r Route, err error) {
 	p.mu.Lock()
-	p.timeouts++
-	n := p.timeouts
-	p.mu.Unlock()
-	if n >= p.cfg.AppTimeoutStepDown {
-		p.stepDown(r, StepDownTimeouts, err)
+	defer p.mu.Unlock()
+	if p.checking || p.term == nil || p.term.token != r.Token || p.clock.Now().Before(p.nextCheck) {
+		return
 	}
+	p.checking = true
+	term := p.term.ctx
+	p.log.Debug("no answer within the response timeout: checking the application", "app", p.cfg.App, "err", err)
+	p.checks.Go(func() { p.checkApp(term, r) })
+}
+
+// checkApp probes the application (checker), a probe timeout apart from
+// start to start, until one passes or the application answers anything:
+// AppTimeoutStepDown failures in a row step leadership r down. It ends
+// with the leadership or Serve.
+func (p *Proxy) checkApp(term context.Context, r Route) {
+	ctx, cancel := context.WithCancel(term)
+	defer cancel()
+	defer context.AfterFunc(p.stopping, cancel)()
+	c := p.http.check
+	var next time.Time // when the next check may start, once this one ended well
+	defer func() {
+		p.mu.Lock()
+		p.checking, p.nextCheck = false, next
+		p.mu.Unlock()
+	}()
+	answers := p.answers.Load()
+	for failed := 0; ; {
+		start := p.clock.Now()
+		err := p.probe(ctx, c, r)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil || p.answers.Load() != answers:
+			next = start.Add(c.timeout)
+			return
+		}
+		failed++
+		p.log.Warn("the application failed a check", "app", p.cfg.App, "check", c.what(),
+			"failed", failed, "of", p.cfg.AppTimeoutStepDown, "err", err)
+		if failed >= p.cfg.AppTimeoutStepDown {
+			p.stepDown(r, StepDownTimeouts, err)
+			return
+		}
+		if wait := c.timeout - p.clock.Now().Sub(start); wait > 0 { // it failed fast: refused, reset
+			due, stop := clock.Deadline(p.clock, wait)
+			select {
+			case <-due:
+			case <-ctx.Done():
+			}
+			stop()
+		}
+	}
+}
+
+// probe runs one of c's probes within its timeout (on the proxy's clock).
+func (p *Proxy) probe(ctx context.Context, c *checker, r Route) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	t := p.clock.AfterFunc(c.timeout, func() { cancel(fmt.Errorf("no answer within %v", c.timeout)) })
+	defer t.Stop()
+	err := c.probe(ctx, r)
+	if cause := context.Cause(ctx); err != nil && cause != nil && ctx.Err() != nil {
+		return cause
+	}
+	return err
 }
 
 // State is the proxy's state for /leader and the status page.

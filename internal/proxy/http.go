@@ -60,6 +60,7 @@ type httpProxy struct {
 	pool    *peerPool       // everything else to a peer's proxy
 	rp      *httputil.ReverseProxy
 	buffers *buffers
+	check   *checker       // the application, when answers time out (checkApp)
 	active  sync.WaitGroup // handlers running
 	// warn is for request-level warnings: each message at most once
 	// every 10 s, with a count of those not logged (misdirected.go).
@@ -78,6 +79,7 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	// hands it to its application.
 	h.peerH1 = newTransport(cfg, cfg.HoldTime+cfg.DialTimeout+cfg.ResponseTimeout, cfg.IdleTimeout/2, false)
 	h.pool = newPeerPool(p)
+	h.check = newChecker(cfg)
 	// flushEvery: what an answer writes reaches the client within a few
 	// milliseconds, streamed or not (the server's buffer would otherwise
 	// keep the first 4 KiB of a slow answer, headers included, from the
@@ -179,6 +181,7 @@ func (h *httpProxy) serve(ctx context.Context, client, peer net.Listener) error 
 		}
 	}
 	h.active.Wait()
+	p.checks.Wait()
 	h.app.CloseIdleConnections()
 	h.appH2.CloseIdleConnections()
 	h.peerH1.CloseIdleConnections()
@@ -197,10 +200,14 @@ func (h *httpProxy) server(handler http.Handler, l *connLimit, maxHeader, stream
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
+	h2 := &http.HTTP2Config{MaxConcurrentStreams: streams}
+	if l == p.peers {
+		h2 = peerWindows(p.cfg, streams)
+	}
 	return &http.Server{
 		Handler:           handler,
 		Protocols:         &protocols,
-		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: streams},
+		HTTP2:             h2,
 		MaxHeaderBytes:    maxHeader,
 		ReadHeaderTimeout: p.cfg.ClientHeaderTimeout,
 		// No ReadTimeout or WriteTimeout: they would end streams and

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 )
@@ -116,54 +115,6 @@ func TestHTTPH2cStreamsBothWays(t *testing.T) {
 	}
 	if got := res.Trailer.Get("Grpc-Status"); got != "0" {
 		t.Fatalf("trailer Grpc-Status %q, want 0", got)
-	}
-}
-
-// An application that accepts connections and answers nothing hands
-// leadership on: AppTimeoutStepDown answer timeouts in a row, with no
-// answer between, make the leader's proxy ask the election to step down,
-// once.
-func TestHTTPHungApplicationStepsDown(t *testing.T) {
-	baseline(t)
-	hang := make(chan struct{})
-	t.Cleanup(func() { close(hang) })
-	app := newApp(t, "a", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/hang" {
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-			}
-			return
-		}
-		io.WriteString(w, "ok")
-	})
-	lead := newLead(leading("a", 1))
-	tp := startProxy(t, lead, app.addr(), Config{ResponseTimeout: 50 * time.Millisecond, AppTimeoutStepDown: 3})
-	c := newClient(t)
-	call := func(path string) int {
-		res, err := c.Get("http://" + tp.addr + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode == http.StatusGatewayTimeout && res.Header.Get("Retry-After") != retryAfter {
-			t.Fatalf("a 504 with Retry-After %q, want %q", res.Header.Get("Retry-After"), retryAfter)
-		}
-		return res.StatusCode
-	}
-	for _, path := range []string{"/hang", "/hang", "/", "/hang", "/hang"} { // an answer between resets the count
-		call(path)
-	}
-	if n := lead.stepDowns(); n != 0 {
-		t.Fatalf("%d step-downs with an answer between the timeouts", n)
-	}
-	if code := call("/hang"); code != http.StatusGatewayTimeout {
-		t.Fatalf("status %d, want 504", code)
-	}
-	waitFor(t, "the step-down", func() bool { return lead.stepDowns() == 1 })
-	call("/hang")
-	if n := lead.stepDowns(); n != 1 || tp.rec.stepDowns() != 1 || !strings.Contains(lead.steps[0], "answered none of 3") {
-		t.Fatalf("%d step-downs (%q), want one, saying why", n, lead.steps)
 	}
 }
 

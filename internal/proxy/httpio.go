@@ -96,7 +96,7 @@ func (b *bufferPool) Put(buf []byte) {
 
 // retryAfter is the Retry-After of a 503 or 504 from the proxy: a new
 // leader usually takes over within a second, and a hung application's
-// leader steps down within a few response timeouts.
+// leader steps down a few checks after a response timeout.
 const retryAfter = "1"
 
 // unavailable answers 503 with Retry-After and msg, unless an answer is

@@ -74,14 +74,16 @@ type peerDial struct {
 
 func newPeerPool(p *Proxy) *peerPool {
 	cfg := p.cfg
-	return &peerPool{p: p, peers: map[string]*peerConns{}, t: &http2.Transport{
-		AllowHTTP:          true,
-		DisableCompression: true, // relay the bytes as they are
-		ReadIdleTimeout:    cfg.PeerTimeout / 2,
-		PingTimeout:        cfg.PeerTimeout / 2,
-		IdleConnTimeout:    min(cfg.IdleTimeout/2, peerIdle),
-		MaxHeaderListSize:  MaxHeaderBytes,
-	}}
+	// x/net's Transport takes its receive windows from a net/http one's
+	// HTTP2 only (peerWindows).
+	t, _ := http2.ConfigureTransports(&http.Transport{HTTP2: peerWindows(cfg, cfg.PeerStreams)})
+	t.AllowHTTP = true
+	t.DisableCompression = true // relay the bytes as they are
+	t.ReadIdleTimeout = cfg.PeerTimeout / 2
+	t.PingTimeout = cfg.PeerTimeout / 2
+	t.IdleConnTimeout = min(cfg.IdleTimeout/2, peerIdle)
+	t.MaxHeaderListSize = MaxHeaderBytes
+	return &peerPool{p: p, peers: map[string]*peerConns{}, t: t}
 }
 
 // roundTrip sends req on a connection to the peer's proxy at

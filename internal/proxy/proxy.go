@@ -63,6 +63,8 @@ type Proxy struct {
 	stop      context.CancelFunc
 	serving   atomic.Bool
 	wg        sync.WaitGroup // connection goroutines of TCP mode
+	answers   atomic.Uint64  // the application's answers (HTTP mode): checkApp's proof of life
+	checks    sync.WaitGroup // checkApp
 
 	mu   sync.Mutex
 	term *scope // this participant's leadership; nil while it does not lead
@@ -76,7 +78,10 @@ type Proxy struct {
 	drained  chan struct{} // closed when inflight drops to 0
 	held     int
 	stepped  int64 // the token StepDown was last asked for
-	timeouts int   // answer timeouts in a row from the application
+	checking bool  // checkApp runs
+	// nextCheck is when the next checkApp may start: a probe timeout
+	// after the start of the last probe that passed.
+	nextCheck time.Time
 	// hint is a newer leadership than this participant's view names, as
 	// a peer's 421 told it: forwards go there until the view catches up.
 	hint *Route

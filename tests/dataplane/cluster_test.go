@@ -56,6 +56,7 @@ type cluster struct {
 	t       *testing.T
 	path    string
 	members []*member
+	plain   setup // its plain and env: how start runs electd
 }
 
 // setup says what startCluster starts.
@@ -65,6 +66,11 @@ type setup struct {
 	path  string   // the election path; default one made of the test's name
 	names string   // the members' names' prefix: names0, names1, ...; default "p"
 	tune  func(*electdtest.Config)
+	// plain runs electd built without -race (electdtest.Plain), with env
+	// added to its environment: memory figures of a -race build say
+	// nothing of the real one.
+	plain bool
+	env   []string
 }
 
 var unsafePath = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
@@ -74,7 +80,7 @@ var unsafePath = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
 func startCluster(t *testing.T, s setup) *cluster {
 	t.Helper()
 	ens := zookeeper(t)
-	c := &cluster{t: t, path: s.path}
+	c := &cluster{t: t, path: s.path, plain: setup{plain: s.plain, env: s.env}}
 	if c.path == "" {
 		c.path = "/dataplane/" + strings.ToLower(unsafePath.ReplaceAllString(t.Name(), "-"))
 	}
@@ -100,7 +106,7 @@ func startCluster(t *testing.T, s setup) *cluster {
 			Path: c.path, AdminToken: adminToken, LogLevel: "debug", LogFormat: "json",
 			ShutdownGrace: time.Second, ShutdownTimeout: 10 * time.Second,
 			ProxyListen: m.proxy, ProxyPeer: m.peer, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
-		}}
+		}, Env: s.env}
 		if s.tune != nil {
 			s.tune(m.spec.Config)
 		}
@@ -115,7 +121,16 @@ func startCluster(t *testing.T, s setup) *cluster {
 // start runs m's electd (again) and waits until it is ready.
 func (c *cluster) start(m *member) {
 	c.t.Helper()
-	m.proc = forward.StartProc(c.t, m.spec, patience)
+	if !c.plain.plain {
+		m.proc = forward.StartProc(c.t, m.spec, patience)
+		return
+	}
+	m.proc = electdtest.StartProgram(c.t, electdtest.Plain(c.t), m.spec)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := m.proc.WaitHTTP(ctx, "/readyz", http.StatusOK); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 // Part is m as tests/forward's shared helpers see it.

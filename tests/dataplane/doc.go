@@ -25,7 +25,10 @@
 //   - headers_test.go: request trailers, Electd-* headers, forwarding
 //     headers and request ids;
 //   - hung_test.go: a leader whose application accepts and never answers
-//     hands leadership on;
+//     hands leadership on, and clients of a slow path cannot move it;
+//   - memory_test.go: a follower's clients that read nothing of large
+//     answers hold a bounded share of its memory (a build without -race,
+//     GOMEMLIMIT as shipped);
 //   - h2c_test.go: HTTP/2 with prior knowledge and gRPC (unary, a server
 //     stream that follows a change, a stream both ways, status in
 //     trailers) through the proxy, and WebSocket-style upgrades still cut

@@ -333,8 +333,9 @@ func TestForwardingThroughSelectorTerms(t *testing.T) {
 }
 
 // A leader whose application hangs (it takes connections and answers
-// nothing) hands leadership on: its proxy counts answer timeouts, and
-// proxy.app_timeout_stepdown (3) of them in a row step it down. Every
+// nothing) hands leadership on: an answer timeout starts its proxy's own
+// checks (HEAD /, which hangs too), and proxy.app_timeout_stepdown (3)
+// failed in a row step it down. Every
 // request ends within the hold time plus the response timeout: those the
 // hung application had end 504, POSTs forwarded to it may end with a clean
 // 503, the rest go to the new leader. Then the application answers again,

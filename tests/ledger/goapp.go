@@ -100,7 +100,27 @@ func (a *goApp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.led.write(d)
 	w.Header().Set("X-App", a.cfg.Name)
 	w.Header().Set("Electd-Leak", a.cfg.Name) // the proxy must keep it from the client
+	if n, err := strconv.Atoi(r.URL.Query().Get("size")); err == nil && n > 0 {
+		writeSize(w, n)
+		return
+	}
 	fmt.Fprintf(w, "%s %s %s\n", a.cfg.Name, e.Token, e.ID)
+}
+
+// zeros is what writeSize sends, one block at a time.
+var zeros = make([]byte, 64<<10)
+
+// writeSize answers n zero bytes (the request's size parameter): a large
+// answer, as a download is.
+func writeSize(w http.ResponseWriter, n int) {
+	w.Header().Set("Content-Length", strconv.Itoa(n))
+	for n > 0 {
+		k, err := w.Write(zeros[:min(n, len(zeros))])
+		if err != nil {
+			return
+		}
+		n -= k
+	}
 }
 
 // upgrade answers an Upgrade (a WebSocket handshake, say) with 101 and
