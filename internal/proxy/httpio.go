@@ -74,7 +74,7 @@ func (u *upstreamBody) Read(p []byte) (int, error) {
 }
 
 // copyBuffer is the size of ReverseProxy's copy buffers.
-const copyBuffer = 32 << 10
+const copyBuffer = 16 << 10
 
 // bufferPool lends ReverseProxy its copy buffers: without one it allocates
 // one per answer. It pools the arrays themselves, so that a Put allocates

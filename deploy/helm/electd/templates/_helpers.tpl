@@ -53,8 +53,21 @@
 electd's resources: electd.resources, whose requests.cpu left empty is
 100m with routing: proxy (every request goes through electd there, and its
 peers give it up when it cannot answer a ping within a second: it asks for
-as much CPU as a ZooKeeper server), else 10m.
+as much CPU as a ZooKeeper server), else 10m; and whose limits.memory left
+empty is 128Mi with routing: proxy (slow clients make a proxy hold about
+60 KiB each), else 64Mi.
 */}}
+{{/*
+electd.proxyMemLimit is GOMEMLIMIT with routing: proxy and the default
+memory limit (128Mi): 100MiB, leaving room for what the runtime does not
+count; empty otherwise, and GOMEMLIMIT is then the limit itself.
+*/}}
+{{- define "electd.proxyMemLimit" -}}
+{{- if and (eq .Values.routing "proxy") (not (.Values.electd.resources.limits).memory) -}}
+100MiB
+{{- end -}}
+{{- end -}}
+
 {{- define "electd.resources" -}}
 {{- $r := deepCopy .Values.electd.resources -}}
 {{- $req := default dict $r.requests -}}
@@ -62,6 +75,11 @@ as much CPU as a ZooKeeper server), else 10m.
 {{- $_ := set $req "cpu" (ternary "100m" "10m" (eq .Values.routing "proxy")) -}}
 {{- end -}}
 {{- $_ := set $r "requests" $req -}}
+{{- $lim := default dict $r.limits -}}
+{{- if not $lim.memory -}}
+{{- $_ := set $lim "memory" (ternary "128Mi" "64Mi" (eq .Values.routing "proxy")) -}}
+{{- end -}}
+{{- $_ := set $r "limits" $lim -}}
 {{- toYaml $r -}}
 {{- end -}}
 
