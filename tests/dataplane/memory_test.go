@@ -18,9 +18,10 @@ import (
 
 // The sizes of issue 37's item 8, and the memory the proxy flavour gives
 // electd: deploy/k8s-proxy/app-patch.yaml's limit (the Helm chart's with
-// routing: proxy), which GOMEMLIMIT follows.
+// routing: proxy), and the GOMEMLIMIT it sets below it.
 const (
 	memoryLimit = 128 << 20
+	goMemLimit  = "100MiB"
 	bigAnswer   = 20 << 20
 	peerStreams = 256 // proxy.peer_streams' default
 )
@@ -40,7 +41,7 @@ var slowReaders = flag.Int("slowreaders.clients", 1000, "clients of TestSlowRead
 // limit, with GOMEMLIMIT set as the manifests set it, in a build without
 // -race. The flood is held until the follower's RSS stops growing.
 func TestSlowReadersMemory(t *testing.T) {
-	c := startCluster(t, setup{n: 2, plain: true, env: []string{"GOMEMLIMIT=" + strconv.Itoa(memoryLimit)}})
+	c := startCluster(t, setup{n: 2, plain: true, env: []string{"GOMEMLIMIT=" + goMemLimit}})
 	l := c.settled(nil)
 	f := c.others(l)[0]
 	pid := f.proc.Pid()
