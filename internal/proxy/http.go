@@ -36,7 +36,7 @@ const maxIdlePerHost = 64
 const expectContinueWait = time.Second
 
 // httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
-// prior knowledge), peers on PeerListen (HTTP/2 with prior knowledge, and
+// prior knowledge), peers on PeerListen (inside mutual TLS: HTTP/2, and
 // HTTP/1.1 for upgrades), and one net/http/httputil.ReverseProxy for every
 // hand-over: to the application (HTTP/1.1, or HTTP/2 for a client that
 // spoke it) or to the leader's proxy (the peer pool; HTTP/1.1 for an
@@ -68,6 +68,11 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	// The leader's proxy may hold a request up to the hold time before it
 	// hands it to its application.
 	h.peerH1 = newTransport(cfg, cfg.HoldTime+cfg.DialTimeout+cfg.ResponseTimeout, cfg.IdleTimeout/2, false)
+	// HTTP/1.1 inside the peers' mutual TLS (peertls.go): the transport
+	// sees a plain connection.
+	h.peerH1.DialContext = func(ctx context.Context, _, addr string) (net.Conn, error) {
+		return p.dialPeer(ctx, addr, alpnHTTP1)
+	}
 	h.pool = newPeerPool(p)
 	// flushEvery: what an answer writes reaches the client within a few
 	// milliseconds, streamed or not (the server's buffer would otherwise

@@ -247,7 +247,11 @@ func (t *tcpProxy) dial(d decision, hop int, hd *holder) (up net.Conn, token int
 	}
 	dialer := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
 	start := p.clock.Now()
-	up, err = dialer.DialContext(d.scope, "tcp", addr)
+	if to == TargetLeader {
+		up, err = p.dialPeer(d.scope, addr, alpnTCP)
+	} else {
+		up, err = dialer.DialContext(d.scope, "tcp", addr)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
