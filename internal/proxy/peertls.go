@@ -191,12 +191,17 @@ func (p *Proxy) dialPeer(ctx context.Context, addr, proto string) (net.Conn, err
 // handshakePeer runs the client's handshake on c within DialTimeout.
 func (p *Proxy) handshakePeer(ctx context.Context, c net.Conn, proto string) (*tls.Conn, error) {
 	tc := tls.Client(c, p.peerTLS.config(proto))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	t := p.clock.AfterFunc(p.cfg.DialTimeout, cancel)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	t := p.clock.AfterFunc(p.cfg.DialTimeout, func() {
+		cancel(fmt.Errorf("no answer within %v", p.cfg.DialTimeout))
+	})
 	defer t.Stop()
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = c.Close()
+		if cause := context.Cause(ctx); cause != nil {
+			err = cause
+		}
 		return nil, fmt.Errorf("TLS handshake with the proxy at %s: %w", remoteAddr(c), err)
 	}
 	return tc, nil

@@ -108,7 +108,7 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{
 		peerTLS: pt,
-		cfg: cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
+		cfg:     cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
 		log:    cfg.Logger.With("proxy", string(cfg.Mode)),
 		closed: make(chan struct{}),
 	}
