@@ -120,6 +120,21 @@ func (pt *peerTLS) config(protos ...string) *tls.Config {
 	}
 }
 
+// PeerTLSConfig is the TLS configuration with which a participant whose
+// PeerKey is key connects to another's peer port, offering the ALPN
+// protocol alpn ("h2", "http/1.1"): for tools and tests that speak to a
+// peer port as a proxy does.
+func PeerTLSConfig(key, alpn string) (*tls.Config, error) {
+	if err := validatePeerKey(key); err != nil {
+		return nil, err
+	}
+	pt, err := newPeerTLS(key)
+	if err != nil {
+		return nil, err
+	}
+	return pt.config(alpn), nil
+}
+
 // serverConfig is the peer port's: a client certificate is required.
 func (pt *peerTLS) serverConfig(protos ...string) *tls.Config {
 	c := pt.config(protos...)
