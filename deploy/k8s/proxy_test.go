@@ -200,3 +200,36 @@ func TestProxyFlavourElectdCPUMatchesZooKeeper(t *testing.T) {
 		}
 	}
 }
+
+// peerKeySecret is the Secret of the proxies' peer key (docs/kubernetes.md,
+// "Secrets").
+const peerKeySecret = "electd-proxy-peer-key"
+
+// The proxies' peer key is a file from a required Secret volume that only
+// electd mounts: until the Secret exists the pod does not start, and
+// electd never opens its peer port without the key.
+func TestProxyFlavourPeerKeyIsARequiredSecretFile(t *testing.T) {
+	m, p := proxyFlavour(t)
+	checkNoSecretIsShipped(t, m)
+	if _, ok := p.s.env["ELECTD_PROXY_PEER_KEY"]; ok {
+		t.Errorf("ELECTD_PROXY_PEER_KEY is set; give the key as a file (ELECTD_PROXY_PEER_KEY_FILE)")
+	}
+	e := p.s.env["ELECTD_PROXY_PEER_KEY_FILE"]
+	vol, item := secretFile(p.s.w.template, p.s.c, e.Value)
+	if vol == nil {
+		t.Fatalf("ELECTD_PROXY_PEER_KEY_FILE %q is in no Secret volume electd mounts", e.Value)
+	}
+	if vol.Secret.SecretName != peerKeySecret || item != "key" {
+		t.Errorf("%s is Secret %s key %q, want %s key key (docs/kubernetes.md's command)", e.Value, vol.Secret.SecretName, item, peerKeySecret)
+	}
+	if o := vol.Secret.Optional; o != nil && *o {
+		t.Errorf("volume %s is optional: without the Secret electd would exit 2 and restart in a loop", vol.Name)
+	}
+	for _, c := range allContainers(&p.s.w.template.Spec) {
+		for _, vm := range c.VolumeMounts {
+			if vm.Name == vol.Name && (c != p.s.c || !vm.ReadOnly) {
+				t.Errorf("container %s mounts the peer key (read-only %v); only electd may, read-only", c.Name, vm.ReadOnly)
+			}
+		}
+	}
+}

@@ -79,7 +79,7 @@ func TestEveryDocumentedValueAloneValidates(t *testing.T) {
 // unless key is one of them.
 func proxyOn(key string) []string {
 	var args []string
-	for _, kv := range [][2]string{{"proxy.listen", "127.0.0.1:4041"}, {"proxy.app", "127.0.0.1:8080"}} {
+	for _, kv := range [][2]string{{"proxy.listen", "127.0.0.1:4041"}, {"proxy.app", "127.0.0.1:8080"}, {"proxy.peer_key", testPeerKey}} {
 		if kv[0] != key {
 			args = append(args, "--"+kv[0]+"="+kv[1])
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,7 +163,7 @@ func TestBadProxyConfigNamesTheKey(t *testing.T) {
 		{name: "advertise port 0", args: on("--proxy.advertise", "10.0.0.7:0"), key: "proxy.advertise"},
 		{name: "advertise control character", args: on("--proxy.advertise", "10.0.0.7:4041\x01"), key: "proxy.advertise"},
 		{name: "listen on the API's port", args: with("--proxy.listen", ":4040", "--proxy.app", "127.0.0.1:8080", "--proxy.advertise", "10.0.0.7:4040"), key: "proxy.listen"},
-		{name: "from the environment", args: minimal, env: map[string]string{"ELECTD_PROXY_LISTEN": "127.0.0.1:4041", "ELECTD_PROXY_APP": "127.0.0.1:8080", "ELECTD_PROXY_HOLD_TIME": "5"}, key: "proxy.hold_time"},
+		{name: "from the environment", args: minimal, env: map[string]string{"ELECTD_PROXY_LISTEN": "127.0.0.1:4041", "ELECTD_PROXY_APP": "127.0.0.1:8080", "ELECTD_PROXY_PEER_KEY": testPeerKey, "ELECTD_PROXY_HOLD_TIME": "5"}, key: "proxy.hold_time"},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkBad(t, c) })
 	}
@@ -188,5 +189,40 @@ func TestEveryBadProxyKeyIsNamed(t *testing.T) {
 	}
 	if strings.Count(err.Error(), "\n")+1 != len(es) {
 		t.Errorf("not one line per error:\n%v", err)
+	}
+}
+
+// The proxy never starts without proxy.peer_key: its peer port would take
+// forwards from anyone. The one line names the key, its flag, its
+// variable and how to make one; a short key is named as it was given.
+func TestPeerKeyRequired(t *testing.T) {
+	cleanEnv(t)
+	on := with("--proxy.listen", "127.0.0.1:4041", "--proxy.app", "127.0.0.1:8080")
+	_, err := Load(on, nil)
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.Key != "proxy.peer_key" {
+		t.Fatalf("error %v, want one naming proxy.peer_key", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"--proxy.peer_key", "ELECTD_PROXY_PEER_KEY", "openssl rand -base64 32"} {
+		if !strings.Contains(msg, want) || strings.Contains(msg, "\n") {
+			t.Errorf("%q is not one line that says %s", msg, want)
+		}
+	}
+	short := testPeerKey[:len(testPeerKey)-1]
+	for _, c := range []badCase{
+		{name: "short", args: slices.Concat(on, []string{"--proxy.peer_key", short}), key: "proxy.peer_key"},
+		{name: "short file", args: slices.Concat(on, []string{"--proxy.peer_key_file", writeFile(t, "key", short+"\n")}), key: "proxy.peer_key_file"},
+		{name: "both", args: slices.Concat(on, []string{"--proxy.peer_key", testPeerKey, "--proxy.peer_key_file", writeFile(t, "key2", testPeerKey)}), key: "proxy.peer_key_file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			checkBad(t, c)
+			if _, err := loadArgs(t, c.args...); strings.Contains(err.Error(), short) {
+				t.Errorf("the error quotes the key: %v", err)
+			}
+		})
+	}
+	if _, err := loadArgs(t, slices.Concat(on, []string{"--proxy.peer_key_file", writeFile(t, "key3", testPeerKey+"\n")})...); err != nil {
+		t.Fatalf("a key from a file: %v", err)
 	}
 }

@@ -70,6 +70,7 @@ func everyKey(t *testing.T) map[string]string {
 		"proxy.mode":                  "tcp",
 		"proxy.app":                   "127.0.0.1:8080",
 		"proxy.peer_listen":           "127.0.0.1:4042",
+		"proxy.peer_key":              testPeerKey,
 		"proxy.advertise":             "10.0.0.7:4042",
 		"proxy.hold_time":             "3s",
 		"proxy.drain_timeout":         "1s",
@@ -135,7 +136,7 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 		RecheckInterval: 30 * time.Second,
 	}
 	want.Proxy = Proxy{
-		Listen: "127.0.0.1:4041", Mode: "tcp", App: "127.0.0.1:8080", PeerListen: "127.0.0.1:4042", Advertise: "10.0.0.7:4042",
+		Listen: "127.0.0.1:4041", Mode: "tcp", App: "127.0.0.1:8080", PeerListen: "127.0.0.1:4042", Advertise: "10.0.0.7:4042", PeerKey: testPeerKey,
 		HoldTime: 3 * time.Second, DrainTimeout: time.Second, MaxHeld: 100, MaxConnections: 200,
 		DialTimeout: 500 * time.Millisecond, ClientHeaderTimeout: 5 * time.Second, ResponseTimeout: 20 * time.Second,
 		IdleTimeout: 2 * time.Minute, BodyTimeout: 20 * time.Second, MaxHeaderBytes: 16384,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,7 +26,32 @@ func cleanEnv(t testing.TB) {
 // loadArgs loads args in the test's environment, as main does.
 func loadArgs(t testing.TB, args ...string) (*Loaded, error) {
 	t.Helper()
-	return Load(args, os.Environ())
+	return Load(withPeerKey(args), os.Environ())
+}
+
+// testPeerKey is a proxy.peer_key of the shortest length accepted.
+const testPeerKey = "0123456789abcdef0123456789abcdef"
+
+// withPeerKey adds proxy.peer_key to args that turn the proxy on with
+// flags and set no key of their own, so that each proxy test need not
+// repeat it; TestPeerKeyRequired loads without one.
+func withPeerKey(args []string) []string {
+	on := false
+	for _, a := range args {
+		if strings.HasPrefix(a, "--proxy.peer_key") {
+			return args
+		}
+		on = on || a == "--proxy.listen" || strings.HasPrefix(a, "--proxy.listen=") && a != "--proxy.listen="
+	}
+	if !on {
+		return args
+	}
+	// Before a "--" that starts electd run's command.
+	i := slices.Index(args, "--")
+	if i < 0 {
+		i = len(args)
+	}
+	return slices.Insert(slices.Clone(args), i, "--proxy.peer_key="+testPeerKey)
 }
 
 func writeFile(t testing.TB, name, content string) string {
@@ -212,6 +238,7 @@ func TestValidateOutputRoundTrips(t *testing.T) {
 	every := everyKey(t)
 	every["http.admin_token_file"] = writeFile(t, "token", "t0ken\n")
 	every["zookeeper.auth_file"] = writeFile(t, "auth", "electd:s3cret\n")
+	every["proxy.peer_key_file"] = writeFile(t, "peer_key", testPeerKey+"\n")
 	var args []string
 	for k, v := range every {
 		if key, _ := Lookup(k); !key.Secret {

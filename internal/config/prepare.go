@@ -222,6 +222,9 @@ func (c *Config) readSecrets(errs *errorList) {
 		if k.File == "" || c.str(k.File) == "" {
 			continue
 		}
+		if k.needsProxy() && c.Proxy.Listen == "" {
+			continue // refused as a key that does nothing (validateProxy)
+		}
 		if c.str(k.Name) != "" {
 			errs.add(errorf(k.File, "set together with %s; use one of them", k.Name))
 			continue

@@ -21,7 +21,7 @@ import (
 func (c *Config) proxy() proxy.Config {
 	p := c.Proxy
 	return proxy.Config{
-		Mode: proxy.Mode(p.Mode), Listen: p.Listen, PeerListen: p.PeerListen, App: p.App, AppProtocol: proxy.AppProtocol(p.AppProtocol),
+		Mode: proxy.Mode(p.Mode), Listen: p.Listen, PeerListen: p.PeerListen, PeerKey: p.PeerKey, App: p.App, AppProtocol: proxy.AppProtocol(p.AppProtocol),
 		HoldTime: p.HoldTime, DrainTimeout: p.DrainTimeout, MaxHeld: p.MaxHeld, MaxConnections: p.MaxConnections,
 		MaxPeerConnections: p.MaxPeerConnections, PeerStreams: p.PeerStreams, PeerTimeout: p.PeerTimeout,
 		DialTimeout: p.DialTimeout, ClientHeaderTimeout: p.ClientHeaderTimeout, ClientBodyTimeout: p.ClientBodyTimeout,
@@ -35,6 +35,9 @@ func (c *Config) proxy() proxy.Config {
 // Stand-ins for the peer address of a proxy whose own is wrong, so that
 // its other keys are checked all the same.
 const standInListen = "127.0.0.1:0"
+
+// standInPeerKey stands in for a wrong proxy.peer_key, as standInListen.
+var standInPeerKey = strings.Repeat("k", proxy.MinPeerKeyBytes)
 
 // validateProxy checks the proxy.* keys. Without proxy.listen the proxy
 // is off and every other proxy key that a source set is refused alike, as
@@ -66,6 +69,10 @@ func (c *Config) validateProxy(errs *errorList, given func(string) bool, podIP s
 		}
 	}
 	pc := c.proxy()
+	if err := c.validatePeerKey(); err != nil {
+		errs.add(err)
+		pc.PeerKey = standInPeerKey // named once, by its own key
+	}
 	switch {
 	case p.PeerListen == "" && validAddr(p.Listen):
 		// Derived from proxy.listen, which has no next port.
@@ -86,6 +93,27 @@ func (c *Config) validateProxy(errs *errorList, given func(string) bool, podIP s
 			errs.add(c.validateProxyLoop(podIP))
 		}
 	}
+}
+
+// validatePeerKey requires proxy.peer_key with the proxy: without it the
+// peer port would take forwards from anyone who reaches it.
+func (c *Config) validatePeerKey() error {
+	p := c.Proxy
+	key := "proxy.peer_key"
+	if p.PeerKeyFile != "" {
+		key = "proxy.peer_key_file"
+	}
+	switch {
+	case p.PeerKey == "":
+		return errorf(key, "required with proxy.listen: the secret every participant's proxy shares to authenticate the others; "+
+			"set --proxy.peer_key, ELECTD_PROXY_PEER_KEY or proxy.peer_key_file to the same value on every participant, "+
+			"e.g. the output of `openssl rand -base64 32`")
+	case len(p.PeerKey) < proxy.MinPeerKeyBytes:
+		return errorf(key, "%d bytes; at least %d, e.g. the output of `openssl rand -base64 32`", len(p.PeerKey), proxy.MinPeerKeyBytes)
+	case !printable(p.PeerKey):
+		return errorf(key, "has a control character or is not UTF-8")
+	}
+	return nil
 }
 
 func validAddr(s string) bool {

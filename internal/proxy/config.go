@@ -106,11 +106,17 @@ type Config struct {
 	// (Config.Listeners). Required.
 	Listen string
 	// PeerListen is the host:port at which the other participants'
-	// proxies forward to this one: in HTTP mode over HTTP/2 with prior
-	// knowledge (and HTTP/1.1 for upgrades), in TCP mode connections
-	// opened by a preamble. Never the port of Listen, which takes clients
-	// only. Required (internal/config derives it from Listen).
+	// proxies forward to this one, inside mutual TLS (PeerKey): in HTTP
+	// mode over HTTP/2 (and HTTP/1.1 for upgrades), in TCP mode
+	// connections opened by a preamble. Never the port of Listen, which
+	// takes clients only. Required (internal/config derives it from
+	// Listen).
 	PeerListen string
+	// PeerKey is the secret every participant of the election shares:
+	// the peers' mutual TLS key and certificate are derived from it, so
+	// only its holders can forward to this proxy or be forwarded to.
+	// Required, at least MinPeerKeyBytes bytes.
+	PeerKey string
 	// App is the local application's host:port. Required.
 	App string
 	// AppProtocol is how requests reach the application (HTTP mode):
@@ -356,6 +362,9 @@ func (c Config) Validate() error {
 	if err := validateAddr(c.App, false); err != nil {
 		add(&FieldError{Pkg: "proxy", Field: "App", Err: err})
 	}
+	if err := validatePeerKey(c.PeerKey); err != nil {
+		add(&FieldError{Pkg: "proxy", Field: "PeerKey", Err: err})
+	}
 	for _, err := range c.validateDurations() {
 		add(err)
 	}
@@ -437,6 +446,18 @@ func (c Config) validatePeerListen() error {
 		return errors.New("must differ from Listen: clients' port never takes a forward")
 	}
 	return validateAddr(c.PeerListen, true)
+}
+
+// validatePeerKey requires a key with room for 256 bits of entropy; the
+// message never quotes it.
+func validatePeerKey(k string) error {
+	switch {
+	case k == "":
+		return errors.New("required: the secret the election's proxies authenticate each other with")
+	case len(k) < MinPeerKeyBytes:
+		return fmt.Errorf("%d bytes; at least %d (e.g. the output of `openssl rand -base64 32`)", len(k), MinPeerKeyBytes)
+	}
+	return nil
 }
 
 // validateAddr accepts host:port; a listen address may leave the host

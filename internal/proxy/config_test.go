@@ -10,7 +10,7 @@ import (
 )
 
 func TestConfigValidate(t *testing.T) {
-	ok := Config{Listen: ":4041", PeerListen: ":4042", App: "127.0.0.1:8080"}
+	ok := Config{Listen: ":4041", PeerListen: ":4042", App: "127.0.0.1:8080", PeerKey: testPeerKey}
 	for _, tc := range []struct {
 		name   string
 		edit   func(*Config)
@@ -30,6 +30,8 @@ func TestConfigValidate(t *testing.T) {
 		{"app with a space", func(c *Config) { c.App = "local host:80" }, []string{"App"}},
 		{"no peer listen", func(c *Config) { c.PeerListen = "" }, []string{"PeerListen"}},
 		{"peers on the clients' port", func(c *Config) { c.PeerListen = ":4041" }, []string{"PeerListen"}},
+		{"no peer key", func(c *Config) { c.PeerKey = "" }, []string{"PeerKey"}},
+		{"a short peer key", func(c *Config) { c.PeerKey = testPeerKey[:MinPeerKeyBytes-1] }, []string{"PeerKey"}},
 		{"both on any free port", func(c *Config) { c.Listen, c.PeerListen = "127.0.0.1:0", "127.0.0.1:0" }, nil},
 		{"hold past the maximum", func(c *Config) { c.HoldTime = MaxHoldTime + 1 }, []string{"HoldTime"}},
 		{"negative hold", func(c *Config) { c.HoldTime = -time.Second }, []string{"HoldTime"}},

@@ -70,6 +70,9 @@ func startProxy(t testing.TB, lead *fakeLead, app string, cfg Config) *testProxy
 	t.Helper()
 	tp := &testProxy{lead: lead, rec: newRec()}
 	cfg.Listen, cfg.PeerListen, cfg.App, cfg.Recorder = "127.0.0.1:0", "127.0.0.1:0", app, tp.rec
+	if cfg.PeerKey == "" {
+		cfg.PeerKey = testPeerKey
+	}
 	if cfg.Clock == nil {
 		tp.clock = clocktest.NewFake(time.Unix(1000, 0))
 		cfg.Clock = tp.clock

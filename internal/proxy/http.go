@@ -39,7 +39,7 @@ const maxIdlePerHost = 64
 const expectContinueWait = time.Second
 
 // httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
-// prior knowledge), peers on PeerListen (HTTP/2 with prior knowledge, and
+// prior knowledge), peers on PeerListen (inside mutual TLS: HTTP/2, and
 // HTTP/1.1 for upgrades), and one net/http/httputil.ReverseProxy for every
 // hand-over: to the application (HTTP/1.1, or HTTP/2 with AppH2C)
 // or to the leader's proxy (the peer pool; HTTP/1.1 for an
@@ -78,6 +78,11 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	// The leader's proxy may hold a request up to the hold time before it
 	// hands it to its application.
 	h.peerH1 = newTransport(cfg, cfg.HoldTime+cfg.DialTimeout+cfg.ResponseTimeout, cfg.IdleTimeout/2, false)
+	// HTTP/1.1 inside the peers' mutual TLS (peertls.go): the transport
+	// sees a plain connection.
+	h.peerH1.DialContext = func(ctx context.Context, _, addr string) (net.Conn, error) {
+		return p.dialPeer(ctx, addr, alpnHTTP1)
+	}
 	h.pool = newPeerPool(p)
 	h.check = newChecker(cfg)
 	// flushEvery: what an answer writes reaches the client within a few

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -209,22 +210,60 @@ func TestHTTPStalledPeerIsGivenUp(t *testing.T) {
 	}
 }
 
-// A new connection to a peer's proxy is used only once a ping came back.
+// A new connection to a peer's proxy is used only once a ping came back:
+// a peer that completes the TLS handshake and then says nothing is never
+// sent a request; one that does not complete the handshake neither.
 func TestHTTPPeerConnectionNeedsAPing(t *testing.T) {
 	baseline(t)
 	appB := newApp(t, "b", nil)
 	b := startProxy(t, newLead(leading("b", 7)), appB.addr(), Config{Clock: clock.Real()})
 	r := newRelay(t, b.peerAddr())
 	r.freeze()
-	a := startProxy(t, newLead(following("b", 7, r.addr())), newApp(t, "a", nil).addr(),
-		Config{Clock: clock.Real(), PeerTimeout: 200 * time.Millisecond, HoldTime: time.Second})
-	code, body := post(t, newClient(t), a.addr)
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "did not answer a ping") {
-		t.Fatalf("%d %q, want a 503 at the end of the hold time naming the ping", code, body)
+	for _, tc := range []struct{ name, peer, want string }{
+		{"silent after the handshake", silentPeer(t), "did not answer a ping"},
+		{"silent in the handshake", r.addr(), "TLS handshake"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := startProxy(t, newLead(following("b", 7, tc.peer)), newApp(t, "a", nil).addr(),
+				Config{Clock: clock.Real(), PeerTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond, HoldTime: time.Second})
+			code, body := post(t, newClient(t), a.addr)
+			if code != http.StatusServiceUnavailable || !strings.Contains(body, tc.want) {
+				t.Fatalf("%d %q, want a 503 at the end of the hold time naming %q", code, body, tc.want)
+			}
+			if n := len(appB.requests()); n != 0 || a.PeerConns() != 0 {
+				t.Fatalf("b's application got %d requests; %d peer connections open", n, a.PeerConns())
+			}
+		})
 	}
-	if n := len(appB.requests()); n != 0 || a.PeerConns() != 0 {
-		t.Fatalf("b's application got %d requests; %d peer connections open", n, a.PeerConns())
+}
+
+// silentPeer completes the peers' TLS handshake, then reads and never
+// answers.
+func silentPeer(t *testing.T) string {
+	pt, err := newPeerTLS(testPeerKey)
+	if err != nil {
+		t.Fatal(err)
 	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", pt.serverConfig(alpnH2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(patience))
+				_, _ = io.Copy(io.Discard, c)
+			})
+		}
+	})
+	return ln.Addr().String()
 }
 
 // The leader's proxy tells the application nothing of the forward but the

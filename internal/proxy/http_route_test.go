@@ -199,7 +199,7 @@ func TestHTTPBadInput(t *testing.T) {
 	baseline(t)
 	app := newApp(t, "a", nil)
 	tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{})
-	c := newClient(t)
+	c, pc := newClient(t), newPeerClient(t)
 	fw := func(kv ...string) []string {
 		h := map[string]string{HeaderElection: testElection, HeaderLeaderToken: "1", HeaderHold: "1000", HeaderClientProto: "1.1"}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -233,9 +233,9 @@ func TestHTTPBadInput(t *testing.T) {
 		{"another election's forward", true, "GET", fw(HeaderElection, "/x@0x9"), http.StatusMisdirectedRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := tp.addr
+			addr, c := tp.addr, c
 			if tc.peer {
-				addr = tp.peerAddr()
+				addr, c = tp.peerAddr(), pc
 			}
 			req, _ := http.NewRequest(tc.method, "http://"+addr+"/", nil)
 			if tc.method == "CONNECT" {

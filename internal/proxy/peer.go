@@ -6,7 +6,9 @@ import (
 )
 
 // A forward from a peer's proxy, on PeerListen (docs/DESIGN.md,
-// "Forwarding": every forward names its election and its leader). It names
+// "Forwarding": every forward names its election and its leader). Only a
+// peer that completed the TLS handshake with the election's key gets
+// here (peertls.go), so only participants see the 421's view. It names
 // the election and the leadership (fencing token) it is meant for; this
 // proxy takes it only when it is that leadership, with a valid lease, and
 // says so in an interim 102 (Electd-Taken) before its application gets

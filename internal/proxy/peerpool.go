@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -13,8 +12,8 @@ import (
 )
 
 // The pool of connections to the other participants' proxies
-// (docs/DESIGN.md, "Forwarding": two ports). HTTP/2 without TLS, prior
-// knowledge: one connection carries up to PeerStreams forwards at once,
+// (docs/DESIGN.md, "Forwarding": two ports). HTTP/2 over mutual TLS
+// (peertls.go, ALPN h2): one connection carries up to PeerStreams forwards at once,
 // so a follower's forwards hold streams, not connections, at the leader,
 // and the leader's PeerStreams cap on each connection is the share every
 // peer is sure of, which clients of one proxy cannot take from another's.
@@ -191,12 +190,11 @@ func (pp *peerPool) dial(addr string, pc *peerConns, d *peerDial) {
 	close(d.done)
 }
 
-// connect dials addr, opens HTTP/2 on it and has a ping answered within
-// PeerTimeout before anything is sent on it.
+// connect dials addr, authenticates it (TLS), opens HTTP/2 on it and has
+// a ping answered within PeerTimeout before anything is sent on it.
 func (pp *peerPool) connect(addr string) (*http2.ClientConn, error) {
 	p := pp.p
-	d := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
-	c, err := d.DialContext(p.stopping, "tcp", addr)
+	c, err := p.dialPeer(p.stopping, addr, alpnH2)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -10,13 +11,19 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// h2Peer is a peer's proxy reduced to its HTTP/2 frames: it answers the
-// settings and pings, and meets every request with refuse.
+// h2Peer is a peer's proxy reduced to its HTTP/2 frames (inside the
+// peers' TLS): it answers the settings and pings, and meets every
+// request with refuse.
 func h2Peer(t *testing.T, refuse func(fr *http2.Framer, stream uint32)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	pt, err := newPeerTLS(testPeerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln = tls.NewListener(ln, pt.serverConfig(alpnH2))
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {

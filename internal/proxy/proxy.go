@@ -53,6 +53,8 @@ type Proxy struct {
 	peers *connLimit // peers', on PeerListen
 	http  *httpProxy // HTTP mode
 	tcp   *tcpProxy  // TCP mode
+	// peerTLS authenticates the peers (peertls.go).
+	peerTLS *peerTLS
 
 	kept      atomic.Int64  // what copies of request bodies may still take (body.go)
 	served    atomic.Uint64 // requests (HTTP) and connections (TCP) that ended
@@ -105,8 +107,13 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	pt, err := newPeerTLS(cfg.PeerKey)
+	if err != nil {
+		return nil, err
+	}
 	p := &Proxy{
-		cfg: cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
+		peerTLS: pt,
+		cfg:     cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
 		log:    cfg.Logger.With("proxy", string(cfg.Mode)),
 		closed: make(chan struct{}),
 	}
@@ -154,6 +161,12 @@ func (p *Proxy) Serve(ctx context.Context, client, peer net.Listener) error {
 		<-watched
 		p.endScopes()
 	}()
+	// Only peers that hold the key get past the peer port's handshake.
+	protos := []string{alpnH2, alpnHTTP1}
+	if p.tcp != nil {
+		protos = []string{alpnTCP}
+	}
+	peer = &peerListener{Listener: peer, cfg: p.peerTLS.serverConfig(protos...)}
 	if p.http != nil {
 		return p.http.serve(ctx, p.conns.listener(client), p.peers.listener(peer))
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // The preamble opens every connection a proxy forwards to a peer's
-// PeerListen in TCP mode: magic, version, hop count, what is left of the
+// PeerListen in TCP mode, inside the peers' TLS (peertls.go): magic, version, hop count, what is left of the
 // hold time in milliseconds. A separate port, because a client's first
 // bytes cannot be told from a preamble: many protocols (MySQL, SMTP) wait
 // for the server to speak first, so a shared port would have to wait on
@@ -143,7 +143,8 @@ func (t *tcpProxy) accept(ln net.Listener, handle func(*trackedConn)) error {
 	}
 }
 
-// servePeer reads a peer's preamble within HeaderTimeout, then serves the
+// servePeer reads a peer's preamble within HeaderTimeout (the TLS
+// handshake included: the first read runs it), then serves the
 // connection with the hop count and hold budget it carries.
 func (t *tcpProxy) servePeer(c *trackedConn) {
 	p := t.p
@@ -247,7 +248,11 @@ func (t *tcpProxy) dial(d decision, hop int, hd *holder) (up net.Conn, token int
 	}
 	dialer := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
 	start := p.clock.Now()
-	up, err = dialer.DialContext(d.scope, "tcp", addr)
+	if to == TargetLeader {
+		up, err = p.dialPeer(d.scope, addr, alpnTCP)
+	} else {
+		up, err = dialer.DialContext(d.scope, "tcp", addr)
+	}
 	if err != nil {
 		return nil, 0, err
 	}

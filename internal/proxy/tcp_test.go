@@ -211,11 +211,10 @@ func TestTCPPeerPreamble(t *testing.T) {
 	pc := startProxy(t, newLead(leading("c", 3)), other.addr(), tcpConfig(Config{}))
 	tp := startProxy(t, newLead(following("c", 3, pc.peerAddr())), app.addr(), tcpConfig(Config{HoldTime: 2 * time.Second}))
 	peer := func(b []byte) *bufio.Reader {
-		c, err := net.Dial("tcp", tp.peerAddr())
+		c, err := dialPeerTLS(t, tp.peerAddr(), testPeerKey, alpnTCP)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Close() })
 		c.SetDeadline(time.Now().Add(patience))
 		c.Write(b)
 		return bufio.NewReader(c)

@@ -213,7 +213,8 @@ func peerPort(ctx context.Context, bin string) (bool, error) {
 		}
 	}
 	cmd := exec.CommandContext(ctx, bin, "--zookeeper.servers", "127.0.0.1:1", "--election.path", "/bench/probe", "--http.addr", addrs[0],
-		"--proxy.listen", addrs[1], "--proxy.peer_listen", addrs[2], "--proxy.app", "127.0.0.1:1")
+		"--proxy.listen", addrs[1], "--proxy.peer_listen", addrs[2], "--proxy.app", "127.0.0.1:1",
+		"--proxy.peer_key", electdtest.PeerKey("/bench/probe"))
 	cmd.Env = electdtest.CleanEnviron()
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -133,7 +133,7 @@ func (r *forwardRig) start(ctx context.Context, m *forwardMember) error {
 	if m.proxy, err = electdtest.FreeAddrPair(); err != nil {
 		return err
 	}
-	m.d, err = startDaemon(ctx, r.opts, m.id, "--proxy.listen", m.proxy, "--proxy.app", m.app.Addr,
+	m.d, err = startDaemon(ctx, r.opts, m.id, "--proxy.listen", m.proxy, "--proxy.app", m.app.Addr, "--proxy.peer_key", electdtest.PeerKey(r.opts.path),
 		"--http.admin_token", forwardToken, "--shutdown_grace", "500ms", "--proxy.idle_timeout", "2s")
 	if err != nil {
 		return err

@@ -12,8 +12,9 @@ import (
 // and one line per error, "electd: KEY: ...", saying what it must.
 func TestValidateRefusesWhatIssue32Found(t *testing.T) {
 	base := []string{"--zookeeper.servers", "127.0.0.1:2181", "--election.path", "/services/web"}
+	peerKey := electdtest.PeerKey("/services/web")
 	on := func(more ...string) []string {
-		return append(append(append([]string{}, base...), "--proxy.listen", "127.0.0.1:4041"), more...)
+		return append(append(append([]string{}, base...), "--proxy.listen", "127.0.0.1:4041", "--proxy.peer_key", peerKey), more...)
 	}
 	for _, c := range []struct {
 		name string
@@ -27,8 +28,12 @@ func TestValidateRefusesWhatIssue32Found(t *testing.T) {
 		{name: "a proxy sent to itself as localhost", args: on("--proxy.app", "localhost:4041"),
 			want: []string{`proxy.app: "localhost:4041" is this electd's own proxy.listen`}},
 		{name: "a proxy sent to its peer port, from the environment",
-			env:  []string{"ELECTD_PROXY_LISTEN=:4041", "ELECTD_PROXY_APP=127.0.0.1:4042", "POD_IP=10.0.0.7"},
+			env:  []string{"ELECTD_PROXY_LISTEN=:4041", "ELECTD_PROXY_APP=127.0.0.1:4042", "ELECTD_PROXY_PEER_KEY=" + peerKey, "POD_IP=10.0.0.7"},
 			args: base, want: []string{`proxy.app: "127.0.0.1:4042" is this electd's own proxy.peer_listen (":4042")`}},
+		{name: "a proxy without a peer key", args: append(append([]string{}, base...), "--proxy.listen", "127.0.0.1:4041", "--proxy.app", "127.0.0.1:8080"),
+			want: []string{"proxy.peer_key: required with proxy.listen: the secret every participant's proxy shares to authenticate the others; " +
+				"set --proxy.peer_key, ELECTD_PROXY_PEER_KEY or proxy.peer_key_file to the same value on every participant, " +
+				"e.g. the output of `openssl rand -base64 32`"}},
 		{name: "proxy keys without proxy.listen, from every source",
 			env:  []string{"ELECTD_PROXY_MODE=tcp"},
 			args: append(append([]string{}, base...), "--proxy.hold_time", "10s"),

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/proxy"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/ledger"
 )
 
@@ -30,7 +32,7 @@ const (
 // a follower of a sends it to a's leader is replayed to b's leader and to
 // b's follower, at the address each publishes for its peers: as the proxies
 // before issue 28 sent it (Electd-Hop, Electd-Hold), and as the data plane's
-// peers send it (HTTP/2 cleartext, naming a's election and the fencing
+// peers send it (HTTP/2 inside the peers' TLS, naming a's election and the fencing
 // token of the leader it is meant for). Must have 5: a proxy that is not
 // the leader a forward names, of the election it names, refuses it (421,
 // Electd-Not-Leader, and its own view), and a request meant for another
@@ -46,10 +48,10 @@ func TestForwardNamesItsElection(t *testing.T) {
 	bID, bTok := electionID(t, b.path), leaderToken(t, bl)
 	t.Logf("election a %s, leader %s with token %d; election b %s, leader %s with token %d", aID, al.name, aTok, bID, bl.name, bTok)
 
-	h1 := &http.Client{Timeout: patience, Transport: &http.Transport{Proxy: nil}}
-	var p http.Protocols
-	p.SetUnencryptedHTTP2(true)
-	h2c := &http.Client{Timeout: patience, Transport: &http.Transport{Proxy: nil, Protocols: &p}}
+	// Sent as a participant of b would (b's peer key, over TLS): a's key
+	// would not get past b's handshake (TestPeerPortNeedsTheKey), and what
+	// is checked here is the election the forward names.
+	h1, h2c := peerClient(t, b.path, false), peerClient(t, b.path, true)
 	var ids []string
 	for _, to := range []*member{bl, bf} {
 		peer := to.view(t).Proxy.Advertise
@@ -90,9 +92,35 @@ func forwardHeaders(id string, token int64, requestID string) map[string]string 
 		hRequestID: requestID, hClientProto: "1.1"}
 }
 
-// replay sends a POST with a body and the headers h to a peer's address.
+// peerClient speaks to a peer port as a participant of the election at
+// path does: inside TLS with that election's peer key (tests/electdtest
+// gives each election its own), HTTP/2 when h2, else HTTP/1.1.
+func peerClient(t *testing.T, path string, h2 bool) *http.Client {
+	t.Helper()
+	alpn := "http/1.1"
+	var p http.Protocols
+	p.SetHTTP1(!h2)
+	p.SetHTTP2(h2)
+	if h2 {
+		alpn = "h2"
+	}
+	cfg, err := proxy.PeerTLSConfig(electdtest.PeerKey(path), alpn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{Proxy: nil, TLSClientConfig: cfg, Protocols: &p}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Timeout: patience, Transport: tr}
+}
+
+// replay sends a POST with a body and the headers h to a peer's address;
+// a client with a TLS configuration sends it inside TLS.
 func replay(c *http.Client, via, addr, id string, h map[string]string) ledger.Request {
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/w", strings.NewReader("replayed"))
+	scheme := "http://"
+	if tr, ok := c.Transport.(*http.Transport); ok && tr.TLSClientConfig != nil {
+		scheme = "https://"
+	}
+	req, _ := http.NewRequest(http.MethodPost, scheme+addr+"/w", strings.NewReader("replayed"))
 	for k, v := range h {
 		req.Header.Set(k, v)
 	}

@@ -31,12 +31,15 @@ type Config struct {
 	LogLevel  string // log.level
 	LogFormat string // log.format: json, text
 
-	ProxyListen          string        // proxy.listen
-	ProxyApp             string        // proxy.app
-	ProxyAppProtocol     string        // proxy.app_protocol: http1, h2c
-	ProxyMode            string        // proxy.mode: http, tcp
-	ProxyPeer            string        // proxy.peer_listen
-	ProxyAdvertise       string        // proxy.advertise
+	ProxyListen      string // proxy.listen
+	ProxyApp         string // proxy.app
+	ProxyAppProtocol string // proxy.app_protocol: http1, h2c
+	ProxyMode        string // proxy.mode: http, tcp
+	ProxyPeer        string // proxy.peer_listen
+	ProxyAdvertise   string // proxy.advertise
+	// ProxyPeerKey is proxy.peer_key; Launch fills in the election's own
+	// (PeerKey) when the proxy is on and it is empty.
+	ProxyPeerKey         string
 	ProxyHoldTime        time.Duration // proxy.hold_time
 	ProxyDrainTimeout    time.Duration // proxy.drain_timeout
 	ProxyIdle            time.Duration // proxy.idle_timeout
@@ -95,6 +98,7 @@ type (
 		Mode            string   `yaml:"mode,omitempty"`
 		PeerListen      string   `yaml:"peer_listen,omitempty"`
 		Advertise       string   `yaml:"advertise,omitempty"`
+		PeerKey         string   `yaml:"peer_key,omitempty"`
 		HoldTime        string   `yaml:"hold_time,omitempty"`
 		DrainTimeout    string   `yaml:"drain_timeout,omitempty"`
 		Idle            string   `yaml:"idle_timeout,omitempty"`
@@ -133,7 +137,7 @@ func (c Config) YAML() []byte {
 		f.Log = &l
 	}
 	p := yamlProxy{
-		Listen: c.ProxyListen, App: c.ProxyApp, AppProtocol: c.ProxyAppProtocol, Mode: c.ProxyMode, PeerListen: c.ProxyPeer, Advertise: c.ProxyAdvertise,
+		Listen: c.ProxyListen, App: c.ProxyApp, AppProtocol: c.ProxyAppProtocol, Mode: c.ProxyMode, PeerListen: c.ProxyPeer, Advertise: c.ProxyAdvertise, PeerKey: c.ProxyPeerKey,
 		HoldTime: dur(c.ProxyHoldTime), DrainTimeout: dur(c.ProxyDrainTimeout), Idle: dur(c.ProxyIdle),
 		MaxConnections: c.ProxyMaxConnections, ResponseTimeout: dur(c.ProxyResponseTimeout), BodyTimeout: dur(c.ProxyBodyTimeout),
 		PeerTimeout: dur(c.ProxyPeerTimeout), TrustedProxies: c.ProxyTrustedProxies, ResendUnread: c.ProxyResendUnread,

@@ -2,6 +2,9 @@ package electdtest
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -134,6 +137,9 @@ func Launch(bin string, s Spec) (*Proc, error) {
 				return nil, err
 			}
 		}
+		if cfg.ProxyListen != "" && cfg.ProxyPeerKey == "" {
+			cfg.ProxyPeerKey = PeerKey(cfg.Path)
+		}
 		p.ConfigPath = filepath.Join(s.Dir, name+".yaml")
 		if err := os.WriteFile(p.ConfigPath, cfg.YAML(), 0o600); err != nil {
 			return nil, fmt.Errorf("electdtest: %w", err)
@@ -164,6 +170,17 @@ func Launch(bin string, s Spec) (*Proc, error) {
 		return nil, fmt.Errorf("electdtest: start %s: %w", name, err)
 	}
 	return p, nil
+}
+
+// keySalt makes PeerKey random for each test process.
+var keySalt = rand.Text()
+
+// PeerKey is the proxy.peer_key of the election at path: random for each
+// test process, shared by every participant of that election that the
+// process starts, and another for each other election.
+func PeerKey(path string) string {
+	sum := sha256.Sum256([]byte(keySalt + "\x00" + path))
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // CleanEnviron is the caller's environment without what electd reads from it:

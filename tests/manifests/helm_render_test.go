@@ -136,6 +136,7 @@ var sameNames = []string{
 	"--set", "zookeeper.name=zookeeper",
 	"--set", "electd.adminToken.secretName=electd-admin",
 	"--set", "electd.zookeeperAuth.secretName=electd-zookeeper-auth",
+	"--set", "proxy.peerKey.secretName=electd-proxy-peer-key",
 }
 
 // With the names the kustomize manifests use, the chart's defaults render

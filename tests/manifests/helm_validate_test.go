@@ -220,6 +220,7 @@ func (k *kubelet) volumeFiles(t *testing.T, v *corev1.Volume) (map[string]string
 var (
 	zkAuth   = map[string]string{"auth": "electd:s3cret\n"}
 	adminTok = map[string]string{"token": "s3cret-token\n"}
+	peerKey  = map[string]string{"key": "s3cret-peer-key-of-at-least-32-bytes\n"}
 )
 
 // TestRenderedEnvironmentValidates runs the real electd --validate in the
@@ -234,6 +235,7 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	both := map[string]map[string]string{"app-electd-zookeeper-auth": zkAuth, "app-electd-admin": adminTok}
+	withPeerKey := map[string]map[string]string{"app-electd-zookeeper-auth": zkAuth, "app-electd-admin": adminTok, "app-electd-proxy-peer-key": peerKey}
 	for _, c := range []struct {
 		name    string
 		args    []string
@@ -258,11 +260,14 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 			`token_file: "{root}/var/run/secrets/kubernetes.io/serviceaccount/token"`,
 			`auth_file: "{root}/etc/electd/zookeeper/auth"`, `admin_token: "***"`,
 		}},
-		{name: "routing: proxy", args: []string{"--set", "routing=proxy"}, secrets: both, want: []string{
+		{name: "routing: proxy", args: []string{"--set", "routing=proxy"}, secrets: withPeerKey, want: []string{
 			`listen: ":4041"`, `peer_listen: ":4042"`, `app: "127.0.0.1:8080"`, `mode: "http"`, `advertise: "10.0.0.7:4042"`,
+			`peer_key_file: "{root}/etc/electd/proxy/key"`,
 			`health_url: "http://127.0.0.1:8080/hostname"`, `health_interval: 2s`,
 			`shutdown_grace: 5s`, `leader_label: ""`, `admin_token: "***"`,
 		}},
+		{name: "routing: proxy, no peer key Secret: the pod waits for it", args: []string{"--set", "routing=proxy"}, secrets: both,
+			wantErr: `FailedMount: volume proxy-peer-key: secret "app-electd-proxy-peer-key" not found`},
 		{name: "no admin Secret: electd runs, mutating endpoints refused",
 			secrets: map[string]map[string]string{"app-electd-zookeeper-auth": zkAuth},
 			want:    []string{`admin_token: ""`, `admin_token_file: ""`}},

@@ -139,10 +139,30 @@ func TestChartAdminTokenOff(t *testing.T) {
 // TestChartCreatesNoSecret: by default the chart refers to the Secrets and
 // creates none (no known or throw-away credentials in a release).
 func TestChartCreatesNoSecret(t *testing.T) {
-	for _, o := range decodeAll(t, "helm template", render(t)) {
-		if o.kind == "Secret" {
-			t.Errorf("the chart renders %s by default", o.key())
+	for _, args := range [][]string{nil, {"--set", "routing=proxy"}} {
+		for _, o := range decodeAll(t, "helm template", render(t, args...)) {
+			if o.kind == "Secret" {
+				t.Errorf("the chart renders %s by default (%v)", o.key(), args)
+			}
 		}
+	}
+}
+
+// TestChartPeerKeyIsRandom: with routing: proxy and proxy.peerKey.create,
+// each install without a Secret gets its own peer key, long enough for
+// electd (at least 32 bytes), in the Secret the pods mount.
+func TestChartPeerKeyIsRandom(t *testing.T) {
+	key := func() string {
+		for _, o := range decodeAll(t, "helm template", render(t, "--set", "routing=proxy", "--set", "proxy.peerKey.create=true")) {
+			if s, ok := o.obj.(*corev1.Secret); ok && s.Name == "app-electd-proxy-peer-key" {
+				return s.StringData["key"]
+			}
+		}
+		t.Fatal("no peer key Secret rendered")
+		return ""
+	}
+	if a, b := key(), key(); a == b || len(a) < 32 {
+		t.Errorf("keys %q and %q: want two different random ones of at least 32 bytes", a, b)
 	}
 }
 
@@ -176,6 +196,7 @@ func TestChartRejectsBadValues(t *testing.T) {
 		{"unknown routing", []string{"--set", "routing=labels"}, "/routing"},
 		{"malformed leader label", []string{"--set", "label.key=electd.io/leader!"}, "/label/key"},
 		{"malformed Secret key", []string{"--set", "electd.zookeeperAuth.key=a/b"}, "/electd/zookeeperAuth/key"},
+		{"malformed peer key Secret name", []string{"--set", "proxy.peerKey.secretName=Peer_Key"}, "/proxy/peerKey/secretName"},
 		{"empty metrics peer", []string{"--set", "networkPolicy.metricsFrom[0]=null"}, "/networkPolicy/metricsFrom/0"},
 		{"relative path", []string{"--set", "electd.path=services/app"}, "/electd/path"},
 		{"server without a port", []string{"--set", "electd.servers={zk-1}"}, "/electd/servers/0"},

@@ -121,7 +121,7 @@ func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence
 	m.cancel = cancel
 	route := forward.NewLeadership(m.el)
 	m.px, err = proxy.New(route, proxy.Config{Listen: m.addr, PeerListen: m.peer, App: m.app.Listener.Addr().String(),
-		ResendUnreadBody: resend})
+		ResendUnreadBody: resend, PeerKey: peerKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,3 +204,7 @@ func (m *member) shutDown(t *testing.T, clients *forwardtest.Pool, others []*mem
 
 // patience bounds every wait of these tests: it only ends a test that hangs.
 const patience = 15 * time.Second
+
+// peerKey is every test election's proxy.peer_key: the members of one
+// share it.
+const peerKey = "cHJveHl0ZXN0IHBlZXIga2V5LCBzaGFyZWQgYnkgYWxs"

@@ -75,7 +75,7 @@ func startTCPMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fe
 	ctx, cancel := context.WithCancel(context.Background())
 	route := forward.NewLeadership(m.el)
 	m.px, err = proxy.New(route, proxy.Config{Mode: proxy.ModeTCP, Listen: m.addr, PeerListen: peer.Addr().String(),
-		App: m.appLn.Addr().String()})
+		App: m.appLn.Addr().String(), PeerKey: peerKey})
 	if err != nil {
 		t.Fatal(err)
 	}

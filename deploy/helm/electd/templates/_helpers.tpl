@@ -11,6 +11,10 @@
 {{- default (printf "%s-electd-admin" .Release.Name) .Values.electd.adminToken.secretName | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{- define "electd.peerKeySecretName" -}}
+{{- default (printf "%s-electd-proxy-peer-key" .Release.Name) .Values.proxy.peerKey.secretName | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "electd.zkAuthSecretName" -}}
 {{- default (printf "%s-electd-zookeeper-auth" .Release.Name) .Values.electd.zookeeperAuth.secretName | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
@@ -131,6 +135,20 @@ stays the same, else a new random one.
 {{- define "electd.adminToken" -}}
 {{- $key := .Values.electd.adminToken.key -}}
 {{- $existing := lookup "v1" "Secret" .Release.Namespace (include "electd.secretName" .) -}}
+{{- if and $existing $existing.data (hasKey $existing.data $key) -}}
+{{- index $existing.data $key | b64dec -}}
+{{- else -}}
+{{- randAlphaNum 48 -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The proxies' peer key (proxy.peerKey.create): the existing Secret's, read
+back on upgrade so that every pod keeps the same one, else a new random one.
+*/}}
+{{- define "electd.peerKey" -}}
+{{- $key := .Values.proxy.peerKey.key -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "electd.peerKeySecretName" .) -}}
 {{- if and $existing $existing.data (hasKey $existing.data $key) -}}
 {{- index $existing.data $key | b64dec -}}
 {{- else -}}
