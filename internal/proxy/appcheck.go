@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // The proxy's own check of its application (docs/DESIGN.md, "Hand-overs":
@@ -81,9 +83,11 @@ func (c *checker) probe(ctx context.Context, r Route) error {
 	if err != nil {
 		return err
 	}
-	// Sent by the leader, as every request of the proxy's.
+	// Sent by the leader, as every request of the proxy's, with an id of
+	// its own, as every request the application gets.
 	req.Header.Set(HeaderFencingToken, strconv.FormatInt(r.Token, 10))
 	req.Header.Set(HeaderLeaderID, r.ID)
+	req.Header.Set(HeaderRequestIDOut, uuid.NewString())
 	req.Header.Set("User-Agent", probeAgent)
 	res, err := c.client.Do(req)
 	if err != nil {
