@@ -33,6 +33,9 @@ type request struct {
 	safe   bool   // idempotent (headers.go)
 	peer   bool   // a peer's forward, on PeerListen
 	marked bool   // the Taken interim answer was sent (peer.go)
+	// resends: how often it was sent again after an attempt that may
+	// have reached the application (retry.go).
+	resends int
 	// last is the last attempt's context, whose cause says why it ended
 	// (finish logs it).
 	last context.Context
@@ -94,6 +97,11 @@ type outcome struct {
 	again  bool
 	now    bool
 	err    error
+	// wait: how long to wait before the re-send (a backoff); failed: the
+	// target took nothing (no connection, nothing written, a bounce),
+	// which the route's probe learns.
+	wait   time.Duration
+	failed bool
 }
 
 var (
@@ -128,6 +136,7 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 		a.to, a.upgrade, a.hold = TargetLeader, isUpgrade(q.r.Header), q.hd.remaining()
 		p.rec.Forwarded(1)
 	}
+	p.rec.Attempt(a.to)
 	if d.way == toApp || a.upgrade {
 		a.bind(d.scope)
 	} else {
@@ -278,12 +287,15 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context) outcome {
 		slow:       slow,
 	}
 	f.bodyAgain = q.b == nil || q.b.rewind()
+	now := a.redirected || errors.Is(cause, errNewerLeader) || errors.Is(cause, errLeaderChanged)
+	failed := !now && (f.noConn || f.unwritten || f.bounced)
 	if why, ok := resendable(f); ok && !errors.Is(err, errMisdirected) {
-		p.rec.Resent(why)
-		now := a.redirected || errors.Is(cause, errNewerLeader) || errors.Is(cause, errLeaderChanged)
-		return outcome{again: true, now: now, err: err}
+		if wait, ok := p.mayResend(q, why); ok {
+			p.rec.Resent(why)
+			return outcome{again: true, now: now, err: err, wait: wait, failed: failed}
+		}
 	}
-	return outcome{result: h.fail(a, ctx, f)}
+	return outcome{result: h.fail(a, ctx, f), err: err, failed: failed}
 }
 
 // fail answers a request that is not sent again, and returns its result.

@@ -182,10 +182,12 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 		p.rec.Conn(res)
 		p.served.Add(1)
 	}()
+	upstream := false // the last attempt failed
 	for {
 		wake := p.wake.Changed()
 		d := p.decide(hop, false)
 		var retry time.Duration
+		var ready <-chan struct{}
 		switch d.way {
 		case toNone:
 			res = ResultShutdown
@@ -195,8 +197,15 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 			res = ResultBounced
 			return
 		case toApp, toLeader:
+			// A route that failed is tried by its probe alone (probe.go).
+			tk := p.probe.acquire(keyOf(d))
+			if !tk.ok {
+				ready, retry, upstream = tk.changed, tk.after, true
+				break
+			}
 			hd.leave()
 			up, token, err := t.dial(d, hop, hd)
+			tk.done(err == nil, err)
 			if err == nil && hop > 0 {
 				if _, err = c.Write(ack(ackPlaced, token)); err != nil {
 					_ = up.Close()
@@ -215,17 +224,18 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 			if d.way == toApp && errors.Is(err, syscall.ECONNREFUSED) {
 				p.stepDown(d.route, StepDownRefused, err)
 			}
-			retry = retryEvery
+			upstream = true
+			continue // acquire waits for the route's probe
 		}
 		if !hd.enter() {
 			res = ResultHeldCap
 			return
 		}
-		switch err := hd.wait(context.Background(), wake, retry); {
+		switch err := hd.wait(context.Background(), wake, ready, retry); {
 		case err == nil:
 		case errors.Is(err, errHoldExpired):
 			res = ResultNoLeader
-			if retry > 0 {
+			if upstream {
 				res = ResultUpstreamError
 			}
 			return
@@ -247,6 +257,7 @@ func (t *tcpProxy) dial(d decision, hop int, hd *holder) (up net.Conn, token int
 	}
 	dialer := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
 	start := p.clock.Now()
+	p.rec.Attempt(to)
 	up, err = dialer.DialContext(d.scope, "tcp", addr)
 	if err != nil {
 		return nil, 0, err
