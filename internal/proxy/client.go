@@ -84,17 +84,21 @@ func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (
 	p := h.p
 	p.budget.request()
 	why := ""
+	var t ticket // the route's leave to send, or to wait (probe.go)
+	defer func() { t.abandon() }()
 	for {
 		wake := p.wake.Changed()
 		d := next()
-		var t ticket
 		if d.way == toApp || d.way == toLeader {
-			if t = p.probe.acquire(keyOf(d)); !t.ok {
+			if t = p.probe.acquire(keyOf(d), t); !t.ok {
 				if d.way == toApp {
 					p.appDone() // decide counted it in flight
 				}
-				why = fmt.Sprintf("%s did not take it (%v)", targetName(d), t.err)
-				if res, ok := h.hold(q, wait{wake: wake, ready: t.changed, retry: t.after, why: why, upstream: true}); !ok {
+				w := wait{wake: wake, ready: t.changed, retry: t.after, why: why, upstream: why != ""}
+				if t.err != nil {
+					w.why, w.upstream = fmt.Sprintf("%s did not take it (%v)", targetName(d), t.err), true
+				}
+				if res, ok := h.hold(q, w); !ok {
 					return res
 				}
 				continue
@@ -102,7 +106,6 @@ func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (
 		}
 		if gate != nil {
 			if res, done := gate(d); done {
-				t.abandon()
 				return res
 			}
 		}
@@ -118,6 +121,7 @@ func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (
 			} else {
 				t.done(!o.failed, o.err)
 			}
+			t = ticket{}
 			if o.again && d.way == toApp && errors.Is(o.err, syscall.ECONNREFUSED) {
 				p.stepDown(d.route, StepDownRefused, o.err)
 			}

@@ -14,6 +14,15 @@ import (
 // the probe's outcome, or a route change, instead of each dialling on
 // its own (linkerd2-proxy and Envoy eject a failing endpoint the same
 // way, then let one request through to test it).
+//
+// A route that comes up (a new leader, a probe that got through) while
+// requests wait for it takes them in a ramp, as HAProxy's slowstart: a
+// few at once, and one more every rampStep. Released all at once,
+// hundreds of held requests would dial at the same instant and overflow
+// an accept queue (Python's http.server keeps 5): the kernel drops the
+// SYNs it cannot queue, and resends them together a second later. In
+// the ramp a request starts when another ends, so the application's
+// answers pace the dials; the ramp ends once nobody waits.
 
 // Probe backoff: the first probe follows a failure by probeFirst,
 // doubling after each failed probe up to probeMax. One probe per proxy
@@ -22,6 +31,10 @@ import (
 const (
 	probeFirst = 25 * time.Millisecond
 	probeMax   = time.Second
+	// rampFirst attempts may be under way at once when a ramp starts;
+	// one more every rampStep.
+	rampFirst = 4
+	rampStep  = 10 * time.Millisecond
 )
 
 // routeKey names a route: where it goes, in which leadership. A new
@@ -40,69 +53,104 @@ func keyOf(d decision) routeKey {
 	return routeKey{to: TargetLeader, addr: d.route.Addr, token: d.route.Token}
 }
 
-// routeProbe is the state of the route this proxy sends to: healthy, or
-// failing with a backoff. A proxy has one route at a time (the
-// application while it leads, else the leader's proxy), so it keeps the
-// state of one: another key resets it.
+// routeState is what a route lets through.
+type routeState int8
+
+const (
+	routeRamping routeState = iota // a bounded number at once (a new route, or one that came back)
+	routeHealthy                   // everything
+	routeFailing                   // a probe at a time, after a backoff
+)
+
+// routeProbe is the state of the route this proxy sends to. A proxy has
+// one route at a time (the application while it leads, else the leader's
+// proxy), so it keeps the state of one: another key starts afresh.
 type routeProbe struct {
 	clock clock.Clock
 
 	mu      sync.Mutex
 	key     routeKey
-	failing bool
-	probing bool          // a probe is under way
-	backoff time.Duration // the wait before the next probe after a failed one
-	next    time.Time     // no probe before
-	err     error         // the last failure, for the answer at the hold's end
-	changed chan struct{} // closed when the state changes
+	state   routeState
+	probing bool          // failing: a probe is under way
+	backoff time.Duration // failing: the wait before the next probe
+	next    time.Time     // failing: no probe before
+	err     error         // failing: the last failure, for the answer at the hold's end
+	since   time.Time     // ramping: when the ramp began
+	running int           // ramping: attempts under way, counted
+	waiting int           // requests that wait for the route
+	changed chan struct{} // closed when something may go
 }
 
 func newRouteProbe(c clock.Clock) *routeProbe {
 	return &routeProbe{clock: c, changed: make(chan struct{})}
 }
 
-// ticket is one request's leave to send on a route: go, or wait for
-// changed (closed at the next state change) or after (when a probe may
-// start; 0 while one is under way).
+// ticket is one request's leave to send on a route (ok), or to wait for
+// changed (closed when something may go) or after (when not 0). A
+// request that waits keeps its ticket for its next acquire, and gives
+// its last ticket back with abandon, whatever became of it.
 type ticket struct {
 	rp      *routeProbe
 	key     routeKey
 	ok      bool
 	probe   bool // this attempt is the route's probe
+	counted bool // this attempt counts in the ramp
+	waits   bool // counted as waiting
 	changed <-chan struct{}
 	after   time.Duration
 	err     error // the route's last failure, when it waits
 }
 
-// acquire asks to send on route k now.
-func (rp *routeProbe) acquire(k routeKey) ticket {
+// acquire asks to send on route k now; prev is the request's ticket
+// from before, if any.
+func (rp *routeProbe) acquire(k routeKey, prev ticket) ticket {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	if k != rp.key {
-		rp.resetLocked(k)
+		rp.startLocked(k, routeRamping)
 	}
-	t := ticket{rp: rp, key: k}
-	if !rp.failing {
+	t := ticket{rp: rp, key: k, waits: prev.waits && prev.key == k && prev.rp == rp}
+	now := rp.clock.Now()
+	switch rp.state {
+	case routeHealthy:
 		t.ok = true
-		return t
+	case routeRamping:
+		grown := int(now.Sub(rp.since) / rampStep)
+		if rp.running < rampFirst+grown {
+			rp.running++
+			t.ok, t.counted = true, true
+		} else {
+			t.after = rampStep - now.Sub(rp.since)%rampStep
+		}
+	case routeFailing:
+		wait := rp.next.Sub(now)
+		switch {
+		case !rp.probing && wait <= 0:
+			rp.probing = true
+			t.ok, t.probe = true, true
+		case !rp.probing:
+			t.after, t.err = wait, rp.err
+		default:
+			t.err = rp.err
+		}
 	}
-	wait := rp.next.Sub(rp.clock.Now())
-	if !rp.probing && wait <= 0 {
-		rp.probing = true
-		t.ok, t.probe = true, true
-		return t
+	switch {
+	case t.ok && t.waits:
+		rp.waiting--
+		t.waits = false
+	case !t.ok && !t.waits:
+		rp.waiting++
+		t.waits = true
 	}
-	t.changed, t.err = rp.changed, rp.err
-	if !rp.probing {
-		t.after = wait
-	}
+	t.changed = rp.changed
 	return t
 }
 
 // done reports how the ticket's attempt went: took (the target took the
 // request: a connection was had and it was not bounced or refused) or
-// not, with err. A route that takes a request is healthy again; one
-// that fails becomes failing, and a failed probe doubles the backoff.
+// not, with err. A route that takes a request is healthy once nobody
+// waits; one that fails becomes failing, and a failed probe doubles the
+// backoff.
 func (t ticket) done(took bool, err error) {
 	rp := t.rp
 	rp.mu.Lock()
@@ -110,44 +158,64 @@ func (t ticket) done(took bool, err error) {
 	if t.key != rp.key {
 		return // the route changed meanwhile: that state is gone
 	}
-	if t.probe {
-		rp.probing = false
-	}
+	rp.giveBackLocked(t)
 	switch {
+	case took && rp.state == routeFailing:
+		rp.state, rp.probing, rp.since, rp.running = routeRamping, false, rp.clock.Now(), 0
+		rp.notifyLocked()
+	case took && rp.state == routeRamping && rp.waiting == 0:
+		rp.state, rp.backoff = routeHealthy, 0
+		rp.notifyLocked()
 	case took:
-		if rp.failing {
-			rp.resetLocked(rp.key)
-		}
-		return
-	case !rp.failing:
-		rp.failing, rp.backoff = true, probeFirst
+	case rp.state != routeFailing:
+		rp.state, rp.probing, rp.backoff = routeFailing, false, max(rp.backoff, probeFirst)
+		rp.failLocked(err)
 	case t.probe:
 		rp.backoff = min(2*rp.backoff, probeMax)
-	default:
-		return // an attempt sent before the route failed: the probe paces
+		rp.failLocked(err)
 	}
-	rp.err = err
-	rp.next = rp.clock.Now().Add(rp.backoff)
-	rp.notifyLocked()
+	// Else an attempt sent before the route failed: the probe paces.
 }
 
-// abandon gives the ticket back unused (the request was answered or went
-// away before its attempt): a probe it held may start at once elsewhere.
+// abandon gives the ticket back: unused (the request was answered or went
+// away before its attempt), or after a wait.
 func (t ticket) abandon() {
-	if !t.probe {
+	if !t.probe && !t.counted && !t.waits {
 		return
 	}
 	rp := t.rp
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	if t.key == rp.key {
-		rp.probing = false
-		rp.notifyLocked()
+		rp.giveBackLocked(t)
 	}
 }
 
-func (rp *routeProbe) resetLocked(k routeKey) {
-	rp.key, rp.failing, rp.probing, rp.backoff, rp.next, rp.err = k, false, false, 0, time.Time{}, nil
+// giveBackLocked undoes what t counts.
+func (rp *routeProbe) giveBackLocked(t ticket) {
+	switch {
+	case t.probe && rp.state == routeFailing:
+		rp.probing = false
+		rp.notifyLocked() // the next probe may start at once
+	case t.counted && rp.state == routeRamping:
+		rp.running--
+		rp.notifyLocked() // another may go
+	}
+	if t.waits {
+		rp.waiting--
+	}
+}
+
+func (rp *routeProbe) failLocked(err error) {
+	rp.err = err
+	rp.next = rp.clock.Now().Add(rp.backoff)
+	rp.notifyLocked()
+}
+
+// startLocked makes k the route, in state s.
+func (rp *routeProbe) startLocked(k routeKey, s routeState) {
+	rp.key, rp.state, rp.probing, rp.backoff, rp.next, rp.err = k, s, false, 0, time.Time{}, nil
+	rp.since, rp.running, rp.waiting = rp.clock.Now(), 0, 0
 	rp.notifyLocked()
 }
 

@@ -183,6 +183,8 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 		p.served.Add(1)
 	}()
 	upstream := false // the last attempt failed
+	var tk ticket     // the route's leave to dial, or to wait (probe.go)
+	defer func() { tk.abandon() }()
 	for {
 		wake := p.wake.Changed()
 		d := p.decide(hop, false)
@@ -198,14 +200,14 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 			return
 		case toApp, toLeader:
 			// A route that failed is tried by its probe alone (probe.go).
-			tk := p.probe.acquire(keyOf(d))
-			if !tk.ok {
-				ready, retry, upstream = tk.changed, tk.after, true
+			if tk = p.probe.acquire(keyOf(d), tk); !tk.ok {
+				ready, retry, upstream = tk.changed, tk.after, upstream || tk.err != nil
 				break
 			}
 			hd.leave()
 			up, token, err := t.dial(d, hop, hd)
 			tk.done(err == nil, err)
+			tk = ticket{}
 			if err == nil && hop > 0 {
 				if _, err = c.Write(ack(ackPlaced, token)); err != nil {
 					_ = up.Close()
