@@ -26,6 +26,10 @@
 //     headers and request ids;
 //   - hung_test.go: a leader whose application accepts and never answers
 //     hands leadership on;
+//   - retry_test.go: an application that drops requests unanswered runs
+//     each at most three times (issue 37); the leader's electd and
+//     application SIGKILLed with every key at its default: no request sent
+//     after the kill fails, and the dead address is probed, not flooded;
 //   - h2c_test.go: HTTP/2 with prior knowledge and gRPC (unary, a server
 //     stream that follows a change, a stream both ways, status in
 //     trailers) through the proxy, and WebSocket-style upgrades still cut
