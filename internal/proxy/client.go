@@ -116,8 +116,8 @@ func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (
 		case toApp, toLeader:
 			q.hd.leave()
 			o := h.forward(q, d)
-			if o.now {
-				t.abandon() // the route moved: its probe tells nothing
+			if o.moot {
+				t.abandon()
 			} else {
 				t.done(!o.failed, o.err)
 			}

@@ -97,11 +97,13 @@ type outcome struct {
 	again  bool
 	now    bool
 	err    error
-	// wait: how long to wait before the re-send (a backoff); failed: the
-	// target took nothing (no connection, nothing written, a bounce),
-	// which the route's probe learns.
-	wait   time.Duration
-	failed bool
+	// wait: how long to wait before the re-send (a backoff). failed: the
+	// target took nothing (no connection, nothing written, a bounce);
+	// moot: the attempt says nothing of the route (the route moved, the
+	// client went away, the hold time ran out). The route's probe learns
+	// which.
+	wait         time.Duration
+	failed, moot bool
 }
 
 var (
@@ -288,14 +290,15 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context) outcome {
 	}
 	f.bodyAgain = q.b == nil || q.b.rewind()
 	now := a.redirected || errors.Is(cause, errNewerLeader) || errors.Is(cause, errLeaderChanged)
-	failed := !now && (f.noConn || f.unwritten || f.bounced)
+	moot := now || q.r.Context().Err() != nil || errors.Is(cause, errHoldExpired)
+	failed := !moot && (f.noConn || f.unwritten || f.bounced)
 	if why, ok := resendable(f); ok && !errors.Is(err, errMisdirected) {
 		if wait, ok := p.mayResend(q, why); ok {
 			p.rec.Resent(why)
-			return outcome{again: true, now: now, err: err, wait: wait, failed: failed}
+			return outcome{again: true, now: now, err: err, wait: wait, failed: failed, moot: moot}
 		}
 	}
-	return outcome{result: h.fail(a, ctx, f), err: err, failed: failed}
+	return outcome{result: h.fail(a, ctx, f), err: err, failed: failed, moot: moot}
 }
 
 // fail answers a request that is not sent again, and returns its result.

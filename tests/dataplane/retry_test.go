@@ -118,7 +118,7 @@ func TestCrashWithDefaults(t *testing.T) {
 	attempts, unprocessed := after.attempts-before.attempts, after.unprocessed-before.unprocessed
 	t.Logf("%d requests through %s; %v attempts, %v re-sends of what reached no application", len(reqs), f.name, attempts, unprocessed)
 	// What was in flight at the crash is re-sent once each, and the probes
-	// of the dead address, 25 ms doubling to 1 s, are about 20 over a 10 s
+	// of the dead address, 25 ms doubling to 1 s, are about 15 over a 10 s
 	// outage: 100 leaves room for a slow election.
 	if extra := attempts - float64(len(reqs)); extra > 100 || unprocessed > 100 {
 		t.Errorf("%v attempts for %d requests, %v re-sends: the dead leader's address was tried too often", attempts, len(reqs), unprocessed)
