@@ -34,7 +34,7 @@ const (
 	// rampFirst attempts may be under way at once when a ramp starts;
 	// one more every rampStep.
 	rampFirst = 4
-	rampStep  = 10 * time.Millisecond
+	rampStep  = 50 * time.Millisecond
 )
 
 // routeKey names a route: where it goes, in which leadership. A new
