@@ -192,7 +192,7 @@ func clash(a, b string) bool {
 
 // CrashTime is how long a leader whose electd dies without resigning
 // (SIGKILL, a node lost) takes to be replaced, for a session timeout: an
-// unset proxy.hold_time covers it (docs/DESIGN.md, "Forwarding": hold).
+// unset proxy.hold_time covers it (docs/DESIGN.md, "Hold").
 // ZooKeeper expires the session after its timeout plus up to a tick or so
 // (its expiry runs in tick-sized buckets; a tick is at most a tenth of a
 // timeout it grants, so half the timeout bounds it generously), and

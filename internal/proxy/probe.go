@@ -8,7 +8,7 @@ import (
 )
 
 // A route that fails is probed by one attempt at a time (docs/DESIGN.md,
-// "Forwarding": retries). A dead leader's address refuses every dial
+// "Retries: a budget, a probe, a ramp"). A dead leader's address refuses every dial
 // until ZooKeeper expires its session, seconds later; an application
 // that refuses does so until leadership moves. Held requests wait for
 // the probe's outcome, or a route change, instead of each dialling on

@@ -8,10 +8,10 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// Re-sends that may repeat work (docs/DESIGN.md, "Forwarding": retries):
-// a request that says it may be repeated (ResendSafe) or whose body the
-// application never asked for (ResendUnreadBody) may have reached the
-// application, so each re-send can run it once more. They are bounded
+// Re-sends that may repeat work (docs/DESIGN.md, "Retries: a budget, a
+// probe, a ramp"): a request that says it may be repeated (ResendSafe) or
+// whose body the application never asked for (ResendUnreadBody) may have
+// reached the application, so each re-send can run it once more. They are bounded
 // per request, spaced by a backoff, and spent from a budget shared by
 // the proxy (linkerd2-proxy's retry budget), so that a failing
 // application gets at most a fraction more load, never a loop. Re-sends
