@@ -8,12 +8,12 @@ import (
 )
 
 // A route that fails is probed by one attempt at a time (docs/DESIGN.md,
-// "Retries: a budget, a probe, a ramp"). A dead leader's address refuses every dial
-// until ZooKeeper expires its session, seconds later; an application
-// that refuses does so until leadership moves. Held requests wait for
-// the probe's outcome, or a route change, instead of each dialling on
-// its own (linkerd2-proxy and Envoy eject a failing endpoint the same
-// way, then let one request through to test it).
+// "Retries: a budget, a probe, a ramp"). A dead leader's address refuses
+// every dial until ZooKeeper expires its session, seconds later; an
+// application that refuses does so until leadership moves. Held
+// requests wait for the probe's outcome, or a route change, instead of
+// each dialling on its own (linkerd2-proxy and Envoy eject a failing
+// endpoint the same way, then let one request through to test it).
 //
 // A route that comes up (a new leader, a probe that got through) while
 // requests wait for it takes them in a ramp, as HAProxy's slowstart: a
