@@ -77,7 +77,7 @@ var packageDefaults = map[string]any{
 	"zookeeper.session_timeout":   election.DefaultSessionTimeout,
 	"http.max_streams":            httpapi.DefaultMaxStreams,
 	"http.max_waiters":            httpapi.DefaultMaxWaiters,
-	"proxy.hold_time":             proxy.DefaultHoldTime,
+	"proxy.hold_time":             CrashTime(election.DefaultSessionTimeout),
 	"proxy.drain_timeout":         proxy.DefaultDrainTimeout,
 	"proxy.max_held":              proxy.DefaultMaxHeld,
 	"proxy.max_connections":       proxy.DefaultMaxConnections,

@@ -61,7 +61,7 @@ func TestDefaults(t *testing.T) {
 	want.Exec = Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
 	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
 	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
-	want.Proxy = Proxy{Mode: "http", AppProtocol: string(proxy.AppHTTP1), HoldTime: proxy.DefaultHoldTime, DrainTimeout: proxy.DefaultDrainTimeout,
+	want.Proxy = Proxy{Mode: "http", AppProtocol: string(proxy.AppHTTP1), HoldTime: CrashTime(election.DefaultSessionTimeout), DrainTimeout: proxy.DefaultDrainTimeout,
 		MaxHeld: proxy.DefaultMaxHeld, MaxConnections: proxy.DefaultMaxConnections, DialTimeout: proxy.DefaultDialTimeout,
 		ClientHeaderTimeout: proxy.DefaultClientHeaderTimeout, ResponseTimeout: proxy.DefaultResponseTimeout,
 		IdleTimeout: proxy.DefaultIdleTimeout, BodyTimeout: proxy.DefaultBodyTimeout, MaxHeaderBytes: proxy.DefaultMaxHeaderBytes,

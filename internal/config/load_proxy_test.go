@@ -122,6 +122,33 @@ func TestProxyDerivedDefaults(t *testing.T) {
 	}
 }
 
+// An unset proxy.hold_time covers a leader that crashed: the session
+// timeout, ZooKeeper's expiry and the election (must-have 8 of issue 37);
+// a drain timeout or a hold time given wins.
+func TestProxyHoldCoversACrash(t *testing.T) {
+	on := []string{"--proxy.listen", "127.0.0.1:4041", "--proxy.app", "127.0.0.1:8080"}
+	for _, tc := range []struct {
+		args []string
+		hold time.Duration
+	}{
+		{nil, 17 * time.Second},
+		{[]string{"--zookeeper.session_timeout", "4s"}, 8 * time.Second},
+		{[]string{"--zookeeper.session_timeout", "10m"}, 5 * time.Minute}, // proxy.MaxHoldTime
+		{[]string{"--proxy.drain_timeout", "20s"}, 40 * time.Second},
+		{[]string{"--proxy.hold_time", "3s"}, 3 * time.Second},
+	} {
+		cleanEnv(t)
+		c, err := loadArgs(t, with(append(on, tc.args...)...)...)
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if c.Proxy.HoldTime != tc.hold {
+			t.Errorf("%v: hold time %v, want %v", tc.args, c.Proxy.HoldTime, tc.hold)
+		}
+	}
+}
+
 func TestBadProxyConfigNamesTheKey(t *testing.T) {
 	on := func(extra ...string) []string {
 		return with(append([]string{"--proxy.listen", "127.0.0.1:4041", "--proxy.app", "127.0.0.1:8080"}, extra...)...)

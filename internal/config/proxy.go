@@ -218,6 +218,22 @@ func clash(a, b string) bool {
 	return ha == hb || all(ha) || all(hb)
 }
 
+// CrashTime is how long a leader whose electd dies without resigning
+// (SIGKILL, a node lost) takes to be replaced, for a session timeout: an
+// unset proxy.hold_time covers it (docs/DESIGN.md, "Hold").
+// ZooKeeper expires the session after its timeout plus up to a tick or so
+// (its expiry runs in tick-sized buckets; a tick is at most a tenth of a
+// timeout it grants, so half the timeout bounds it generously), and
+// then crashMargin covers the election and every view's update.
+func CrashTime(session time.Duration) time.Duration {
+	return session*3/2 + crashMargin
+}
+
+// crashMargin: the next candidate sees the node's deletion, takes
+// leadership and publishes it; every participant's watch fires. Tens of
+// milliseconds on a healthy ensemble; 2s leaves room for a loaded one.
+const crashMargin = 2 * time.Second
+
 // deriveProxy sets the proxy defaults that follow other keys, where a key
 // was not given, by the proxy's own rules (proxy.DeriveHold, DeriveHeld).
 func (c *Config) deriveProxy(given func(key string) bool) {
@@ -234,7 +250,8 @@ func (c *Config) deriveProxy(given func(key string) bool) {
 		}
 		return 0
 	}
-	hold, drain := proxy.DeriveHold(keep("proxy.hold_time", p.HoldTime), keep("proxy.drain_timeout", p.DrainTimeout))
+	hold, drain := proxy.DeriveHold(keep("proxy.hold_time", p.HoldTime), keep("proxy.drain_timeout", p.DrainTimeout),
+		CrashTime(c.ZooKeeper.SessionTimeout))
 	conns, held := proxy.DeriveHeld(keepInt("proxy.max_connections", p.MaxConnections), keepInt("proxy.max_held", p.MaxHeld))
 	// A key given stays as given, even 0: Validate names it.
 	p.HoldTime = keepGiven(given("proxy.hold_time"), p.HoldTime, hold)

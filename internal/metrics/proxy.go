@@ -33,6 +33,8 @@ type Proxy struct {
 	held      prometheus.Histogram
 	stepDowns *prometheus.CounterVec
 	resends   *prometheus.CounterVec
+	attempts  *prometheus.CounterVec
+	refused   *prometheus.CounterVec
 }
 
 var _ proxy.Recorder = (*Proxy)(nil)
@@ -67,6 +69,13 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 		resends: counter("proxy_resends_total",
 			"Requests sent again, by why: unprocessed (they provably reached no application), safe (an idempotent method "+
 				"or an Idempotency-Key, no answer relayed yet), unread_body (proxy.resend_unread_body).", "why"),
+		attempts: counter("proxy_attempts_total",
+			"Attempts to send a request or connection, by target: app (this participant leads) or leader (the leader's "+
+				"proxy); first attempts, re-sends and the probes of a failing route.", "target"),
+		refused: counter("proxy_resends_refused_total",
+			"Requests that could have been sent again but were answered instead, by limit: per_request (sent again twice "+
+				"already), budget (re-sends reached 20% of the requests in 10 s plus 10 a second), hold_time (the backoff "+
+				"would outlast the hold time).", "limit"),
 	}
 	p.upstream = f.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "proxy_upstream_seconds", ConstLabels: labels,
@@ -98,6 +107,10 @@ func NewProxy(reg prometheus.Registerer, path string, src ProxySource) *Proxy {
 	}
 	for _, t := range proxy.Targets {
 		p.upstream.WithLabelValues(string(t))
+		p.attempts.WithLabelValues(string(t))
+	}
+	for _, l := range proxy.Limits {
+		p.refused.WithLabelValues(string(l))
 	}
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "proxy_held", ConstLabels: labels,
 		Help: "Requests and connections waiting for a leader now."}, func() float64 { return float64(src.Held()) })
@@ -134,3 +147,9 @@ func (p *Proxy) SteppedDown(why string) { p.stepDowns.WithLabelValues(why).Inc()
 
 // Resent implements proxy.Recorder.
 func (p *Proxy) Resent(why proxy.Resend) { p.resends.WithLabelValues(string(why)).Inc() }
+
+// Attempt implements proxy.Recorder.
+func (p *Proxy) Attempt(to proxy.Target) { p.attempts.WithLabelValues(string(to)).Inc() }
+
+// ResendRefused implements proxy.Recorder.
+func (p *Proxy) ResendRefused(l proxy.Limit) { p.refused.WithLabelValues(string(l)).Inc() }

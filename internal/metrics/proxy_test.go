@@ -36,6 +36,10 @@ func TestProxyMetrics(t *testing.T) {
 	p.Resent(proxy.ResendUnprocessed)
 	p.Resent(proxy.ResendUnprocessed)
 	p.Resent(proxy.ResendSafe)
+	p.Attempt(proxy.TargetLeader)
+	p.Attempt(proxy.TargetLeader)
+	p.Attempt(proxy.TargetApp)
+	p.ResendRefused(proxy.LimitBudget)
 	p.Upstream(proxy.TargetApp, 300*time.Microsecond)
 	p.Upstream(proxy.TargetLeader, 2*time.Millisecond)
 	p.Held(40 * time.Millisecond)
@@ -70,10 +74,20 @@ electd_proxy_step_downs_total{election="/services/web",why="timeouts"} 1
 electd_proxy_resends_total{election="/services/web",why="safe"} 1
 electd_proxy_resends_total{election="/services/web",why="unprocessed"} 2
 electd_proxy_resends_total{election="/services/web",why="unread_body"} 0
+# HELP electd_proxy_attempts_total Attempts to send a request or connection, by target: app (this participant leads) or leader (the leader's proxy); first attempts, re-sends and the probes of a failing route.
+# TYPE electd_proxy_attempts_total counter
+electd_proxy_attempts_total{election="/services/web",target="app"} 1
+electd_proxy_attempts_total{election="/services/web",target="leader"} 2
+# HELP electd_proxy_resends_refused_total Requests that could have been sent again but were answered instead, by limit: per_request (sent again twice already), budget (re-sends reached 20% of the requests in 10 s plus 10 a second), hold_time (the backoff would outlast the hold time).
+# TYPE electd_proxy_resends_refused_total counter
+electd_proxy_resends_refused_total{election="/services/web",limit="budget"} 1
+electd_proxy_resends_refused_total{election="/services/web",limit="hold_time"} 0
+electd_proxy_resends_refused_total{election="/services/web",limit="per_request"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"electd_proxy_forwards_total", "electd_proxy_held", "electd_proxy_open_connections", "electd_proxy_step_downs_total",
-		"electd_proxy_peer_connections", "electd_proxy_buffered_bytes", "electd_proxy_resends_total"); err != nil {
+		"electd_proxy_peer_connections", "electd_proxy_buffered_bytes", "electd_proxy_resends_total",
+		"electd_proxy_attempts_total", "electd_proxy_resends_refused_total"); err != nil {
 		t.Fatal(err)
 	}
 	// Every result, target and hop is exported before it happens.

@@ -85,65 +85,100 @@ func (h *httpProxy) route(q *request) Result {
 // send is route's and take's one loop: it sends q where next decides,
 // holds it while there is nowhere to send it, and sends it again when that
 // is allowed, within q's hold time. gate, when given, sees each decision
-// first and may answer q itself (take's bounce).
+// first and may answer q itself (take's bounce). A route that failed is
+// tried by its probe alone: q waits for the probe's outcome (probe.go).
 func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (Result, bool)) Result {
 	p := h.p
+	p.budget.request()
 	why := ""
+	var t ticket // the route's leave to send, or to wait (probe.go)
+	defer func() { t.abandon() }()
 	for {
 		wake := p.wake.Changed()
 		d := next()
+		if d.way == toApp || d.way == toLeader {
+			if t = p.probe.acquire(keyOf(d), t); !t.ok {
+				if d.way == toApp {
+					p.appDone() // decide counted it in flight
+				}
+				w := wait{wake: wake, ready: t.changed, retry: t.after, why: why, upstream: why != ""}
+				if t.err != nil {
+					w.why, w.upstream = fmt.Sprintf("%s did not take it (%v)", targetName(d), t.err), true
+				}
+				if res, ok := h.hold(q, w); !ok {
+					return res
+				}
+				continue
+			}
+		}
 		if gate != nil {
 			if res, done := gate(d); done {
 				return res
 			}
 		}
-		var retry time.Duration
-		failed := d.why
+		w := wait{wake: wake, why: d.why, busy: d.busy}
 		switch d.way {
 		case toNone:
 			return unavailable(q.w, ResultShutdown, "the proxy is shutting down")
 		case toApp, toLeader:
 			q.hd.leave()
 			o := h.forward(q, d)
+			if o.moot {
+				t.abandon()
+			} else {
+				t.done(!o.failed, o.err)
+			}
+			t = ticket{}
+			if o.again && d.way == toApp && errors.Is(o.err, syscall.ECONNREFUSED) {
+				p.stepDown(d.route, StepDownRefused, o.err)
+			}
 			switch {
 			case !o.again:
 				return o.result
-			case o.now:
-				continue
+			case o.now, o.failed:
+				continue // a failed route: acquire waits for its probe
 			}
-			if d.way == toApp && errors.Is(o.err, syscall.ECONNREFUSED) {
-				p.stepDown(d.route, StepDownRefused, o.err)
-			}
-			retry, failed = retryEvery, fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err)
+			w.retry, w.why, w.upstream = max(o.wait, resendFirst/2), fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err), true
 			if errors.Is(o.err, errHoldExpired) && why != "" {
-				failed = why // what kept it from going anywhere in time
+				w.why = why // what kept it from going anywhere in time
 			}
 		}
-		why = failed
-		if res, ok := h.hold(q, wake, retry, why, d.busy); !ok {
+		why = w.why
+		if res, ok := h.hold(q, w); !ok {
 			return res
 		}
 	}
 }
 
-// hold waits for the route to change, or retry, within what is left of
-// q's hold time; false with the result when the request is answered.
-func (h *httpProxy) hold(q *request, wake <-chan struct{}, retry time.Duration, why string, busy bool) (Result, bool) {
+// wait is what a held request waits for: a route change (wake), the
+// route's probe (ready), or a time (retry, when not 0); why it waits,
+// and whether for the application's room (busy) or after a failed
+// attempt (upstream).
+type wait struct {
+	wake, ready    <-chan struct{}
+	retry          time.Duration
+	why            string
+	busy, upstream bool
+}
+
+// hold waits as w says, within what is left of q's hold time; false with
+// the result when the request is answered.
+func (h *httpProxy) hold(q *request, w wait) (Result, bool) {
 	p := h.p
 	if !q.hd.enter() {
 		return unavailable(q.w, ResultHeldCap, fmt.Sprintf("too many requests wait for a leader (the limit is %d)", p.cfg.MaxHeld)), false
 	}
-	switch err := q.hd.wait(q.r.Context(), wake, retry); {
+	switch err := q.hd.wait(q.r.Context(), w.wake, w.ready, w.retry); {
 	case err == nil:
 		return "", true
-	case errors.Is(err, errHoldExpired) && busy:
-		return unavailable(q.w, ResultAppBusy, fmt.Sprintf("the application took no more requests within the hold time (%v): %s", p.cfg.HoldTime, why)), false
+	case errors.Is(err, errHoldExpired) && w.busy:
+		return unavailable(q.w, ResultAppBusy, fmt.Sprintf("the application took no more requests within the hold time (%v): %s", p.cfg.HoldTime, w.why)), false
 	case errors.Is(err, errHoldExpired):
 		res := ResultNoLeader
-		if retry > 0 {
+		if w.upstream {
 			res = ResultUpstreamError
 		}
-		return unavailable(q.w, res, fmt.Sprintf("no leader to send the request to within the hold time (%v): %s", p.cfg.HoldTime, why)), false
+		return unavailable(q.w, res, fmt.Sprintf("no leader to send the request to within the hold time (%v): %s", p.cfg.HoldTime, w.why)), false
 	case errors.Is(err, errShutdown):
 		return unavailable(q.w, ResultShutdown, "the proxy is shutting down"), false
 	}

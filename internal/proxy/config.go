@@ -124,8 +124,8 @@ type Config struct {
 	AppProtocol AppProtocol
 	// HoldTime is how long a request or connection waits for a leader to
 	// send it to (or for the leader's proxy to take it) before it gets
-	// 503 with Retry-After (or is closed). Default 5s; MinHoldTime to
-	// MaxHoldTime.
+	// 503 with Retry-After (or is closed). Default 5s (electd derives it
+	// from the session timeout: DeriveHold); MinHoldTime to MaxHoldTime.
 	HoldTime time.Duration
 	// DrainTimeout is how long Yield waits for requests in flight to the
 	// application before it hands leadership over anyway. Default 2s, or
@@ -248,14 +248,20 @@ func DefaultPeerListen(listen string) string {
 }
 
 // DeriveHold is the hold time and the drain timeout, zero meaning unset
-// (the one statement of the rule; internal/config applies it to its keys):
-// a hold time unset is DefaultHoldTime, or twice a drain timeout given
-// that is not shorter (the hand-over's drain must fit in what a request
-// may be held); a drain timeout unset is DefaultDrainTimeout, or half the
-// hold time when that is shorter.
-func DeriveHold(hold, drain time.Duration) (time.Duration, time.Duration) {
+// (the one statement of the rule; internal/config applies it to its keys).
+// crash is how long a leader that dies without handing over takes to be
+// replaced, as the election's timing says (0: unknown). A hold time unset
+// is crash, so that requests held through a crash reach the next leader,
+// or DefaultHoldTime without one; at most MaxHoldTime; or twice a drain
+// timeout given that is not shorter (the hand-over's drain must fit in
+// what a request may be held). A drain timeout unset is
+// DefaultDrainTimeout, or half the hold time when that is shorter.
+func DeriveHold(hold, drain, crash time.Duration) (time.Duration, time.Duration) {
 	if hold == 0 {
 		hold = DefaultHoldTime
+		if crash > 0 {
+			hold = min(crash, MaxHoldTime)
+		}
 		if drain >= hold {
 			hold = min(2*drain, MaxHoldTime)
 		}
@@ -293,7 +299,7 @@ func (c Config) withDefaults() Config {
 	if c.AppProtocol == "" {
 		c.AppProtocol = AppHTTP1
 	}
-	c.HoldTime, c.DrainTimeout = DeriveHold(c.HoldTime, c.DrainTimeout)
+	c.HoldTime, c.DrainTimeout = DeriveHold(c.HoldTime, c.DrainTimeout, 0)
 	c.MaxConnections, c.MaxHeld = DeriveHeld(c.MaxConnections, c.MaxHeld)
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {

@@ -8,9 +8,10 @@
 // peer port, naming the election and the leadership they are meant for:
 // that proxy takes them only as that leadership, with a valid lease, and
 // bounces anything else back unprocessed with its own view. A request is
-// sent again only when it provably reached no application or says it may
-// be repeated (at most once). While nobody leads, requests wait up to the
-// hold time for a leader. The requests the application gets carry the
+// sent again only when it provably reached no application, paced by the
+// route's probe, or says it may be repeated: at most twice, within a
+// budget. While nobody leads, requests wait up to the hold time for a
+// leader. The requests the application gets carry the
 // leader's fencing token and id, so that it can fence its writes.
 //
 // The package knows nothing of ZooKeeper or the election's internals: it

@@ -87,11 +87,13 @@ type fakeRec struct {
 	held      int
 	steps     map[string]int
 	resent    map[Resend]int
+	attempts  map[Target]int
+	refused   map[Limit]int
 }
 
 func newRec() *fakeRec {
 	return &fakeRec{requests: map[Result]int{}, conns: map[Result]int{}, forwarded: map[int]int{}, upstream: map[Target]int{},
-		steps: map[string]int{}, resent: map[Resend]int{}}
+		steps: map[string]int{}, resent: map[Resend]int{}, attempts: map[Target]int{}, refused: map[Limit]int{}}
 }
 
 func (r *fakeRec) Request(res Result) { r.mu.Lock(); r.requests[res]++; r.mu.Unlock() }
@@ -105,6 +107,10 @@ func (r *fakeRec) Upstream(to Target, _ time.Duration) {
 func (r *fakeRec) Held(time.Duration)     { r.mu.Lock(); r.held++; r.mu.Unlock() }
 func (r *fakeRec) SteppedDown(why string) { r.mu.Lock(); r.steps[why]++; r.mu.Unlock() }
 func (r *fakeRec) Resent(why Resend)      { r.mu.Lock(); r.resent[why]++; r.mu.Unlock() }
+func (r *fakeRec) Attempt(to Target)      { r.mu.Lock(); r.attempts[to]++; r.mu.Unlock() }
+func (r *fakeRec) ResendRefused(l Limit)  { r.mu.Lock(); r.refused[l]++; r.mu.Unlock() }
+func (r *fakeRec) tries(to Target) int    { r.mu.Lock(); defer r.mu.Unlock(); return r.attempts[to] }
+func (r *fakeRec) refusals(l Limit) int   { r.mu.Lock(); defer r.mu.Unlock(); return r.refused[l] }
 
 func (r *fakeRec) request(res Result) int { r.mu.Lock(); defer r.mu.Unlock(); return r.requests[res] }
 func (r *fakeRec) conn(res Result) int    { r.mu.Lock(); defer r.mu.Unlock(); return r.conns[res] }

@@ -33,6 +33,9 @@ type request struct {
 	safe   bool   // idempotent (headers.go)
 	peer   bool   // a peer's forward, on PeerListen
 	marked bool   // the Taken interim answer was sent (peer.go)
+	// resends: how often it was sent again after an attempt that may
+	// have reached the application (retry.go).
+	resends int
 	// last is the last attempt's context, whose cause says why it ended
 	// (finish logs it).
 	last context.Context
@@ -94,6 +97,13 @@ type outcome struct {
 	again  bool
 	now    bool
 	err    error
+	// wait: how long to wait before the re-send (a backoff). failed: the
+	// target took nothing (no connection, nothing written, a bounce);
+	// moot: the attempt says nothing of the route (the route moved, the
+	// client went away, the hold time ran out). The route's probe learns
+	// which.
+	wait         time.Duration
+	failed, moot bool
 }
 
 var (
@@ -134,6 +144,7 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 		a.to, a.upgrade, a.hold = TargetLeader, isUpgrade(q.r.Header), q.hd.remaining()
 		p.rec.Forwarded(1)
 	}
+	p.rec.Attempt(a.to)
 	if d.way == toApp || a.upgrade {
 		a.bind(d.scope)
 	} else {
@@ -284,12 +295,16 @@ func (h *httpProxy) judge(a *attempt, ctx context.Context) outcome {
 		slow:       slow,
 	}
 	f.bodyAgain = q.b == nil || q.b.rewind()
+	now := a.redirected || errors.Is(cause, errNewerLeader) || errors.Is(cause, errLeaderChanged)
+	moot := now || q.r.Context().Err() != nil || errors.Is(cause, errHoldExpired)
+	failed := !moot && (f.noConn || f.unwritten || f.bounced)
 	if why, ok := resendable(f); ok && !errors.Is(err, errMisdirected) {
-		p.rec.Resent(why)
-		now := a.redirected || errors.Is(cause, errNewerLeader) || errors.Is(cause, errLeaderChanged)
-		return outcome{again: true, now: now, err: err}
+		if wait, ok := p.mayResend(q, why); ok {
+			p.rec.Resent(why)
+			return outcome{again: true, now: now, err: err, wait: wait, failed: failed, moot: moot}
+		}
 	}
-	return outcome{result: h.fail(a, ctx, f)}
+	return outcome{result: h.fail(a, ctx, f), err: err, failed: failed, moot: moot}
 }
 
 // fail answers a request that is not sent again, and returns its result.

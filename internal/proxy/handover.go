@@ -183,7 +183,7 @@ func (p *Proxy) checkApp(term context.Context, r Route) {
 	answers := p.answers.Load()
 	for failed := 0; ; {
 		start := p.clock.Now()
-		err := p.probe(ctx, c, r)
+		err := p.checkOnce(ctx, c, r)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -209,8 +209,8 @@ func (p *Proxy) checkApp(term context.Context, r Route) {
 	}
 }
 
-// probe runs one of c's probes within its timeout (on the proxy's clock).
-func (p *Proxy) probe(ctx context.Context, c *checker, r Route) error {
+// checkOnce runs one of c's probes within its timeout (on the proxy's clock).
+func (p *Proxy) checkOnce(ctx context.Context, c *checker, r Route) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	t := p.clock.AfterFunc(c.timeout, func() { cancel(fmt.Errorf("no answer within %v", c.timeout)) })

@@ -80,10 +80,10 @@ func (h *holder) remaining() time.Duration {
 	return max(h.budget-h.p.clock.Now().Sub(h.start), 0)
 }
 
-// wait blocks until wake is closed, retry (when not 0) has passed, the
-// budget runs out (errHoldExpired), ctx ends, or the proxy shuts down
-// (errShutdown). Call enter first.
-func (h *holder) wait(ctx context.Context, wake <-chan struct{}, retry time.Duration) error {
+// wait blocks until wake or ready (either may be nil) is closed, retry
+// (when not 0) has passed, the budget runs out (errHoldExpired), ctx
+// ends, or the proxy shuts down (errShutdown). Call enter first.
+func (h *holder) wait(ctx context.Context, wake, ready <-chan struct{}, retry time.Duration) error {
 	var again <-chan struct{}
 	if retry > 0 {
 		ch, stop := clock.Deadline(h.p.clock, retry)
@@ -92,6 +92,7 @@ func (h *holder) wait(ctx context.Context, wake <-chan struct{}, retry time.Dura
 	}
 	select {
 	case <-wake:
+	case <-ready:
 	case <-again:
 	case <-h.expired:
 		return errHoldExpired

@@ -239,7 +239,7 @@ func TestHTTPBodyNotAskedForGoesToTheNewLeader(t *testing.T) {
 			b := startProxy(t, newLead(leading("b", 2)), appB.addr(), Config{})
 			la := newLead(leading("a", 1))
 			la.onStepDown(func() { la.set(following("b", 2, b.peerAddr())) })
-			// The real clock: the proxy tries again after retryEvery.
+			// The real clock: the proxy tries again after a backoff.
 			a := startProxy(t, la, ln.Addr().String(), Config{Clock: clock.Real(), ResendUnreadBody: resend})
 			code, body := post(t, newClient(t), a.addr)
 			e := <-expect

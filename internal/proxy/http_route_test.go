@@ -335,7 +335,7 @@ func TestHTTPBouncedRoundAndRoundEndsWithinHold(t *testing.T) {
 				if tp.clock.Now().Sub(start) > 10*hold {
 					t.Fatalf("%s: no answer 10 hold times on", method)
 				}
-				tp.clock.Advance(retryEvery)
+				tp.clock.Advance(probeFirst)
 			}
 		}
 		if took := tp.clock.Now().Sub(start); a.code != http.StatusServiceUnavailable || a.h.Get("Retry-After") == "" || took > hold+hold/2 {

@@ -45,8 +45,8 @@ func TestHTTPForwardToAnotherIncarnationIsHeld(t *testing.T) {
 	waitFor(t, "a to hold the bounced request", func() bool { return pa.Held() == 1 })
 	lb.set(Route{Leading: true, ID: "b", Token: 7, Election: newer})
 	// a's own view did not move: it looks again at its next retry.
-	waitFor(t, "a's retry to be due", func() bool { return pa.clock.PendingIn(retryEvery) })
-	pa.clock.Advance(retryEvery)
+	waitFor(t, "a's retry to be due", func() bool { return pa.clock.PendingIn(probeFirst) })
+	pa.clock.Advance(probeFirst)
 	if body := recv(t, got, "the answer"); body != "200 b 7" {
 		t.Fatalf("once b's view moved: %q, want 200 from b", body)
 	}

@@ -23,10 +23,6 @@ import (
 // that leadership bounces it with its own view (peer.go).
 const maxHops = 2
 
-// retryEvery paces the attempts of a held request whose target refused or
-// could not be reached, while nothing else changes.
-const retryEvery = 25 * time.Millisecond
-
 var (
 	errLeadershipLost = errors.New("proxy: this participant stopped leading")
 	errLeaderChanged  = errors.New("proxy: the leader changed")
@@ -56,10 +52,13 @@ type Proxy struct {
 	// peerTLS authenticates the peers (peertls.go).
 	peerTLS *peerTLS
 
-	kept      atomic.Int64  // what copies of request bodies may still take (body.go)
-	served    atomic.Uint64 // requests (HTTP) and connections (TCP) that ended
-	wake      Broadcast     // the route may have changed or a yield ended: held traffic looks again
-	closed    chan struct{} // closed when Serve starts shutting down
+	probe     *routeProbe         // the route's state: healthy, or failing and probed (probe.go)
+	budget    budget              // re-sends that may repeat work (retry.go)
+	jitter    func(n int64) int64 // a random number in [0, n), for backoffs
+	kept      atomic.Int64        // what copies of request bodies may still take (body.go)
+	served    atomic.Uint64       // requests (HTTP) and connections (TCP) that ended
+	wake      Broadcast           // the route may have changed or a yield ended: held traffic looks again
+	closed    chan struct{}       // closed when Serve starts shutting down
 	closeOnce sync.Once
 	stopping  context.Context // ends when closed is closed
 	stop      context.CancelFunc
@@ -116,6 +115,7 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 		cfg:     cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
 		log:    cfg.Logger.With("proxy", string(cfg.Mode)),
 		closed: make(chan struct{}),
+		probe:  newRouteProbe(cfg.Clock), budget: budget{clock: cfg.Clock}, jitter: jitter,
 	}
 	p.kept.Store(keptBudget)
 	now := func() int64 { return p.clock.Now().UnixNano() }

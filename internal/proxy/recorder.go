@@ -141,6 +141,13 @@ type Recorder interface {
 	SteppedDown(why string)
 	// Resent counts one request sent again, and why.
 	Resent(why Resend)
+	// Attempt counts one attempt to send a request or connection to the
+	// application or the leader's proxy: the first and each re-send,
+	// probes of a failing route included.
+	Attempt(to Target)
+	// ResendRefused counts one request that could have been sent again
+	// but was answered instead, and the limit that refused it.
+	ResendRefused(limit Limit)
 }
 
 type nopRecorder struct{}
@@ -152,3 +159,5 @@ func (nopRecorder) Upstream(Target, time.Duration) {}
 func (nopRecorder) Held(time.Duration)             {}
 func (nopRecorder) SteppedDown(string)             {}
 func (nopRecorder) Resent(Resend)                  {}
+func (nopRecorder) Attempt(Target)                 {}
+func (nopRecorder) ResendRefused(Limit)            {}

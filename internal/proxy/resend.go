@@ -1,7 +1,7 @@
 package proxy
 
-// What may be sent again (docs/DESIGN.md, "Forwarding"): at most once by
-// default. A request is sent again, wherever the route says now, only
+// What may be sent again (docs/DESIGN.md, "Forwarding"); how often, and
+// when, is retry.go's and probe.go's. A request is sent again, wherever the route says now, only
 // when it provably reached no application, or when it says it may be
 // repeated and nothing of its answer was relayed yet. The rule is a pure
 // function of what an attempt learnt, so that it is tested as a table.

@@ -183,10 +183,14 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 		p.rec.Conn(res)
 		p.served.Add(1)
 	}()
+	upstream := false // the last attempt failed
+	var tk ticket     // the route's leave to dial, or to wait (probe.go)
+	defer func() { tk.abandon() }()
 	for {
 		wake := p.wake.Changed()
 		d := p.decide(hop, false)
 		var retry time.Duration
+		var ready <-chan struct{}
 		switch d.way {
 		case toNone:
 			res = ResultShutdown
@@ -196,8 +200,15 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 			res = ResultBounced
 			return
 		case toApp, toLeader:
+			// A route that failed is tried by its probe alone (probe.go).
+			if tk = p.probe.acquire(keyOf(d), tk); !tk.ok {
+				ready, retry, upstream = tk.changed, tk.after, upstream || tk.err != nil
+				break
+			}
 			hd.leave()
 			up, token, err := t.dial(d, hop, hd)
+			tk.done(err == nil, err)
+			tk = ticket{}
 			if err == nil && hop > 0 {
 				if _, err = c.Write(ack(ackPlaced, token)); err != nil {
 					_ = up.Close()
@@ -216,17 +227,18 @@ func (t *tcpProxy) serveConn(c *trackedConn, hop int, budget time.Duration) {
 			if d.way == toApp && errors.Is(err, syscall.ECONNREFUSED) {
 				p.stepDown(d.route, StepDownRefused, err)
 			}
-			retry = retryEvery
+			upstream = true
+			continue // acquire waits for the route's probe
 		}
 		if !hd.enter() {
 			res = ResultHeldCap
 			return
 		}
-		switch err := hd.wait(context.Background(), wake, retry); {
+		switch err := hd.wait(context.Background(), wake, ready, retry); {
 		case err == nil:
 		case errors.Is(err, errHoldExpired):
 			res = ResultNoLeader
-			if retry > 0 {
+			if upstream {
 				res = ResultUpstreamError
 			}
 			return
@@ -248,6 +260,7 @@ func (t *tcpProxy) dial(d decision, hop int, hd *holder) (up net.Conn, token int
 	}
 	dialer := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
 	start := p.clock.Now()
+	p.rec.Attempt(to)
 	if to == TargetLeader {
 		up, err = p.dialPeer(d.scope, addr, alpnTCP)
 	} else {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/forward"
 	"github.com/electd/electd/tests/wait"
@@ -98,7 +99,8 @@ func runForward(ctx context.Context, env *env) (*ForwardResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &ForwardResult{Session: cfg.CrashTimeout, HoldTime: 5 * time.Second}
+	// proxy.hold_time is left unset: derived from the session timeout.
+	res := &ForwardResult{Session: cfg.CrashTimeout, HoldTime: config.CrashTime(cfg.CrashTimeout)}
 	leader, err := r.settled(ctx, nil)
 	if err != nil {
 		return nil, err

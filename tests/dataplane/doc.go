@@ -29,6 +29,10 @@
 //   - memory_test.go: a follower's clients that read nothing of large
 //     answers hold a bounded share of its memory (a build without -race,
 //     GOMEMLIMIT as shipped);
+//   - retry_test.go: an application that drops requests unanswered runs
+//     each at most three times (issue 37); the leader's electd and
+//     application SIGKILLed with every key at its default: no request sent
+//     after the kill fails, and the dead address is probed, not flooded;
 //   - h2c_test.go: HTTP/2 with prior knowledge and gRPC (unary, a server
 //     stream that follows a change, a stream both ways, status in
 //     trailers) through the proxy, and WebSocket-style upgrades still cut

@@ -93,7 +93,7 @@ var Flavours = []Flavour{
 		Name: "proxy", Namespace: "e2e-proxy", Elector: "electd", ElectionPath: "/e2e/proxy/app",
 		OneEndpoint: false, AllReady: true, WatchesApp: true, AppFirst: true,
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
-		HoldTime: 5 * time.Second, // deploy/k8s-proxy leaves proxy.hold_time at its default
+		HoldTime: 17 * time.Second, // deploy/k8s-proxy leaves proxy.hold_time at its default: 1.5 x the 10s session timeout + 2s
 		Ensemble: true, ZooKeeperScenarios: true,
 		Describe: "electd, proxy flavour (deploy/k8s-proxy): every pod Ready, the Service at electd's forwarding proxy, which sends to the leader's app",
 	},

@@ -7,7 +7,9 @@ with protocol_version HTTP/1.1). It keeps the same ledger as the Go
 application (tests/ledger/goapp.go): one JSON line per event, appended with a
 single os.write on a file opened with O_APPEND, "arrive" before a byte of the
 body is read, "done" once the body (Content-Length or chunked, with its
-trailers) is read.
+trailers) is read. A request to /drop is logged ("arrive"), its body read,
+and its connection closed without an answer: an application that drops
+requests (a crashing worker), for the proxy's re-sends to be counted.
 
   python3 app.py NAME HOST:PORT LEDGER
 """
@@ -65,6 +67,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "at": time.time_ns(), "header": header, "body_size": 0,
         }
         self.server.ledger.write(entry)
+        if url.path == "/drop":
+            self.read_body()
+            self.close_connection = True  # unanswered: nothing was written
+            return
         sleep = urllib.parse.parse_qs(url.query).get("sleep", ["0"])[0]
         if sleep.isdigit() and int(sleep) > 0:
             time.sleep(int(sleep) / 1000)
