@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -46,14 +49,28 @@ type routeKey struct {
 	addr     string
 	token    int64
 	election string
+	id       string // the leader's id, for the log: one leadership has one
 }
 
 func keyOf(d decision) routeKey {
 	if d.way == toApp {
-		return routeKey{to: TargetApp, token: d.route.Token}
+		return routeKey{to: TargetApp, token: d.route.Token, id: d.route.ID}
 	}
-	return routeKey{to: TargetLeader, addr: d.route.Addr, token: d.route.Token, election: d.route.Election}
+	return routeKey{to: TargetLeader, addr: d.route.Addr, token: d.route.Token, election: d.route.Election, id: d.route.ID}
 }
+
+// String names the route in the log.
+func (k routeKey) String() string {
+	if k.to == TargetApp {
+		return "the application"
+	}
+	return fmt.Sprintf("the leader %q's proxy at %s (fencing token %d)", k.id, k.addr, k.token)
+}
+
+// outageLogEvery is the least time between two lines about one route
+// that stays down: a dead leader's address fails every probe until its
+// session expires, and an operator needs a line, not one per probe.
+const outageLogEvery = 10 * time.Second
 
 // routeState is what a route lets through.
 type routeState int8
@@ -69,6 +86,7 @@ const (
 // proxy), so it keeps the state of one: another key starts afresh.
 type routeProbe struct {
 	clock clock.Clock
+	log   *slog.Logger
 
 	mu      sync.Mutex
 	key     routeKey
@@ -81,10 +99,17 @@ type routeProbe struct {
 	running int           // ramping: attempts under way, counted
 	waiting int           // requests that wait for the route
 	changed chan struct{} // closed when something may go
+
+	// The outage the log tells of (issue 40: a follower that could not
+	// reach the leader's proxy for 10 s said nothing): since when the
+	// route fails, the failed attempts since, and the last line's time.
+	down     time.Time
+	fails    int
+	loggedAt time.Time
 }
 
-func newRouteProbe(c clock.Clock) *routeProbe {
-	return &routeProbe{clock: c, changed: make(chan struct{})}
+func newRouteProbe(c clock.Clock, log *slog.Logger) *routeProbe {
+	return &routeProbe{clock: c, log: log, changed: make(chan struct{})}
 }
 
 // ticket is one request's leave to send on a route (ok), or to wait for
@@ -161,9 +186,13 @@ func (t ticket) done(took bool, err error) {
 		return // the route changed meanwhile: that state is gone
 	}
 	rp.giveBackLocked(t)
+	if !took {
+		defer rp.failedLocked(err)
+	}
 	switch {
 	case took && rp.state == routeFailing:
 		rp.state, rp.probing, rp.since, rp.running = routeRamping, false, rp.clock.Now(), 0
+		rp.recoveredLocked()
 		rp.notifyLocked()
 	case took && rp.state == routeRamping && rp.waiting == 0:
 		rp.state, rp.backoff = routeHealthy, 0
@@ -214,8 +243,50 @@ func (rp *routeProbe) failLocked(err error) {
 	rp.notifyLocked()
 }
 
-// startLocked makes k the route, in state s.
+// failedLocked counts a failed attempt of the route's outage and says so:
+// at its first, then at most every outageLogEvery.
+func (rp *routeProbe) failedLocked(err error) {
+	now := rp.clock.Now()
+	rp.fails++
+	switch {
+	case rp.down.IsZero():
+		rp.down, rp.fails, rp.loggedAt = now, 1, now
+		rp.logf(slog.LevelWarn, "the proxy cannot reach "+rp.key.String()+"; requests wait for it within the hold time",
+			"err", err)
+	case now.Sub(rp.loggedAt) >= outageLogEvery:
+		rp.loggedAt = now
+		rp.logf(slog.LevelWarn, "the proxy still cannot reach "+rp.key.String(), "err", err,
+			"attempts_since_success", rp.fails, "down_for", now.Sub(rp.down).Round(time.Millisecond))
+	}
+}
+
+// recoveredLocked ends the route's outage, if it had one, and says so.
+func (rp *routeProbe) recoveredLocked() {
+	if rp.down.IsZero() {
+		return
+	}
+	rp.logf(slog.LevelInfo, "the proxy reaches "+rp.key.String()+" again",
+		"failed_attempts", rp.fails, "down_for", rp.clock.Now().Sub(rp.down).Round(time.Millisecond))
+	rp.down, rp.fails = time.Time{}, 0
+}
+
+// logf logs under rp.mu: the proxy's logger never blocks (a full stderr
+// drops lines), and the lines of one route keep their order.
+func (rp *routeProbe) logf(level slog.Level, msg string, args ...any) {
+	if rp.log != nil {
+		rp.log.Log(context.Background(), level, msg, args...)
+	}
+}
+
+// startLocked makes k the route, in state s. An outage of the route
+// before ends with it: the log says how long it lasted and where the
+// requests go now.
 func (rp *routeProbe) startLocked(k routeKey, s routeState) {
+	if !rp.down.IsZero() {
+		rp.logf(slog.LevelInfo, "the proxy stopped trying "+rp.key.String()+": requests go to "+k.String()+" now",
+			"failed_attempts", rp.fails, "down_for", rp.clock.Now().Sub(rp.down).Round(time.Millisecond))
+		rp.down, rp.fails = time.Time{}, 0
+	}
 	rp.key, rp.state, rp.probing, rp.backoff, rp.next, rp.err = k, s, false, 0, time.Time{}, nil
 	rp.since, rp.running, rp.waiting = rp.clock.Now(), 0, 0
 	rp.notifyLocked()

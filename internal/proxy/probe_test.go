@@ -1,7 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +27,7 @@ var errRefused = errors.New("connection refused")
 // waiting: everything goes.
 func healthy(t *testing.T, c *clocktest.Fake, k routeKey) *routeProbe {
 	t.Helper()
-	rp := newRouteProbe(c)
+	rp := newRouteProbe(c, nil)
 	rp.acquire(k, ticket{}).done(true, nil)
 	if rp.state != routeHealthy {
 		t.Fatalf("state %d after a first attempt got through, want healthy", rp.state)
@@ -92,7 +96,7 @@ func TestRouteProbeOneAtATimeWithBackoff(t *testing.T) {
 // waits.
 func TestRouteProbeRamp(t *testing.T) {
 	c := clocktest.NewFake(time.Unix(1000, 0))
-	rp := newRouteProbe(c)
+	rp := newRouteProbe(c, nil)
 	k := routeKey{to: TargetApp, token: 7}
 	var going, waiting []ticket
 	for range 10 {
@@ -178,5 +182,52 @@ func TestRouteProbeAbandoned(t *testing.T) {
 	}
 	if n := rp.acquire(k, w); !n.ok || !n.probe || rp.waiting != 0 {
 		t.Fatalf("after an abandoned probe: %+v (%d waiting), want the next probe at once", n, rp.waiting)
+	}
+}
+
+// Issue 40: a route that cannot be reached is said once, with how long
+// and how many attempts, at most every outageLogEvery while it lasts, and
+// once more when it is reached again or given up for another.
+func TestRouteProbeLogsAnOutageOnce(t *testing.T) {
+	c := clocktest.NewFake(time.Unix(1000, 0))
+	var out bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	dead := routeKey{to: TargetLeader, addr: "127.0.0.1:1", token: 3, id: "web-2"}
+	rp := newRouteProbe(c, log)
+	rp.acquire(dead, ticket{}).done(true, nil)
+	lines := func() []string { return strings.Split(strings.TrimSpace(out.String()), "\n") }
+
+	rp.acquire(dead, ticket{}).done(false, errRefused)
+	probes := 1
+	for range 6 { // within outageLogEvery: no more lines
+		c.Advance(probeMax)
+		rp.acquire(dead, ticket{}).done(false, errRefused)
+		probes++
+	}
+	if got := lines(); len(got) != 1 || !strings.Contains(got[0], `level=WARN msg="the proxy cannot reach the leader \"web-2\"'s proxy at 127.0.0.1:1`) ||
+		!strings.Contains(got[0], "connection refused") {
+		t.Fatalf("after %d failed attempts within %v: %q, want one WARN naming the route and the error", probes, outageLogEvery, got)
+	}
+	c.Advance(outageLogEvery)
+	rp.acquire(dead, ticket{}).done(false, errRefused)
+	probes++
+	if got := lines(); len(got) != 2 || !strings.Contains(got[1], "still cannot reach") ||
+		!strings.Contains(got[1], fmt.Sprintf("attempts_since_success=%d", probes)) || !strings.Contains(got[1], "down_for=16s") {
+		t.Fatalf("past %v: %q, want a second WARN with attempts_since_success=%d down_for=16s", outageLogEvery, got, probes)
+	}
+	c.Advance(probeMax)
+	rp.acquire(dead, ticket{}).done(true, nil)
+	if got := lines(); len(got) != 3 || !strings.Contains(got[2], "level=INFO") || !strings.Contains(got[2], "reaches the leader") ||
+		!strings.Contains(got[2], fmt.Sprintf("failed_attempts=%d", probes)) {
+		t.Fatalf("once reached: %q, want an INFO with the failed attempts", got)
+	}
+
+	// Down again, then given up for a new leader's route.
+	rp.acquire(dead, ticket{}).done(false, errRefused)
+	next := routeKey{to: TargetLeader, addr: "127.0.0.1:2", token: 9, id: "web-1"}
+	rp.acquire(next, ticket{})
+	if got := lines(); len(got) != 5 || !strings.Contains(got[4], "stopped trying the leader \\\"web-2\\\"") ||
+		!strings.Contains(got[4], "web-1") {
+		t.Fatalf("after the route moved: %q, want a line that says where requests go now", got)
 	}
 }

@@ -115,7 +115,7 @@ func New(lead Leadership, cfg Config) (*Proxy, error) {
 		cfg:     cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
 		log:    cfg.Logger.With("proxy", string(cfg.Mode)),
 		closed: make(chan struct{}),
-		probe:  newRouteProbe(cfg.Clock), budget: budget{clock: cfg.Clock}, jitter: jitter,
+		probe:  newRouteProbe(cfg.Clock, cfg.Logger.With("proxy", string(cfg.Mode), "app", cfg.App)), budget: budget{clock: cfg.Clock}, jitter: jitter,
 	}
 	p.kept.Store(keptBudget)
 	now := func() int64 { return p.clock.Now().UnixNano() }

@@ -116,6 +116,15 @@ func TestCrashWithDefaults(t *testing.T) {
 		}
 	}
 	report(t, "sent after the kill were not answered 200", reqs, lost)
+	// Issue 40: each follower said, once, that it could not reach the dead
+	// leader's proxy, and again when it gave that route up for the next.
+	for _, f := range fs {
+		for _, line := range []string{"the proxy cannot reach the leader", "the proxy stopped trying the leader"} {
+			if !f.proc.LogHasWithin(line, 5*time.Second) {
+				t.Errorf("%s's log lacks %q", f.name, line)
+			}
+		}
+	}
 	attempts, unprocessed := after.attempts-before.attempts, after.unprocessed-before.unprocessed
 	t.Logf("%d requests through the followers; %v attempts to a leader's proxy, %v re-sends of what reached no application", len(reqs), attempts, unprocessed)
 	// Each request goes to a leader's proxy at most once but for what was
