@@ -104,6 +104,7 @@ func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (
 				w := wait{wake: wake, ready: t.changed, retry: t.after, why: why, upstream: why != ""}
 				if t.err != nil {
 					w.why, w.upstream = fmt.Sprintf("%s did not take it (%v)", targetName(d), t.err), true
+					why = w.why
 				}
 				if res, ok := h.hold(q, w); !ok {
 					return res
@@ -135,8 +136,13 @@ func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (
 			switch {
 			case !o.again:
 				return o.result
-			case o.now, o.failed:
-				continue // a failed route: acquire waits for its probe
+			case o.now:
+				continue
+			case o.failed:
+				// acquire waits for the route's probe; why the route
+				// failed is what the answer names if the hold runs out.
+				why = fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err)
+				continue
 			}
 			w.retry, w.why, w.upstream = max(o.wait, resendFirst/2), fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err), true
 			if errors.Is(o.err, errHoldExpired) && why != "" {
