@@ -140,6 +140,23 @@ func rawExchangeBody(t *testing.T, addr, in string) (int, bool, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rawExchangeOn(t, c, in)
+}
+
+// rawExchangePeer is rawExchangeBody on a peer port: the bytes go inside
+// the peers' TLS (ALPN http/1.1), as a peer's upgrades do.
+func rawExchangePeer(t *testing.T, addr, in string) (int, bool, string) {
+	t.Helper()
+	c, err := dialPeerTLS(t, addr, testPeerKey, alpnHTTP1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rawExchangeOn(t, c, in)
+}
+
+// rawExchangeOn is rawExchangeBody on the connection c, which it closes.
+func rawExchangeOn(t *testing.T, c net.Conn, in string) (int, bool, string) {
+	t.Helper()
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(patience))
 	if _, err := io.WriteString(c, in); err != nil {
@@ -191,7 +208,11 @@ func TestFramingThroughProxy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, addr := range []string{leader.addr, follower.addr, leader.peerAddr()} {
 				before := len(app.requests())
-				code, closed, body := rawExchangeBody(t, addr, tc.in)
+				exchange := rawExchangeBody
+				if addr == leader.peerAddr() {
+					exchange = rawExchangePeer
+				}
+				code, closed, body := exchange(t, addr, tc.in)
 				want := http.StatusBadRequest
 				if tc.why == faultTE {
 					want = http.StatusNotImplemented // net/http's own answer, before the handler

@@ -223,12 +223,16 @@ func TestHTTPOwnedFieldsFromAPeer(t *testing.T) {
 	baseline(t)
 	app := newFullApp(t, false)
 	b := startProxy(t, newLead(leading("b", 7)), app.addr(), Config{})
-	req := forgedPost(t, "http://"+b.peerAddr()+"/w")
+	// HTTP/2 inside the peers' TLS, as a follower's proxy forwards.
+	req := forgedPost(t, "https://"+b.peerAddr()+"/w")
 	setForward(req.Header, leading("b", 7), time.Second, "peer-id", false)
 	req.Header.Set("X-Forwarded-For", "203.0.113.9")
-	res, err := h2cClient(t).Do(req)
+	res, err := newPeerH2Client(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.ProtoMajor != 2 {
+		t.Fatalf("the peer port answered in %s, want HTTP/2", res.Proto)
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
 	res.Body.Close()

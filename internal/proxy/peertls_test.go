@@ -57,6 +57,16 @@ func newPeerClient(t testing.TB) *http.Client {
 	return &http.Client{Transport: tr, Timeout: patience}
 }
 
+// newPeerH2Client speaks HTTP/2 to a peer port inside the peers' TLS
+// (ALPN h2), as the peer pool does; its URLs are https://.
+func newPeerH2Client(t testing.TB) *http.Client {
+	var p http.Protocols
+	p.SetHTTP2(true)
+	tr := &http.Transport{Protocols: &p, TLSClientConfig: peerTLSConfig(t, testPeerKey, alpnH2)}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: patience}
+}
+
 // Every participant derives the same certificate from the same key, and
 // another one from another key.
 func TestPeerCertDerivation(t *testing.T) {

@@ -24,7 +24,7 @@ func TestPeerWindows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
-			cfg.Listen, cfg.PeerListen, cfg.App = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:1"
+			cfg.Listen, cfg.PeerListen, cfg.App, cfg.PeerKey = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:1", testPeerKey
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
@@ -76,8 +76,8 @@ func TestPeerWindowsOnTheWire(t *testing.T) {
 	tp := startProxy(t, newLead(leading("b", 7)), "127.0.0.1:1", Config{})
 	want := peerWindows(tp.cfg, tp.cfg.PeerStreams)
 
-	// The server.
-	c, err := net.Dial("tcp", tp.peer)
+	// The server, inside the peers' TLS (ALPN h2) as the peer pool speaks.
+	c, err := dialPeerTLS(t, tp.peer, testPeerKey, alpnH2)
 	if err != nil {
 		t.Fatal(err)
 	}

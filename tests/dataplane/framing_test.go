@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/proxy"
+	"github.com/electd/electd/tests/electdtest"
 	"github.com/electd/electd/tests/ledger"
 )
 
@@ -40,7 +43,8 @@ var framingFaults = func() []struct{ name, req string } {
 
 // Issue 37, failures 1 and 2, and must have 1: with the defaults, each of
 // the requests above, sent on a raw socket to the leader's proxy, to a
-// follower's, and to the leader's peer port (HTTP/1.1), is answered 400
+// follower's, and to the leader's peer port (HTTP/1.1 inside the peers'
+// TLS, with the election's key), is answered 400
 // for its framing, before the peer port looks for a forward's headers, and
 // its connection closed; the application (Python's http.server, which
 // logs what reaches it) gets neither the request nor the one it hid. A
@@ -49,10 +53,19 @@ func TestFraming(t *testing.T) {
 	c := startCluster(t, setup{n: 3, langs: []string{ledger.Python, ledger.Go}})
 	l := c.leadWith(ledger.Python)
 	f := c.others(l)[0]
-	for _, via := range []struct{ name, addr string }{{"leader", l.proxy}, {"follower", f.proxy}, {"leader's peer port", l.peer}} {
+	// The peer port speaks only the peers' TLS: the raw bytes go inside it,
+	// with the election's peer key and ALPN http/1.1.
+	peerTLS, err := proxy.PeerTLSConfig(electdtest.PeerKey(c.path), "http/1.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, via := range []struct {
+		name, addr string
+		tls        *tls.Config
+	}{{"leader", l.proxy, nil}, {"follower", f.proxy, nil}, {"leader's peer port", l.peer, peerTLS}} {
 		t.Run(via.name, func(t *testing.T) {
 			for _, tc := range framingFaults {
-				code, body, closed := rawSend(t, via.addr, tc.req)
+				code, body, closed := rawSendTLS(t, via.addr, via.tls, tc.req)
 				if code != http.StatusBadRequest || !closed || !strings.Contains(body, "framing") {
 					t.Errorf("%s: %d %q, connection closed %v; want 400 for its framing, and closed", tc.name, code, body, closed)
 				}
@@ -83,7 +96,19 @@ func TestFraming(t *testing.T) {
 // after it.
 func rawSend(t *testing.T, addr, req string) (int, string, bool) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	return rawSendTLS(t, addr, nil, req)
+}
+
+// rawSendTLS is rawSend inside TLS with cfg, when not nil.
+func rawSendTLS(t *testing.T, addr string, cfg *tls.Config, req string) (int, string, bool) {
+	t.Helper()
+	var conn net.Conn
+	var err error
+	if cfg != nil {
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: patience}, "tcp", addr, cfg)
+	} else {
+		conn, err = net.Dial("tcp", addr)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
