@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -186,7 +187,9 @@ func (t ticket) done(took bool, err error) {
 		return // the route changed meanwhile: that state is gone
 	}
 	rp.giveBackLocked(t)
-	if !took {
+	if !took && !errors.Is(err, errBounced) {
+		// A bounce is a view that lags (a hand-over, a path made anew),
+		// not a route that cannot be reached: the peer answered.
 		defer rp.failedLocked(err)
 	}
 	switch {

@@ -231,3 +231,19 @@ func TestRouteProbeLogsAnOutageOnce(t *testing.T) {
 		t.Fatalf("after the route moved: %q, want a line that says where requests go now", got)
 	}
 }
+
+// A bounce is a view that lags, not an outage: the peer answered. A
+// graceful hand-over bounces forwards to the old leader, and must not
+// read as a route that cannot be reached.
+func TestRouteProbeBounceIsNoOutage(t *testing.T) {
+	c := clocktest.NewFake(time.Unix(1000, 0))
+	var out bytes.Buffer
+	rp := newRouteProbe(c, slog.New(slog.NewTextHandler(&out, nil)))
+	old := routeKey{to: TargetLeader, addr: "127.0.0.1:1", token: 3, id: "web-2"}
+	rp.acquire(old, ticket{}).done(true, nil)
+	rp.acquire(old, ticket{}).done(false, errBounced)
+	rp.acquire(routeKey{to: TargetLeader, addr: "127.0.0.1:2", token: 9, id: "web-1"}, ticket{})
+	if out.Len() != 0 {
+		t.Fatalf("a bounce, then a new leader: %q, want no line", out.String())
+	}
+}
