@@ -75,11 +75,10 @@ func startPair(t *testing.T, bin, zk, path string, proxied bool, env string) pai
 // addr is where m takes connections on p.
 func (pp pair) addr(m *electdtest.Member, p port) string {
 	for i, q := range pp.ps {
-		switch {
-		case q != m:
-		case p == proxyPort:
+		if q == m && p == proxyPort {
 			return pp.proxies[i]
-		case p == peerPort:
+		}
+		if q == m && p == peerPort {
 			return pp.peers[i]
 		}
 	}
