@@ -22,11 +22,12 @@ import (
 )
 
 // startBin runs bin like startElectd runs the test binary, with stderr
-// (and stdout) going to out, which the caller owns. log names a file to
-// print when the test fails, or is empty.
-func startBin(t *testing.T, bin, id, addr, log string, out *os.File, args, env []string) *electdtest.Member {
+// (and stdout) going to out, which the caller owns, and cfg, if any, as
+// its configuration file. log names a file to print when the test fails,
+// or is empty.
+func startBin(t *testing.T, bin, id, addr, log string, out *os.File, cfg *electdtest.Config, args, env []string) *electdtest.Member {
 	t.Helper()
-	ep, err := electdtest.Launch(bin, electdtest.Spec{Name: id, Addr: addr, Args: args, Env: env, Dir: t.TempDir(), Output: out})
+	ep, err := electdtest.Launch(bin, electdtest.Spec{Name: id, Addr: addr, Config: cfg, Args: args, Env: env, Dir: t.TempDir(), Output: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestHardeningClosedLogPipe(t *testing.T) {
 	zk := zktest.Standalone(t)
 	r, w := pipe(t)
 	addr := electdtest.MustFreeAddr(t)
-	p := startBin(t, electdtest.Binary(t), "p0", addr, "", w, electdtest.MemberArgs(zk, "/hard/pipe", "p0", "latch", addr, "--log.level", "debug"), nil)
+	p := startBin(t, electdtest.Binary(t), "p0", addr, "", w, nil, electdtest.MemberArgs(zk, "/hard/pipe", "p0", "latch", addr, "--log.level", "debug"), nil)
 	w.Close() // electd holds the only write end
 	br := bufio.NewReader(r)
 	for i := range 3 {
@@ -210,7 +211,7 @@ func TestHardeningStalledLogPipe(t *testing.T) {
 				grace = "60s"
 			}
 			path := fmt.Sprintf("/hard/stall/%v", second)
-			p := startBin(t, electdtest.Binary(t), "p0", addr, "", w,
+			p := startBin(t, electdtest.Binary(t), "p0", addr, "", w, nil,
 				electdtest.MemberArgs(zk, path, "p0", "latch", addr, "--shutdown_grace", grace, "--shutdown_timeout", "90s"), nil)
 			electdtest.OneLeader(t, []*electdtest.Member{p}, 15*time.Second)
 
