@@ -96,13 +96,17 @@ func isCheck(e ledger.Entry) bool {
 }
 
 // checks counts the checks that arrived at an application, and those it
-// answered: a check carries no request id, every client request does.
+// answered (by their request ids: a check carries one of its own).
 func checks(es []ledger.Entry) (arrived, answered int) {
+	ids := map[string]bool{}
 	for _, e := range es {
-		switch {
-		case e.Ev == ledger.Arrive && isCheck(e):
+		if e.Ev == ledger.Arrive && isCheck(e) {
 			arrived++
-		case e.Ev == ledger.Done && e.ID == "" && e.Method == http.MethodHead:
+			ids[e.ID] = true
+		}
+	}
+	for _, e := range es {
+		if e.Ev == ledger.Done && ids[e.ID] {
 			answered++
 		}
 	}
