@@ -54,6 +54,10 @@ type Flavour struct {
 	// probe is /healthz) and electd stands after it listens; otherwise the
 	// app starts once electd knows the leader (/readyz).
 	AppFirst bool
+	// GoMemLimit is electd's GOMEMLIMIT in bytes, as its environment
+	// gives it: the base's memory limit (64Mi), or the proxy flavour's
+	// 100MiB below its 128Mi limit (deploy/k8s-proxy/app-patch.yaml).
+	GoMemLimit int64
 	// HoldTime, when set, is the flavour's promise that a graceful
 	// hand-over (a pod deletion, a rollout, the app's SIGKILL, which its
 	// leader's proxy takes as a reason to step down) fails no request:
@@ -93,8 +97,9 @@ var Flavours = []Flavour{
 		Name: "proxy", Namespace: "e2e-proxy", Elector: "electd", ElectionPath: "/e2e/proxy/app",
 		OneEndpoint: false, AllReady: true, WatchesApp: true, AppFirst: true,
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
-		HoldTime: 17 * time.Second, // deploy/k8s-proxy leaves proxy.hold_time at its default: 1.5 x the 10s session timeout + 2s
-		Ensemble: true, ZooKeeperScenarios: true,
+		GoMemLimit: 100 << 20,
+		HoldTime:   17 * time.Second, // deploy/k8s-proxy leaves proxy.hold_time at its default: 1.5 x the 10s session timeout + 2s
+		Ensemble:   true, ZooKeeperScenarios: true,
 		Describe: "electd, proxy flavour (deploy/k8s-proxy): every pod Ready, the Service at electd's forwarding proxy, which sends to the leader's app",
 	},
 	{

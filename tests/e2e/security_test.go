@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,12 @@ import (
 // reports on /metrics.
 func testSecurity(t *testing.T, d *Deployment, rep *Report) {
 	ctx := context.Background()
+	// GOMEMLIMIT: the memory limit (deploy/k8s/app.yaml's 64Mi, as bytes
+	// from resourceFieldRef), or the flavour's own value below its limit.
+	wantLimit, wantEnv := int64(64<<20), "67108864"
+	if d.F.GoMemLimit != 0 {
+		wantLimit, wantEnv = d.F.GoMemLimit, fmt.Sprintf("%dMiB", d.F.GoMemLimit>>20)
+	}
 	leader, err := d.WaitStable(ctx, time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +77,8 @@ func testSecurity(t *testing.T, d *Deployment, rep *Report) {
 				t.Errorf("electd: the ZooKeeper credentials are mounted %q (present %v), want read-only", o, ok)
 			}
 			env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-			if !strings.Contains("\x00"+string(env)+"\x00", "\x00GOMEMLIMIT=67108864\x00") {
-				t.Errorf("electd: GOMEMLIMIT is not the 64Mi limit in its environment")
+			if !strings.Contains("\x00"+string(env)+"\x00", "\x00GOMEMLIMIT="+wantEnv+"\x00") {
+				t.Errorf("electd: GOMEMLIMIT is not %s in its environment", wantEnv)
 			}
 			// enableServiceLinks: false: no variables for the namespace's
 			// Services (here the Service app would give APP_SERVICE_HOST).
@@ -85,8 +92,8 @@ func testSecurity(t *testing.T, d *Deployment, rep *Report) {
 			c, fields["Uid"], fields["NoNewPrivs"], fields["Seccomp"], fields["CapEff"], firstOpt(mounts["/"]), hasToken))
 	}
 	limit := metric(t, d, pod.Status.PodIP, "go_gc_gomemlimit_bytes")
-	if limit != "6.7108864e+07" {
-		t.Errorf("electd's go_gc_gomemlimit_bytes = %q, want 6.7108864e+07 (64Mi)", limit)
+	if got, err := strconv.ParseFloat(limit, 64); err != nil || int64(got) != wantLimit {
+		t.Errorf("electd's go_gc_gomemlimit_bytes = %q, want %d", limit, wantLimit)
 	}
 	lines = append(lines, "electd /metrics: go_gc_gomemlimit_bytes "+limit)
 	rep.Add(d.F.Name, "The leader pod's processes, as the node's kernel sees them (/proc):\n```text\n"+strings.Join(lines, "\n")+"\n```")
