@@ -9,8 +9,6 @@ import (
 	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/config"
@@ -23,6 +21,7 @@ import (
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/logging"
 	"github.com/electd/electd/internal/metrics"
+	"github.com/electd/electd/internal/proxy"
 )
 
 // daemon is one electd: built by newDaemon, run by serve, stopped by
@@ -64,8 +63,7 @@ func newDaemon(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) 
 	d.log.Info("starting electd", "version", version, "commit", commit, "mode", cfg.Election.Mode,
 		"servers", cfg.ZooKeeper.Servers, "auth", cfg.ZooKeeper.Auth != "", "http_addr", ln.Addr().String(),
 		"tls", p.HTTPCert != nil, "max_connections", cfg.HTTP.MaxConnections)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := metrics.NewRegistry()
 	m := metrics.New(reg, p.Election.Path, buildInfo())
 	sc := p.Session
 	sc.Logger, sc.Recorder = d.log, m
@@ -85,8 +83,9 @@ func newDaemon(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) 
 }
 
 // build builds the election on the session and what follows it: the
-// Kubernetes mirror, the application's side (follow.App) and the proxy.
-// httpAddr is the API's address as bound, for electd run's command.
+// Kubernetes mirror, the application's side (follow.App) and the proxy,
+// each with its metrics on reg. httpAddr is the API's address as bound,
+// for electd run's command.
 func (d *daemon) build(log *slog.Logger, m *metrics.Metrics, reg prometheus.Registerer, httpAddr string) error {
 	p := d.cfg.Prepared
 	ec := p.Election
@@ -105,10 +104,15 @@ func (d *daemon) build(log *slog.Logger, m *metrics.Metrics, reg prometheus.Regi
 		return err
 	}
 	fc := p.Follow
-	fc.Logger, fc.Exec.HTTPAddr = d.log, httpAddr
-	d.app = follow.New(el, d.side, fc, reg)
+	fc.Logger, fc.Exec.HTTPAddr, fc.Health.Recorder = d.log, httpAddr, metrics.NewApp(reg, ec.Path)
+	d.app = follow.New(el, d.side, fc)
+	metrics.CollectApp(reg, ec.Path, d.app)
 	d.history = history.New(history.DefaultSize, clock.Real())
-	return d.side.Build(el, reg, ec.Path, d.app.SetAppRefused, d.log)
+	var rec proxy.Recorder // the proxy's metrics exist only with proxy.listen
+	if d.side.Enabled() {
+		rec = metrics.NewProxy(reg, ec.Path, d.side)
+	}
+	return d.side.Build(el, rec, d.app.SetAppRefused, d.log)
 }
 
 // serveAPI builds the HTTP API's router (docs/DESIGN.md, "HTTP API") and
@@ -118,7 +122,7 @@ func (d *daemon) build(log *slog.Logger, m *metrics.Metrics, reg prometheus.Regi
 func (d *daemon) serveAPI(ln net.Listener, reg *prometheus.Registry) {
 	c, path := d.cfg, d.cfg.Prepared.Election.Path
 	router := httpapi.NewRouter(d.app.Elector(), httpapi.Options{
-		AdminToken: c.HTTP.AdminToken, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
+		AdminToken: c.HTTP.AdminToken, Metrics: metrics.Handler(reg),
 		Live: d.live, Logger: logging.RequestLog(d.log, clock.Real()),
 		MaxStreams: c.HTTP.MaxStreams, MaxWaiters: c.HTTP.MaxWaiters,
 		Held: httpserver.Held, Refused: metrics.NewAPI(reg, path).RequestRefused,
@@ -129,8 +133,9 @@ func (d *daemon) serveAPI(ln net.Listener, reg *prometheus.Registry) {
 	d.cancelRequests = cancel
 	d.http = httpserver.New(reqCtx, ln, router, httpserver.Config{
 		MaxConnections: c.HTTP.MaxConnections, GetCertificate: c.Prepared.HTTPCert.CertificateFunc(),
-		Registry: reg, Path: path, DroppedLines: d.logs.Dropped, Logger: d.log,
+		Evicted: metrics.NewServer(reg, path).ConnectionEvicted, Logger: d.log,
 	})
+	metrics.CollectServer(reg, path, d.http.Open, d.logs.Dropped)
 }
 
 // boundAddr is http.addr with the port the listener got: the same as

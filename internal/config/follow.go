@@ -17,7 +17,6 @@ func (l *Loaded) follow(environ []string) follow.Config {
 		Operator: l.Election.Candidate, Standing: !l.Prepared.Election.Observer,
 		Health: apphealth.Config{URL: a.HealthURL, Interval: a.HealthInterval, Timeout: a.HealthTimeout,
 			FailureThreshold: a.FailureThreshold, SuccessThreshold: a.SuccessThreshold},
-		Path: l.Prepared.Election.Path,
 	}
 	if l.Run {
 		fc.Command = l.Command

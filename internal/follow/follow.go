@@ -6,13 +6,10 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/electd/electd/internal/apphealth"
 	"github.com/electd/electd/internal/candidacy"
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/execmode"
-	"github.com/electd/electd/internal/metrics"
 )
 
 // Config configures an App; internal/config builds it from the app.*,
@@ -22,15 +19,14 @@ type Config struct {
 	// starts standing (not election.Config.Observer).
 	Operator, Standing bool
 	// Health checks the application when its URL is set (app.health_url):
-	// this participant then stands only while the application passes.
+	// this participant then stands only while the application passes. Its
+	// Recorder counts the checks (metrics.App).
 	Health apphealth.Config
 	// Command, when set, is electd run's: it runs only while this
 	// participant leads, as Exec says (its HTTPAddr is the API's address
 	// as bound).
 	Command []string
 	Exec    execmode.Config
-	// Path labels the metrics (election=<path>).
-	Path string
 	// Logger gets the parts' lines. Default: discard.
 	Logger *slog.Logger
 }
@@ -51,12 +47,12 @@ type App struct {
 	failed bool // the command ended with a failure under exec.on_exit: exit
 }
 
-// New builds the parts on el; their metrics go to reg. Every hand-over the
+// New builds the parts on el. Every hand-over the
 // API or the candidacy starts goes through proxy's Yield (the forwarding
 // proxy's, which passes through when there is none), then exec mode's:
 // the requests the application has finish, then the command stops, then
 // leadership goes.
-func New(el *election.Elector, proxy Yielder, cfg Config, reg prometheus.Registerer) *App {
+func New(el *election.Elector, proxy Yielder, cfg Config) *App {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -71,12 +67,11 @@ func New(el *election.Elector, proxy Yielder, cfg Config, reg prometheus.Registe
 	a.cand = candidacy.New(a.driven, candidacy.Config{
 		Operator: cfg.Operator, AppChecked: h.URL != "", Standing: cfg.Standing, Logger: cfg.Logger,
 	})
-	am := metrics.NewApp(reg, cfg.Path, a)
 	if h.URL != "" {
 		cfg.Logger.Info("checking the application's health: not standing before a check passes", "url", h.URL,
 			"interval", h.Interval, "timeout", h.Timeout,
 			"failure_threshold", h.FailureThreshold, "success_threshold", h.SuccessThreshold)
-		h.Logger, h.Recorder = cfg.Logger, am
+		h.Logger = cfg.Logger
 		a.checker = apphealth.New(h)
 	}
 	return a

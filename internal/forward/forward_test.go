@@ -145,10 +145,11 @@ func TestDisabledSidecar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Advertise() != "" || s.TermEnd() != nil || s.State() != nil {
-		t.Errorf("publishes %q, TermEnd %v, State %v: want nothing", s.Advertise(), s.TermEnd() != nil, s.State())
+	if s.Enabled() || s.Advertise() != "" || s.TermEnd() != nil || s.State() != nil {
+		t.Errorf("enabled %v, publishes %q, TermEnd %v, State %v: want nothing",
+			s.Enabled(), s.Advertise(), s.TermEnd() != nil, s.State())
 	}
-	if err := s.Build(&fakeElection{}, nil, "/p", nil, nil); err != nil {
+	if err := s.Build(&fakeElection{}, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.Watch(context.Background())

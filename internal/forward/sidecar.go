@@ -6,12 +6,9 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/internal/metrics"
 	"github.com/electd/electd/internal/proxy"
 )
 
@@ -22,7 +19,7 @@ import (
 // Build, then Watch and Serve; HandOver and StopServing at shutdown.
 //
 // Without proxy.listen the Sidecar is disabled: it binds nothing,
-// publishes no address, registers no metric, serves nothing, and its Yield
+// publishes no address, has no metrics, serves nothing, and its Yield
 // and HandOver run what they are given and nothing else.
 type Sidecar struct {
 	on           bool
@@ -74,6 +71,10 @@ func withPort(advertise string, bound net.Addr) string {
 	return net.JoinHostPort(host, got)
 }
 
+// Enabled says whether proxy.listen is set: only then does the Sidecar
+// serve, and have metrics.
+func (s *Sidecar) Enabled() bool { return s.on }
+
 // ChecksApp says whether this participant publishes whether its
 // application is up (the proxy's view of it: docs/DESIGN.md, "Handoff"):
 // only a working Sidecar does.
@@ -101,17 +102,18 @@ func (s *Sidecar) Close() {
 	_ = s.peer.Close()
 }
 
-// Build makes the proxy on el, its metrics on reg (election=<path>); its
-// step-downs withdraw this participant through refused (the candidacy's
-// SetAppRefused) until the application takes connections again, and what
-// it sees of the application is published with el.SetAppUp. It does
-// nothing when disabled.
-func (s *Sidecar) Build(el Election, reg prometheus.Registerer, path string, refused func(why string), log *slog.Logger) error {
+// Build makes the proxy on el, counting to rec (metrics.Proxy, built on
+// this Sidecar only when Enabled); its step-downs withdraw this
+// participant through refused (the candidacy's SetAppRefused) until the
+// application takes connections again, and what it sees of the
+// application is published with el.SetAppUp. It does nothing when
+// disabled.
+func (s *Sidecar) Build(el Election, rec proxy.Recorder, refused func(why string), log *slog.Logger) error {
 	if !s.on {
 		return nil
 	}
 	s.el, s.lead, s.log = el, NewLeadership(el), log
-	s.cfg.Logger, s.cfg.Recorder = log, metrics.NewProxy(reg, path, s)
+	s.cfg.Logger, s.cfg.Recorder = log, rec
 	px, err := proxy.New(s.lead, s.cfg)
 	if err != nil {
 		return err

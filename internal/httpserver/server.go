@@ -3,8 +3,7 @@
 // fixed header and write limits, at most http.max_connections connections
 // (connLimit evicts the idlest of the busiest client rather than refusing
 // a probe; Held tells it which requests its caps bound), TLS from a
-// certificate that may rotate, its error log throttled, and the server's
-// own metrics.
+// certificate that may rotate, and its error log throttled.
 package httpserver
 
 import (
@@ -17,12 +16,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/logging"
-	"github.com/electd/electd/internal/metrics"
 )
 
 // Fixed limits of the HTTP server. A request is a few hundred bytes (the
@@ -46,11 +42,9 @@ type Config struct {
 	// *config.KeyPair's, reloaded as its files rotate); nil serves plain
 	// HTTP.
 	GetCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
-	// Registry gets the server's own metrics, labelled with the election
-	// Path.
-	Registry     prometheus.Registerer
-	Path         string
-	DroppedLines func() uint64 // log lines lost (logging.AsyncWriter.Dropped)
+	// Evicted counts one connection evicted at MaxConnections
+	// (metrics.Server.ConnectionEvicted); nil counts nothing.
+	Evicted func()
 	// Logger gets the server's errors, throttled.
 	Logger *slog.Logger
 	Clock  clock.Clock // of the error log's throttle; default clock.Real()
@@ -65,16 +59,17 @@ type Server struct {
 }
 
 // New builds the HTTP server of h (the API's router, httpapi.NewRouter,
-// whose Options.Held is Held) on ln: at most c.MaxConnections connections,
-// the server's own metrics on c.Registry. Requests' contexts derive from
-// ctx, so cancelling it ends streams and long polls.
+// whose Options.Held is Held) on ln: at most c.MaxConnections connections.
+// Requests' contexts derive from ctx, so cancelling it ends streams and
+// long polls.
 func New(ctx context.Context, ln net.Listener, h http.Handler, c Config) *Server {
 	if c.Clock == nil {
 		c.Clock = clock.Real()
 	}
-	limit := newConnLimit(ln, c.MaxConnections, func() {})
-	sm := metrics.NewServer(c.Registry, c.Path, limit.Open, c.DroppedLines)
-	limit.evicted = sm.ConnectionEvicted
+	if c.Evicted == nil {
+		c.Evicted = func() {}
+	}
+	limit := newConnLimit(ln, c.MaxConnections, c.Evicted)
 	errLog := slog.New(logging.NewThrottle(c.Logger.Handler(), logging.RequestLogEvery, c.Clock, false))
 	return newServer(ctx, limit, h, c.GetCertificate, errLog)
 }
@@ -112,6 +107,9 @@ func newServer(ctx context.Context, limit *connLimit, h http.Handler, getCert fu
 // Addr is the address the server listens on: with http.addr's port 0, the
 // port the system chose.
 func (s *Server) Addr() net.Addr { return s.limit.Addr() }
+
+// Open counts the open connections (metrics.CollectServer's gauge).
+func (s *Server) Open() int { return s.limit.Open() }
 
 // Serve serves until Stop; it returns nil after Stop.
 func (s *Server) Serve() error {

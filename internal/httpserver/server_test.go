@@ -84,8 +84,8 @@ func startAPI(t *testing.T, opts caps, certs *config.KeyPair) *apiUnderTest {
 	a := &apiUnderTest{addr: ln.Addr().String(), reg: prometheus.NewRegistry()}
 	base, cancel := context.WithCancel(context.Background())
 	c := Config{
-		MaxConnections: opts.MaxConnections, Registry: a.reg, Path: "/stub",
-		DroppedLines: func() uint64 { return 0 }, Logger: slog.New(slog.DiscardHandler),
+		MaxConnections: opts.MaxConnections, Evicted: metrics.NewServer(a.reg, "/stub").ConnectionEvicted,
+		Logger: slog.New(slog.DiscardHandler),
 	}
 	if certs != nil {
 		c.GetCertificate = certs.GetCertificate

@@ -23,27 +23,30 @@ type App struct {
 
 var _ apphealth.Recorder = (*App)(nil)
 
-// NewApp registers electd_app_healthy and
-// electd_app_health_checks_total on reg, with the const label
-// election=<path>. Every result is exported from the start, so rate()
-// works before the first failure.
-func NewApp(reg prometheus.Registerer, path string, src AppSource) *App {
-	labels := prometheus.Labels{"election": path}
-	f := promauto.With(reg)
-	a := &App{checks: f.NewCounterVec(prometheus.CounterOpts{
-		Namespace: namespace, Name: "app_health_checks_total", ConstLabels: labels,
+// NewApp registers electd_app_health_checks_total on reg, with the const
+// label election=<path>; electd_app_healthy comes with CollectApp once the
+// application's side exists. Every result is exported from the start, so
+// rate() works before the first failure.
+func NewApp(reg prometheus.Registerer, path string) *App {
+	a := &App{checks: promauto.With(reg).NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "app_health_checks_total", ConstLabels: prometheus.Labels{"election": path},
 		Help: "Health checks of the application (app.health_url), by result: success (200-399), " +
 			"failure (another status), timeout, error (no answer).",
 	}, []string{"result"})}
 	for _, r := range apphealth.Results {
 		a.checks.WithLabelValues(string(r))
 	}
-	f.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: namespace, Name: "app_healthy", ConstLabels: labels,
+	return a
+}
+
+// CollectApp registers on reg electd_app_healthy, read from src at scrape
+// time, with the const label election=<path>.
+func CollectApp(reg prometheus.Registerer, path string, src AppSource) {
+	promauto.With(reg).NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "app_healthy", ConstLabels: prometheus.Labels{"election": path},
 		Help: "1 while the application passes its health checks, or without app.health_url; " +
 			"0 while it fails them or before it passed one (this participant then does not stand).",
 	}, func() float64 { return bool01(src.AppHealthy()) })
-	return a
 }
 
 // AppHealthChecked implements apphealth.Recorder.

@@ -18,7 +18,8 @@ func (f *fakeApp) AppHealthy() bool { return f.healthy.Load() }
 func TestAppMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	src := &fakeApp{}
-	a := NewApp(reg, path, src)
+	a := NewApp(reg, path)
+	CollectApp(reg, path, src)
 	a.AppHealthChecked(apphealth.Success)
 	a.AppHealthChecked(apphealth.Timeout)
 	a.AppHealthChecked(apphealth.Timeout)

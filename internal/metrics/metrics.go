@@ -2,14 +2,19 @@
 //
 // Gauges are computed at scrape time from a StatusSource, so a scrape sees
 // the lease as it is at that instant; counters are fed by the election
-// package through the Recorder and SessionRecorder hooks.
+// package through the Recorder and SessionRecorder hooks. Every metric of
+// electd is built here, on the registry main passes in; the packages that
+// record them get only their recorder (a small interface or a func).
 package metrics
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/kube"
@@ -41,6 +46,19 @@ var lossReasons = []election.LossReason{
 var states = []election.State{
 	election.StateConnecting, election.StateConnected, election.StateSuspended,
 	election.StateExpired, election.StateClosed,
+}
+
+// NewRegistry is a daemon's own registry, never the global one, with the
+// Go runtime's and the process's collectors.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// Handler serves reg's metrics: GET /metrics.
+func Handler(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 }
 
 // Metrics holds the counters. It implements election.Recorder and

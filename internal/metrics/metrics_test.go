@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -285,5 +287,21 @@ func TestRenewalBucketsReachTheAlertThreshold(t *testing.T) {
 	}
 	if want := 0.1 * election.MaxSessionTimeout.Seconds(); top < want {
 		t.Errorf("top bucket %gs, want at least %gs (a tenth of the longest session timeout)", top, want)
+	}
+}
+
+// The daemon's registry carries the Go runtime's and the process's
+// metrics (the dashboard's memory and CPU panels read them), and serves
+// them on Handler.
+func TestRegistryServesRuntimeMetrics(t *testing.T) {
+	reg := NewRegistry()
+	New(reg, path, BuildInfo{Version: "1", Commit: "c", GoVersion: "go"})
+	rec := httptest.NewRecorder()
+	Handler(reg).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{"go_goroutines ", "process_resident_memory_bytes ", "electd_build_info{"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %q in:\n%s", want, body)
+		}
 	}
 }

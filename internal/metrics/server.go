@@ -16,21 +16,26 @@ type Server struct {
 	evicted prometheus.Counter
 }
 
-// NewServer registers the server's metrics on reg with election=<path>.
-// openConns and droppedLines are read at scrape time.
-func NewServer(reg prometheus.Registerer, path string, openConns func() int, droppedLines func() uint64) *Server {
+// NewServer registers the server's counter on reg with election=<path>;
+// its gauges come with CollectServer once the server exists.
+func NewServer(reg prometheus.Registerer, path string) *Server {
+	return &Server{
+		evicted: promauto.With(reg).NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "http_connections_evicted_total",
+			ConstLabels: prometheus.Labels{"election": path}, Help: "Idle or slow HTTP connections closed to make room for a new one at http.max_connections."}),
+	}
+}
+
+// CollectServer registers on reg, with election=<path>, what is read at
+// scrape time: openConns, the server's open connections, and
+// droppedLines, the log lines lost.
+func CollectServer(reg prometheus.Registerer, path string, openConns func() int, droppedLines func() uint64) {
 	labels := prometheus.Labels{"election": path}
 	f := promauto.With(reg)
-	s := &Server{
-		evicted: f.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "http_connections_evicted_total",
-			ConstLabels: labels, Help: "Idle or slow HTTP connections closed to make room for a new one at http.max_connections."}),
-	}
 	f.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "http_connections", ConstLabels: labels,
 		Help: "Open HTTP connections."}, func() float64 { return float64(openConns()) })
 	f.NewCounterFunc(prometheus.CounterOpts{Namespace: namespace, Name: "log_lines_dropped_total", ConstLabels: labels,
 		Help: "Log lines dropped because stderr was not read fast enough, or was closed."},
 		func() float64 { return float64(droppedLines()) })
-	return s
 }
 
 // ConnectionEvicted counts one eviction.

@@ -11,7 +11,8 @@ import (
 func TestServerMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	open, dropped := 3, uint64(0)
-	s := NewServer(reg, path, func() int { return open }, func() uint64 { return dropped })
+	s := NewServer(reg, path)
+	CollectServer(reg, path, func() int { return open }, func() uint64 { return dropped })
 	s.ConnectionEvicted()
 	s.ConnectionEvicted()
 	NewAPI(reg, path).RequestRefused("streams")

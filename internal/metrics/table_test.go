@@ -40,9 +40,11 @@ func TestOperationsTableDescribesEveryLabelValue(t *testing.T) {
 	New(reg, path, BuildInfo{Version: "1", Commit: "c", GoVersion: "go"})
 	CollectStatus(reg, path, &fakeSource{})
 	NewProxy(reg, path, nopProxySource{})
-	NewApp(reg, path, nopAppSource{})
+	NewApp(reg, path)
+	CollectApp(reg, path, nopAppSource{})
 	NewAPI(reg, path)
-	NewServer(reg, path, func() int { return 0 }, func() uint64 { return 0 })
+	NewServer(reg, path)
+	CollectServer(reg, path, func() int { return 0 }, func() uint64 { return 0 })
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
