@@ -10,19 +10,14 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
+	"github.com/electd/electd/internal/testkit"
 )
 
 // waiting waits until Run waits for its next check: the last check has
 // been counted and any change reported.
 func waiting(t *testing.T, c *clocktest.Fake) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.Pending() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not wait for a next check")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.For(t, 10*time.Second, "Run to wait for a next check", func() bool { return c.Pending() == 1 })
 }
 
 // next checks that Run waits want for its next check, lets that check

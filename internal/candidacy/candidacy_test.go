@@ -13,7 +13,7 @@ import (
 	"github.com/electd/electd/internal/apphealth"
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/internal/testkit"
 )
 
 var _ Elector = (*election.Elector)(nil)
@@ -69,13 +69,7 @@ func (f *fakeElector) got() []string {
 // eventually waits until cond holds, failing the test after 10s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.For(t, 10*time.Second, what, cond)
 }
 
 func wantCalls(t *testing.T, f *fakeElector, want ...string) {
@@ -265,24 +259,16 @@ func TestRunRetries(t *testing.T) {
 // reported as the reason it does not stand, not as a change from a
 // "withdrawn" the operator never asked for.
 func TestFirstReasonLoggedAlone(t *testing.T) {
-	var buf syncbuf.Buffer
+	var buf testkit.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	f := &fakeElector{}
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Logger: log})
 	run(t, c)
 	wantCalls(t, f, "withdraw:app_unhealthy")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out := buf.String()
-		if strings.Contains(out, "not standing") {
-			if !strings.Contains(out, `msg="not standing for leadership" reason=app_unhealthy`) || strings.Contains(out, "was=") {
-				t.Fatalf("first change logged as %q", out)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing logged within 10s: %q", out)
-		}
-		time.Sleep(5 * time.Millisecond)
+	testkit.For(t, 10*time.Second, "a line that says not standing", func() bool {
+		return strings.Contains(buf.String(), "not standing")
+	})
+	if out := buf.String(); !strings.Contains(out, `msg="not standing for leadership" reason=app_unhealthy`) || strings.Contains(out, "was=") {
+		t.Fatalf("first change logged as %q", out)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
-	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/internal/testkit"
 )
 
 // fakeDaemon serves the parts of electd's HTTP API the commands use, from
@@ -135,12 +135,12 @@ func (f *fakeDaemon) set(ids []string, leader, self int) {
 // runCLI runs a command as main does, against env, with a fixed clock.
 func runCLI(t *testing.T, ctx context.Context, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr syncbuf.Buffer
+	var stdout, stderr testkit.Buffer
 	status := runCLIWith(ctx, env, &stdout, &stderr, args...)
 	return status, stdout.String(), stderr.String()
 }
 
-func runCLIWith(ctx context.Context, env map[string]string, stdout, stderr *syncbuf.Buffer, args ...string) int {
+func runCLIWith(ctx context.Context, env map[string]string, stdout, stderr *testkit.Buffer, args ...string) int {
 	if !IsCommand(args) {
 		panic("unknown command " + args[0])
 	}

@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/syncbuf"
-
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/internal/testkit"
 )
 
 func TestStatusTableFromAFollower(t *testing.T) {
@@ -216,15 +214,15 @@ func TestWatchRedrawsOnEveryEvent(t *testing.T) {
 	f.set([]string{"web-1", "web-2"}, 0, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncbuf.Buffer
+	var stdout, stderr testkit.Buffer
 	done := make(chan int, 1)
 	go func() { done <- runCLIWith(ctx, nil, &stdout, &stderr, "status", "--addr", srv.URL, "--watch") }()
 
 	f.events <- "leader" // the view the daemon sends on connect
-	wait.For(t, 5*time.Second, "the first table", func() bool { return strings.Contains(stdout.String(), "* web-2 (asked): following web-1") })
+	testkit.For(t, 5*time.Second, "the first table", func() bool { return strings.Contains(stdout.String(), "* web-2 (asked): following web-1") })
 	f.set([]string{"web-2", "web-1"}, 0, 0)
 	f.events <- "leader"
-	wait.For(t, 5*time.Second, "a redraw with web-2 leading", func() bool { return strings.Contains(stdout.String(), "* web-2 (asked): leader") })
+	testkit.For(t, 5*time.Second, "a redraw with web-2 leading", func() bool { return strings.Contains(stdout.String(), "* web-2 (asked): leader") })
 	frames := strings.Count(stdout.String(), "2026-11-23T11:09:08Z  (leader; every change, Ctrl-C to stop)")
 	if frames < 2 {
 		t.Errorf("%d frames, want one per event:\n%s", frames, stdout.String())
@@ -251,13 +249,13 @@ func TestWatchReconnects(t *testing.T) {
 	f.set([]string{"web-1"}, 0, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncbuf.Buffer
+	var stdout, stderr testkit.Buffer
 	done := make(chan int, 1)
 	go func() { done <- runCLIWith(ctx, nil, &stdout, &stderr, "status", "--addr", srv.URL, "--watch") }()
 	f.events <- "leader"
-	wait.For(t, 5*time.Second, "the first table", func() bool { return strings.Contains(stdout.String(), "web-1 *") })
+	testkit.For(t, 5*time.Second, "the first table", func() bool { return strings.Contains(stdout.String(), "web-1 *") })
 	close(f.events) // the stream ends
-	wait.For(t, 5*time.Second, "the reconnect message", func() bool { return strings.Contains(stderr.String(), "reconnecting") })
+	testkit.For(t, 5*time.Second, "the reconnect message", func() bool { return strings.Contains(stderr.String(), "reconnecting") })
 	cancel()
 	if status := <-done; status != exitOK {
 		t.Errorf("status %d after an interrupt, want 0", status)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/clock/clocktest"
-	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/internal/testkit"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -162,7 +162,7 @@ type seamUnit struct {
 	t   *testing.T
 	h   *fakeHost
 	r   recipe
-	log *syncbuf.Buffer
+	log *testkit.Buffer
 }
 
 func newSeamUnit(t *testing.T, cfg Config) *seamUnit {
@@ -174,7 +174,7 @@ func newSeamUnit(t *testing.T, cfg Config) *seamUnit {
 		cfg.ID = "me"
 	}
 	cfg.fillDefaults(nil, nil)
-	u := &seamUnit{t: t, h: newFakeHost(t, cfg.Path), log: &syncbuf.Buffer{}}
+	u := &seamUnit{t: t, h: newFakeHost(t, cfg.Path), log: &testkit.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(u.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if cfg.Mode == ModeRace {
 		u.r = newRaceRecipe(u.h, cfg, logger, u.h.clk, nopRecorder{})

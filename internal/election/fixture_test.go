@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
-	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/internal/testkit"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -20,7 +20,7 @@ type unit struct {
 	clk *clocktest.Fake
 	s   *Session
 	e   *Elector
-	log *syncbuf.Buffer
+	log *testkit.Buffer
 }
 
 const unitSession = 0x1000
@@ -29,7 +29,7 @@ const unitSession = 0x1000
 // fake ZooKeeper where session 0x1000 is connected with a long lease.
 func newUnit(t *testing.T, cfg Config) *unit {
 	t.Helper()
-	u := &unit{t: t, f: newFakeZK(unitSession), clk: clocktest.NewFake(time.Unix(1000, 0)), log: &syncbuf.Buffer{}}
+	u := &unit{t: t, f: newFakeZK(unitSession), clk: clocktest.NewFake(time.Unix(1000, 0)), log: &testkit.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(u.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	u.s = &Session{
 		cfg: SessionConfig{SessionTimeout: 4 * time.Second}, conn: u.f, log: logger, clock: u.clk,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/testkit"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -25,15 +26,10 @@ func runUnit(t *testing.T, u *unit) {
 	})
 }
 
+// waitUntil waits until cond holds, failing the test after 10s.
 func waitUntil(t *testing.T, desc string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", desc)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.For(t, 10*time.Second, desc, cond)
 }
 
 // A permission error backs off exponentially on the Clock; lease renewals,

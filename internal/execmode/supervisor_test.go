@@ -11,6 +11,7 @@ import (
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/testkit"
 )
 
 var _ Election = (*election.Elector)(nil)
@@ -187,15 +188,10 @@ func (h *harness) notStarted() {
 	}
 }
 
+// eventually waits until cond holds, failing the test after 10s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.For(t, 10*time.Second, what, cond)
 }
 
 func TestStartsWhileLeadingAndStopsOnLoss(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/internal/testkit"
 )
 
 // heldCounter is an Options.Held and Options.Refused that counts.
@@ -131,22 +132,18 @@ func TestEventsCapped(t *testing.T) {
 
 	// A stream that ends gives its slot back.
 	streams[0].Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.For(t, 10*time.Second, "the slot of a closed stream to come back", func() bool {
 		resp, err := srv.Client().Get(srv.URL + "/events")
-		if err == nil && resp.StatusCode == http.StatusOK {
-			<-f.observeCtx
-			resp.Body.Close()
-			break
+		if err != nil {
+			return false
 		}
-		if err == nil {
-			resp.Body.Close()
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the slot of a closed stream never came back")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		<-f.observeCtx
+		return true
+	})
 	streams[1].Body.Close()
 }
 

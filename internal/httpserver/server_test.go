@@ -22,7 +22,7 @@ import (
 	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/metrics"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/internal/testkit"
 )
 
 // stubElection is a follower that knows its leader and never changes: the
@@ -205,7 +205,7 @@ func TestAPIServerKeepsProbesAndHeldRequestsThroughAFlood(t *testing.T) {
 		}
 		_ = h.c.SetReadDeadline(time.Time{})
 	}
-	wait.For(t, 10*time.Second, "both streams and both waiters held", func() bool {
+	testkit.For(t, 10*time.Second, "both streams and both waiters held", func() bool {
 		return a.heldConns() == 4
 	})
 

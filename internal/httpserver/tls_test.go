@@ -14,8 +14,8 @@ import (
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/config"
-	"github.com/electd/electd/tests/syncbuf"
-	"github.com/electd/electd/tests/testcert"
+	"github.com/electd/electd/internal/testkit"
+	"github.com/electd/electd/internal/testkit/testcert"
 )
 
 // secretDir lays files out as the kubelet mounts a Secret: the files are
@@ -83,7 +83,7 @@ func TestTLSServesAndReloadsRotatedCertificates(t *testing.T) {
 	one := ca.Issue(t, "gen-1", "127.0.0.1")
 	secret := newSecretDir(t, map[string][]byte{"tls.crt": one.CertPEM, "tls.key": one.KeyPEM})
 	clk := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	var logs syncbuf.Buffer
+	var logs testkit.Buffer
 	certs, err := config.LoadKeyPair("http.tls_cert_file", secret.path("tls.crt"), "http.tls_key_file", secret.path("tls.key"))
 	if err != nil {
 		t.Fatal(err)

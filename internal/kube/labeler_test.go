@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
-	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/internal/testkit"
 )
 
 const (
@@ -27,7 +27,7 @@ type harness struct {
 	clock *clocktest.Fake
 	rec   *countRecorder
 	l     *Labeler
-	logs  *syncbuf.Buffer
+	logs  *testkit.Buffer
 	done  chan error
 	stop  context.CancelFunc
 	dir   string
@@ -38,7 +38,7 @@ type harness struct {
 func newHarness(t *testing.T, leading bool, pods []string, edit func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, api: newFakeAPI(t, pods...), src: &fakeSource{leading: leading},
-		clock: clocktest.NewFake(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)), rec: &countRecorder{}, logs: &syncbuf.Buffer{}, dir: t.TempDir()}
+		clock: clocktest.NewFake(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)), rec: &countRecorder{}, logs: &testkit.Buffer{}, dir: t.TempDir()}
 	cfg := Config{
 		LeaderLabel: label, Identity: self, PodName: self, Namespace: "ns",
 		Server: h.api.srv.URL, TokenFile: writeToken(t, h.dir, "good"),
@@ -71,15 +71,19 @@ func (h *harness) run() {
 // before each poll (0: not at all).
 func (h *harness) eventually(what string, step time.Duration, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; API calls %v; log:\n%s", what, h.api.callLog(), h.logs)
-		}
-		time.Sleep(2 * time.Millisecond)
-		if step > 0 {
+	polled := false
+	err := testkit.Until(context.Background(), 10*time.Second, 2*time.Millisecond, func() error {
+		if polled && step > 0 {
 			h.clock.Advance(step)
 		}
+		polled = true
+		if !cond() {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	if err != nil {
+		h.t.Fatalf("timed out waiting for %s; API calls %v; log:\n%s", what, h.api.callLog(), h.logs)
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/testkit/testcert"
 	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/testcert"
 	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )

@@ -25,8 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/testkit"
 	"github.com/electd/electd/tests/proctest"
-	"github.com/electd/electd/tests/syncbuf"
 	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
@@ -125,7 +125,7 @@ type Participant struct {
 
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	stderr  syncbuf.Buffer
+	stderr  testkit.Buffer
 	replies chan string   // every stdout line that is not an EVENT
 	exited  chan struct{} // closed once the JVM has exited and been reaped
 	exitErr error         // set before exited is closed
@@ -161,7 +161,7 @@ func Start(t testing.TB, connect, path, mode, id string, term time.Duration) *Pa
 		ID: id, Path: path, Mode: mode, Term: term,
 		replies: make(chan string, 64),
 		exited:  make(chan struct{}),
-		stderr:  syncbuf.Buffer{Max: 1 << 20}, // bounded; the start of stderr matters most
+		stderr:  testkit.Buffer{Max: 1 << 20}, // bounded; the start of stderr matters most
 	}
 	p.cmd = exec.Command(java,
 		"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", // faster start; plenty for one client

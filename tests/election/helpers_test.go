@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -43,22 +44,11 @@ func startZK(t *testing.T) *zktest.Ensemble {
 	return zktest.Start(t, zktest.Options{Servers: 1, TickTime: tickTime})
 }
 
-// waitFor polls cond every few milliseconds until it holds, and fails the
-// test when it did not hold at a time d or more after the start (the time is
-// read before cond, so a slow machine cannot fail a cond that holds by then).
+// waitFor polls cond until it holds, and fails the test when it did not
+// hold at a time d or more after the start (the one poller, tests/wait).
 func waitFor(t testing.TB, d time.Duration, desc string, cond func() bool) {
 	t.Helper()
-	start := time.Now()
-	for {
-		now := time.Now()
-		if cond() {
-			return
-		}
-		if now.Sub(start) >= d {
-			t.Fatalf("timed out after %v waiting for %s", d, desc)
-		}
-		time.Sleep(pollEvery)
-	}
+	wait.For(t, d, desc, cond)
 }
 
 // holdFor polls cond every few milliseconds for d and fails the test the

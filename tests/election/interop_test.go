@@ -19,6 +19,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/tests/curatortest"
+	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/tests/zktest"
 )
 
@@ -341,16 +342,8 @@ func interopCtx(t testing.TB, d time.Duration) context.Context {
 // interopWait polls cond until it returns nil, failing the test with its last error after d.
 func interopWait(t testing.TB, d time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting until %s; last seen:\n  %v", d, what, err)
-		}
-		time.Sleep(interopPoll)
+	if err := wait.Until(context.Background(), d, interopPoll, cond); err != nil {
+		t.Fatalf("timed out waiting until %s; last seen %v", what, err)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/wait"
 )
 
 // source is one participant as the sampler reads it.
@@ -163,16 +164,13 @@ func (s *sampler) starts(since time.Time, not ...string) []start {
 // happen: the sampler may simply not have read it yet.
 func (s *sampler) firstStart(t testing.TB, since time.Time, not ...string) start {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if st := s.starts(since, not...); len(st) > 0 {
-			return st[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sampler saw no leadership begin since %s (but %v's) within 10s", since.Format("15:04:05.000"), not)
-		}
-		time.Sleep(s.every)
-	}
+	var st []start
+	wait.For(t, 10*time.Second, fmt.Sprintf("the sampler to see a leadership begin since %s (but %v's)",
+		since.Format("15:04:05.000"), not), func() bool {
+		st = s.starts(since, not...)
+		return len(st) > 0
+	})
+	return st[0]
 }
 
 // lastLeading is when who was last seen leading (zero if never).

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/testcert"
+	"github.com/electd/electd/internal/testkit/testcert"
 	"github.com/electd/electd/tests/zktest"
 )
 

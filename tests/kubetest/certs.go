@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/electd/electd/tests/testcert"
+	"github.com/electd/electd/internal/testkit/testcert"
 )
 
 // keyFiles are the files a cluster's API server needs, made at start.

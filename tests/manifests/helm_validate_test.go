@@ -15,8 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/electd/electd/internal/kube"
+	"github.com/electd/electd/internal/testkit/testcert"
 	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/testcert"
 )
 
 // buildElectd is the daemon of this test run (built once for all packages).

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/electd/electd/tests/testcert"
+	"github.com/electd/electd/internal/testkit/testcert"
 )
 
 // pki are the key files of one node, made fresh for every run.

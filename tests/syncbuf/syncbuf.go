@@ -1,34 +1,8 @@
-// Package syncbuf is a bytes.Buffer that one goroutine may write (a logger, an
-// exec copier) while another reads it: the tests' log and output captures.
+// Package syncbuf is kept for internal/proxy's tests until they import
+// internal/testkit, whose Buffer this is.
 package syncbuf
 
-import (
-	"bytes"
-	"sync"
-)
+import "github.com/electd/electd/internal/testkit"
 
-// Buffer is safe for concurrent Write and String. The zero value is empty and
-// unbounded.
-type Buffer struct {
-	// Max, when positive, bounds what is kept: writes once the buffer holds
-	// more are dropped (and reported written), keeping the start.
-	Max int
-
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *Buffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.Max > 0 && s.b.Len() > s.Max {
-		return len(p), nil
-	}
-	return s.b.Write(p)
-}
-
-func (s *Buffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// Buffer is testkit.Buffer.
+type Buffer = testkit.Buffer

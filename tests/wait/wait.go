@@ -1,65 +1,26 @@
-// Package wait is the tests' one polling helper: wait until a condition
-// holds, or fail the test (For); wait until a check passes, or return its
-// last error (Until), for the harnesses that start real parts and report
-// rather than fail.
+// Package wait is the harnesses' name for the one poller,
+// internal/testkit's For and Until.
 package wait
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/testkit"
 )
 
-// every is For's pause between two polls.
-const every = 10 * time.Millisecond
-
-// For polls cond every 10ms until it holds, failing t after timeout with
-// what it waited for. It returns how long it waited.
+// For is testkit.For: poll cond until it holds, or fail t after timeout.
 func For(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(every)
-	}
-	return time.Since(start)
+	return testkit.For(t, timeout, what, cond)
 }
 
-// Until calls check every interval until it returns nil, or returns its
-// last error, wrapped with how long it waited, once ctx ends or timeout
-// has passed (0: ctx alone bounds it). A check that returns a Stop error
-// ends the wait at once with that error (a process that exited cannot
-// become ready).
+// Until is testkit.Until: call check until it returns nil, or return its
+// last error once ctx ends or timeout has passed.
 func Until(ctx context.Context, timeout, interval time.Duration, check func() error) error {
-	start := time.Now()
-	for {
-		err := check()
-		if err == nil {
-			return nil
-		}
-		if s, ok := err.(stopError); ok {
-			return s.err
-		}
-		if waited := time.Since(start); ctx.Err() != nil || timeout > 0 && waited > timeout {
-			return fmt.Errorf("after %v: %w", waited.Round(time.Millisecond), err)
-		}
-		t := time.NewTimer(interval)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	return testkit.Until(ctx, timeout, interval, check)
 }
 
-// Stop makes Until return err at once.
-func Stop(err error) error { return stopError{err} }
-
-type stopError struct{ err error }
-
-func (s stopError) Error() string { return s.err.Error() }
-func (s stopError) Unwrap() error { return s.err }
+// Stop is testkit.Stop: it makes Until return err at once.
+func Stop(err error) error { return testkit.Stop(err) }

@@ -1,4 +1,4 @@
-package syncbuf
+package testkit
 
 import (
 	"strings"
