@@ -59,12 +59,12 @@ build: ## static binary in bin/electd, stamped with version and commit
 .PHONY: demo
 demo: build ## local ZooKeeper + three sidecars: election, handoff, release (interactive)
 	@bash scripts/install-deps.sh zookeeper
-	$(GO) run ./cmd/electd-demo --bin $(BIN)
+	$(GO) run ./tests/demo/cmd/electd-demo --bin $(BIN)
 
 .PHONY: demo-ci
 demo-ci: build ## the demo without pauses; fails if a step fails
 	@bash scripts/install-deps.sh zookeeper
-	$(GO) run ./cmd/electd-demo --bin $(BIN) --ci
+	$(GO) run ./tests/demo/cmd/electd-demo --bin $(BIN) --ci
 
 # The node scenarios (tests/e2e): the shipped manifests on a real
 # single-node Kubernetes in a network namespace (root; the Kubernetes

@@ -1,7 +1,9 @@
-// Command demo is `make demo` (see tests/demo):
+// Command electd-demo is `make demo` (see tests/demo). It lives beside the
+// test infrastructure it runs (a real ZooKeeper, electd processes), since
+// binaries under cmd/ import nothing from tests/:
 //
-//	go run ./cmd/electd-demo --bin bin/electd          pauses between steps on a terminal
-//	go run ./cmd/electd-demo --bin bin/electd --ci     runs straight through; exit 1 on a bad step
+//	go run ./tests/demo/cmd/electd-demo --bin bin/electd          pauses between steps on a terminal
+//	go run ./tests/demo/cmd/electd-demo --bin bin/electd --ci     runs straight through; exit 1 on a bad step
 //
 // Without a terminal on stdin it never pauses. Ctrl-C stops it, and everything it
 // started, at once.
