@@ -16,7 +16,7 @@ import (
 // containerd, as a crash would, and waits until the kubelet has restarted
 // it and the flavour is at rest again.
 //
-// Killing electd leaves its ZooKeeper session to expire (docs/DESIGN.md,
+// Killing electd leaves its ZooKeeper session to expire (docs/design/session-and-faults.md,
 // "Failure semantics": a crashed leader is replaced within the negotiated
 // timeout + 1.5 x tickTime), while its pod's app keeps running. The
 // readiness flavour's probe fails within a second, so no request reaches
