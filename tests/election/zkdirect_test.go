@@ -4,6 +4,7 @@ package election_test
 // believe.
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/tests/wait"
 )
 
 // ---------------------------------------------------------------------------
@@ -228,18 +230,14 @@ func (h *harness) nodesConsistent() (bool, string) {
 // holding for a while (a late orphan would break it).
 func (h *harness) waitNodesConsistent(d, hold time.Duration) {
 	h.t.Helper()
-	var why string
-	start := time.Now()
-	for {
-		ok, w := h.nodesConsistent()
-		if ok {
-			break
+	err := wait.Until(context.Background(), d, pollEvery, func() error {
+		if ok, why := h.nodesConsistent(); !ok {
+			return errors.New(why)
 		}
-		why = w
-		if time.Since(start) > d {
-			h.t.Fatalf("nodes not one per participant after %v: %s", d, why)
-		}
-		time.Sleep(pollEvery)
+		return nil
+	})
+	if err != nil {
+		h.t.Fatalf("nodes not one per participant: %v", err)
 	}
 	holdFor(h.t, hold, "one node per participant", func() bool {
 		ok, w := h.nodesConsistent()
