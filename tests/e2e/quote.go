@@ -19,11 +19,14 @@ import (
 
 // KeptReport is a kept report, as far as the docs quote it.
 type KeptReport struct {
-	Path     string // relative to the repository, docs/bench/e2e-<commit>.md
-	First    string // its "Run at commit ..." line
-	Failed   bool   // it starts with "**This run failed**"
-	rows     map[string][]string
-	sections map[string][]string // a flavour's lines
+	Path   string // relative to the repository, docs/bench/e2e-<commit>.md
+	First  string // its "Run at commit ..." line
+	Failed bool   // it starts with "**This run failed**"
+	// LowerMedian: its medians of an even count are the lower middle
+	// value (reports written before StatsOf took the mean of the two).
+	LowerMedian bool
+	rows        map[string][]string
+	sections    map[string][]string // a flavour's lines
 }
 
 // ReadKeptReport parses the report at root/path.
@@ -40,6 +43,8 @@ func ReadKeptReport(root, path string) (*KeptReport, error) {
 			r.Failed = true
 		case strings.HasPrefix(l, "Run at commit"):
 			r.First = l
+		case strings.HasPrefix(l, "Each cell: median"):
+			r.LowerMedian = !strings.Contains(l, "mean of the two middle values")
 		case strings.HasPrefix(l, "### "):
 			section = strings.TrimPrefix(l, "### ")
 		case section == "" && strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| flavour"):
