@@ -19,16 +19,16 @@ var chooserNames = []struct{ flavour, name string }{
 
 // Regions are every quoted region.
 var Regions = []QuoteRegion{
-	{"README.md", "chooser", renderChooser},
-	{"README.md", "summary", renderSummary},
-	{"docs/kubernetes.md", "sidecar", renderSidecar},
-	{"docs/kubernetes.md", "election-to-answer", renderElectionToAnswer},
-	{"docs/kubernetes.md", "readiness-rollout", renderReadinessRollout},
-	{"BENCHMARKS.md", "run", renderRun},
-	{"BENCHMARKS.md", "table", renderTable},
-	{"BENCHMARKS.md", "sigterm", renderSigterm},
-	{"BENCHMARKS.md", "zookeeper", renderZooKeeper},
-	{"BENCHMARKS.md", "disruptions", renderDisruptions},
+	{File: "README.md", Name: "chooser", Render: renderChooser},
+	{File: "README.md", Name: "summary", Render: renderSummary},
+	{File: "docs/kubernetes.md", Name: "sidecar", Render: renderSidecar},
+	{File: "docs/kubernetes.md", Name: "election-to-answer", Render: renderElectionToAnswer},
+	{File: "docs/kubernetes.md", Name: "readiness-rollout", Render: renderReadinessRollout},
+	{File: "BENCHMARKS.md", Name: "run", Render: renderRun},
+	{File: "BENCHMARKS.md", Name: "table", Render: renderTable},
+	{File: "BENCHMARKS.md", Name: "sigterm", Render: renderSigterm},
+	{File: "BENCHMARKS.md", Name: "zookeeper", Render: renderZooKeeper},
+	{File: "BENCHMARKS.md", Name: "disruptions", Render: renderDisruptions},
 }
 
 // cells returns a flavour's medians or maxima of some columns, or the
