@@ -103,6 +103,10 @@ BENCHFLAGS ?=
 bench: build ## the bench: handoff vs Curator, failover, ZooKeeper load, scale, footprint (BENCHFLAGS=...)
 	$(GO) run ./tests/bench/cmd -electd $(BIN) $(BENCHFLAGS)
 
+.PHONY: quote
+quote: ## rewrite the figures README.md, BENCHMARKS.md and docs/kubernetes.md quote from the kept reports in docs/bench
+	$(GO) test -count=1 -run '^TestDocsQuoteTheKept' ./tests/bench ./tests/e2e -args -update
+
 .PHONY: microbench
 microbench: ## Go microbenchmarks (go test -bench), no tests
 	$(GO) test -run '^$$' -bench . -benchmem ./...
