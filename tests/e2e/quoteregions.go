@@ -47,7 +47,7 @@ func cells(r *KeptReport, flavour string, max bool, cols ...int) ([]string, erro
 
 func renderChooser(r *KeptReport) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "What deleting the leader pod cost on the test node (`make e2e`, the run kept in\n[%s](%s): a request through the Service every 20 ms, 10\n", r.Path, r.Path)
+	fmt.Fprintf(&b, "What deleting the leader pod cost on the test node (`make e2e`, the run kept in\n[%s](%s): a GET through the Service every 20 ms, 10\n", r.Path, r.Path)
 	b.WriteString("deletions of a leader at rest; median / maximum from the DELETE, copied from its table), beside\nclient-go's Lease elector in the readiness flavour's place, with its defaults and tuned for speed:\n\n")
 	b.WriteString("| flavour | first answer from the new leader through the Service | failed requests per deletion |\n|---|---|---|\n")
 	for _, c := range chooserNames {
@@ -106,7 +106,7 @@ func renderSummary(r *KeptReport) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("On a real single-node Kubernetes, deleting the leader pod 10 times with a request through the\nService every 20 ms: the proxy flavour failed %s and answered from the new leader after %s\n(median), readiness gating and the leader label failed %s and %s per deletion and answered after\n%s and %s, client-go's Lease elector after %s with its defaults and %s tuned\n([BENCHMARKS.md](BENCHMARKS.md#kubernetes-failover-on-a-real-node), the run in [%s](%s)).",
+	return fmt.Sprintf("On a real single-node Kubernetes, deleting the leader pod 10 times with a GET through the\nService every 20 ms: the proxy flavour failed %s and answered from the new leader after %s\n(median), readiness gating and the leader label failed %s and %s per deletion and answered after\n%s and %s, client-go's Lease elector after %s with its defaults and %s tuned\n([BENCHMARKS.md](BENCHMARKS.md#kubernetes-failover-on-a-real-node), the run in [%s](%s)).",
 		v[0], v[1], v[2], v[4], v[3], v[5], def, fast, r.Path, r.Path), nil
 }
 
