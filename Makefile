@@ -95,11 +95,17 @@ screenshot: ## the status page in headless Chromium against a real election, sav
 # The bench (BENCHMARKS.md): handoff against Curator and ZooKeeper's floor,
 # failover, ZooKeeper load, scale and footprint, in about 15 minutes on two
 # cores. BENCHFLAGS picks sections and sizes, e.g. BENCHFLAGS='-only handoff,curator'
-# (go run ./cmd/electd-bench -h lists them).
+# (go run ./tests/bench/cmd -h lists them). The report is kept as
+# docs/bench/bench-<commit>.md (older ones of its kind removed); make quote
+# rewrites the docs' figures from it.
 BENCHFLAGS ?=
 .PHONY: bench
 bench: build ## the bench: handoff vs Curator, failover, ZooKeeper load, scale, footprint (BENCHFLAGS=...)
-	$(GO) run ./cmd/electd-bench -electd $(BIN) $(BENCHFLAGS)
+	$(GO) run ./tests/bench/cmd -electd $(BIN) $(BENCHFLAGS)
+
+.PHONY: quote
+quote: ## rewrite the figures README.md, BENCHMARKS.md and docs/kubernetes.md quote from the kept reports in docs/bench
+	$(GO) test -count=1 -run '^TestDocsQuoteTheKept' ./tests/bench ./tests/e2e -args -update
 
 .PHONY: microbench
 microbench: ## Go microbenchmarks (go test -bench), no tests

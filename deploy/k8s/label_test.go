@@ -154,7 +154,7 @@ func electdCalls(lease string) []rule {
 
 // The Role bound to the Deployment's ServiceAccount grants exactly the
 // calls electd makes (the real API server's RBAC is tested end to end in
-// internal/kube).
+// tests/kube).
 func TestLabelFlavourRBACIsMinimal(t *testing.T) {
 	m, l := labelFlavour(t)
 	sa := l.d.Spec.Template.Spec.ServiceAccountName

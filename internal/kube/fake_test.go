@@ -18,7 +18,7 @@ import (
 
 // fakeAPI is an in-memory API server for the unit tests: pods (labels
 // only) and Leases of one namespace, bearer-token checks, and failures on
-// demand. The real API server is exercised by e2e_test.go.
+// demand. The real API server is exercised by tests/kube.
 type fakeAPI struct {
 	t   *testing.T
 	srv *httptest.Server

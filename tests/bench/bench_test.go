@@ -49,6 +49,22 @@ func TestBenchSmoke(t *testing.T) {
 	rep.Write(&out)
 	t.Logf("report:\n%s", out.String())
 
+	// The kept report's form is what the docs' regions read: each renders.
+	root := t.TempDir()
+	path, err := rep.ReportFile(filepath.Join(root, "docs", "bench"), Build{Commit: "abc1234", Clean: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := ReadKeptReport(root, filepath.Join("docs", "bench", filepath.Base(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range Regions {
+		if _, err := q.Render(kept); err != nil {
+			t.Errorf("region %s of %s: %v", q.Name, q.File, err)
+		}
+	}
+
 	want := func(what string, ok bool) {
 		t.Helper()
 		if !ok {

@@ -81,7 +81,7 @@ func Defaults() Config {
 		SessionTimeout: 10 * time.Second,
 		CrashRounds:    10, CrashTimeout: 2 * time.Second,
 		IdleParticipants: 10, IdleWindow: 30 * time.Second,
-		Scale: []int{1000, 10000}, ScaleRounds: 10,
+		Scale: []int{1000}, ScaleRounds: 10,
 		Elections:       1000,
 		FootprintWindow: 30 * time.Second,
 		LoadDuration:    5 * time.Second,

@@ -20,7 +20,7 @@
 // in the JVM for Curator's in-process handoff, and from the servers' own
 // counters (mntr, cons) for ZooKeeper's load.
 //
-// It measures; it never asserts a speed. cmd/electd-bench prints the
+// It measures; it never asserts a speed. tests/bench/cmd (make bench) prints the
 // report and keeps it in docs/bench (Report.ReportFile), `make bench` runs
 // it, and TestBenchSmoke runs every section at the smallest sizes so that
 // it keeps working.

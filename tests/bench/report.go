@@ -10,20 +10,20 @@ import (
 type Report struct {
 	Config  Config
 	Machine Machine
-	// Started is when the run began, StartLoad the load average then, Took
-	// how long it ran.
-	Started   time.Time
-	StartLoad string
-	Took      time.Duration
-	Load      []SectionLoad
-	Floor     *FloorResult
-	Handoff   *HandoffResult
-	Curator   *CuratorResult
-	Crash     *CrashResult
-	Idle      *IdleResult
-	Footprint *FootprintResult
-	Forward   *ForwardResult
-	Scale     *ScaleResult
+	// Started is when the run began, StartLoad and EndLoad the load
+	// average at its start and end, Took how long it ran.
+	Started            time.Time
+	StartLoad, EndLoad string
+	Took               time.Duration
+	Load               []SectionLoad
+	Floor              *FloorResult
+	Handoff            *HandoffResult
+	Curator            *CuratorResult
+	Crash              *CrashResult
+	Idle               *IdleResult
+	Footprint          *FootprintResult
+	Forward            *ForwardResult
+	Scale              *ScaleResult
 }
 
 // SectionLoad is the load average around one section.

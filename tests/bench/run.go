@@ -29,7 +29,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep := &Report{Config: cfg, Machine: readMachine(), Started: time.Now(), StartLoad: loadAvg()}
-	defer func() { rep.Took = time.Since(rep.Started) }()
+	defer func() { rep.Took, rep.EndLoad = time.Since(rep.Started), loadAvg() }()
 	if cfg.runs("floor") || cfg.runs("handoff") || cfg.runs("crash") || cfg.runs("idle") || cfg.runs("footprint") || cfg.runs("forward") {
 		env.progress("starting a standalone ZooKeeper")
 		if env.single, err = zktest.StartEnsemble(zktest.Options{}); err != nil {

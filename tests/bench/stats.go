@@ -11,7 +11,7 @@ import (
 type Dist []time.Duration
 
 // Quantile returns the q-quantile (0..1) by the nearest-rank method, or 0
-// for no samples.
+// for no samples. The median is P50's.
 func (d Dist) Quantile(q float64) time.Duration {
 	if len(d) == 0 {
 		return 0
@@ -22,7 +22,21 @@ func (d Dist) Quantile(q float64) time.Duration {
 	return s[min(max(i, 0), len(s)-1)]
 }
 
-func (d Dist) P50() time.Duration { return d.Quantile(0.5) }
+// P50 is the median: the middle value, or the mean of the two middle
+// values of an even count (not the nearest rank, which takes the lower).
+func (d Dist) P50() time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return s[n/2-1] + (s[n/2]-s[n/2-1])/2
+}
+
 func (d Dist) P90() time.Duration { return d.Quantile(0.9) }
 func (d Dist) P99() time.Duration { return d.Quantile(0.99) }
 func (d Dist) Max() time.Duration { return d.Quantile(1) }

@@ -13,8 +13,10 @@ type Result struct {
 	Fault string // e.g. "1 cut blackhole 2.0xT"
 	Mode  string // e.g. "latch/hold"
 
-	Failed  bool
-	Skipped bool
+	Failed bool
+	// NotRun: the case was left out for lack of time before the test's
+	// deadline; the test fails (Summary.NotRun).
+	NotRun bool
 	// Certain counts pairs of leadership spans of different participants
 	// that the samples prove overlapped (invariant.CertainOverlaps): a
 	// run with one fails.
@@ -52,7 +54,7 @@ type Summary struct {
 
 type summaryRow struct {
 	fault, mode                      string
-	runs, failed, skipped            int
+	runs, failed, notRun             int
 	certain, overlaps, inferred      int
 	orphans, missing                 int
 	requests, twice, late, unclean   int
@@ -73,8 +75,8 @@ func (s *Summary) Add(r Result) {
 		row = &summaryRow{fault: r.Fault, mode: r.Mode}
 		s.rows = append(s.rows, row)
 	}
-	if r.Skipped {
-		row.skipped++
+	if r.NotRun {
+		row.notRun++
 		return
 	}
 	row.runs++
@@ -108,8 +110,8 @@ func (s *Summary) String() string {
 	var tot summaryRow
 	for _, r := range s.rows {
 		runs := fmt.Sprint(r.runs)
-		if r.skipped > 0 {
-			runs += fmt.Sprintf(" (+%d skipped)", r.skipped)
+		if r.notRun > 0 {
+			runs += fmt.Sprintf(" (%d not run)", r.notRun)
 		}
 		toLeader := "-"
 		if r.bound > 0 {
@@ -120,6 +122,7 @@ func (s *Summary) String() string {
 			r.requests, r.twice, r.late, r.unclean, r.dur.Seconds())
 		tot.runs += r.runs
 		tot.failed += r.failed
+		tot.notRun += r.notRun
 		tot.certain += r.certain
 		tot.overlaps += r.overlaps
 		tot.inferred += r.inferred
@@ -131,8 +134,26 @@ func (s *Summary) String() string {
 		tot.unclean += r.unclean
 		tot.dur += r.dur
 	}
-	fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t%d\t%d\t\t\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", tot.runs, tot.failed, tot.certain, tot.overlaps, tot.inferred,
+	total := fmt.Sprint(tot.runs)
+	if tot.notRun > 0 {
+		total += fmt.Sprintf(" (%d not run)", tot.notRun)
+	}
+	fmt.Fprintf(w, "total\t\t%s\t%d\t%d\t%d\t%d\t\t\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", total, tot.failed, tot.certain, tot.overlaps, tot.inferred,
 		tot.orphans, tot.missing, tot.requests, tot.twice, tot.late, tot.unclean, tot.dur.Seconds())
 	w.Flush()
 	return b.String()
+}
+
+// NotRun lists the fault and mode of every case left out, with how many
+// times.
+func (s *Summary) NotRun() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.rows {
+		if r.notRun > 0 {
+			out = append(out, fmt.Sprintf("%s %s (%d)", r.fault, r.mode, r.notRun))
+		}
+	}
+	return out
 }

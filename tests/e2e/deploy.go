@@ -146,7 +146,7 @@ func running(p corev1.Pod) bool {
 // kubelet's pod_workers.go: "this adds ~1s of latency on all transitions
 // from sync to terminating"). A pod the kubelet has let be for 5 s, as any
 // leader that has led for a while, gets it within milliseconds
-// (BENCHMARKS.md, "Kubernetes").
+// (docs/bench/kubelet-late-sigterm.md).
 const settle = 5 * time.Second
 
 // WaitStable waits until the flavour is at rest: three pods, all of one

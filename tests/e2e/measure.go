@@ -96,14 +96,16 @@ func (d *Deployment) Measure(t0, end time.Time, old, newLeader string) Failover 
 // Stats are the median and maximum of a sample.
 type Stats struct{ P50, Max time.Duration }
 
-// StatsOf computes them (the median of an even count is the lower middle).
+// StatsOf computes them; the median of an even count is the mean of the
+// two middle values.
 func StatsOf(ds []time.Duration) Stats {
 	if len(ds) == 0 {
 		return Stats{}
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return Stats{P50: s[(len(s)-1)/2], Max: s[len(s)-1]}
+	n := len(s)
+	return Stats{P50: s[(n-1)/2] + (s[n/2]-s[(n-1)/2])/2, Max: s[n-1]}
 }
 
 func (s Stats) String() string {

@@ -119,8 +119,8 @@ func (p *Prober) FirstFrom(from time.Time, pod string) (Answer, bool) {
 // unrouted says where the node sent a connection that found no route: the
 // connections to the Service's address that conntrack still has
 // unanswered (their reply source is the pod address kube-proxy chose) and
-// the neighbour entries that failed. It is evidence for a failure whose
-// cause is in the node's networking, not in electd.
+// the neighbour entries that failed. The failure still counts; this is
+// evidence for finding its cause, which is not known yet.
 func unrouted(n *nodetest.Node, rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/electd/electd/tests/quote"
 )
 
 // A make e2e report kept in docs/bench is what BENCHMARKS.md's Kubernetes
@@ -19,11 +20,14 @@ import (
 
 // KeptReport is a kept report, as far as the docs quote it.
 type KeptReport struct {
-	Path     string // relative to the repository, docs/bench/e2e-<commit>.md
-	First    string // its "Run at commit ..." line
-	Failed   bool   // it starts with "**This run failed**"
-	rows     map[string][]string
-	sections map[string][]string // a flavour's lines
+	Path   string // relative to the repository, docs/bench/e2e-<commit>.md
+	First  string // its "Run at commit ..." line
+	Failed bool   // it starts with "**This run failed**"
+	// LowerMedian: its medians of an even count are the lower middle
+	// value (reports written before StatsOf took the mean of the two).
+	LowerMedian bool
+	rows        map[string][]string
+	sections    map[string][]string // a flavour's lines
 }
 
 // ReadKeptReport parses the report at root/path.
@@ -40,6 +44,8 @@ func ReadKeptReport(root, path string) (*KeptReport, error) {
 			r.Failed = true
 		case strings.HasPrefix(l, "Run at commit"):
 			r.First = l
+		case strings.HasPrefix(l, "Each cell: median"):
+			r.LowerMedian = !strings.Contains(l, "mean of the two middle values")
 		case strings.HasPrefix(l, "### "):
 			section = strings.TrimPrefix(l, "### ")
 		case section == "" && strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| flavour"):
@@ -150,80 +156,12 @@ func measure(line, label string) (string, error) {
 	return m[1], nil
 }
 
-// wrapProse fills each paragraph of text to width columns, as the docs are
-// written; tables, quotes and code blocks are left as they are.
-func wrapProse(text string, width int) string {
-	paras := strings.Split(text, "\n\n")
-	for i, p := range paras {
-		if strings.HasPrefix(p, "|") || strings.HasPrefix(p, ">") || strings.HasPrefix(p, "```") {
-			continue
-		}
-		var lines []string
-		line := ""
-		for _, w := range strings.Fields(p) {
-			if line != "" && len(line)+1+len(w) > width {
-				lines = append(lines, line)
-				line = ""
-			}
-			if line != "" {
-				line += " "
-			}
-			line += w
-		}
-		paras[i] = strings.Join(append(lines, line), "\n")
-	}
-	return strings.Join(paras, "\n\n")
-}
+// QuoteRegion is one generated region of a file (tests/quote).
+type QuoteRegion = quote.Region[*KeptReport]
 
-// QuoteRegion is one generated region of a file.
-type QuoteRegion struct {
-	File, Name string
-	Render     func(r *KeptReport) (string, error)
-}
-
-var regionRE = regexp.MustCompile(`(?s)<!-- e2e:([a-z-]+) -->\n(.*?)<!-- /e2e:([a-z-]+) -->`)
-
-// QuoteRegions renders every region of regions in the files under root
-// from r. With write it rewrites the files; it returns the regions whose
-// text differs from what r gives (all of them written, with write).
+// QuoteRegions renders every e2e region of regions in the files under
+// root from r (quote.Rewrite). With write it rewrites the files; it
+// returns the regions whose text differs from what r gives.
 func QuoteRegions(root string, r *KeptReport, regions []QuoteRegion, write bool) ([]string, error) {
-	byFile := map[string][]QuoteRegion{}
-	for _, q := range regions {
-		byFile[q.File] = append(byFile[q.File], q)
-	}
-	var drift []string
-	var errs []error
-	for file, qs := range byFile {
-		path := filepath.Join(root, file)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		text := string(b)
-		for _, q := range qs {
-			want, err := q.Render(r)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s, region %s: %w", file, q.Name, err))
-				continue
-			}
-			open, close := "<!-- e2e:"+q.Name+" -->\n", "<!-- /e2e:"+q.Name+" -->"
-			i, j := strings.Index(text, open), strings.Index(text, close)
-			if i < 0 || j < i {
-				errs = append(errs, fmt.Errorf("%s: no region %s (%s ... %s)", file, q.Name, strings.TrimSpace(open), close))
-				continue
-			}
-			want = wrapProse(strings.TrimSuffix(want, "\n"), 100) + "\n"
-			if text[i+len(open):j] != want {
-				drift = append(drift, file+": "+q.Name)
-				text = text[:i+len(open)] + want + text[j:]
-			}
-		}
-		if write {
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-				return nil, err
-			}
-		}
-	}
-	sort.Strings(drift)
-	return drift, errors.Join(errs...)
+	return quote.Rewrite(root, "e2e", r, regions, write)
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/electd/electd/tests/quote"
 )
 
 var (
@@ -43,20 +45,12 @@ func TestDocsQuoteTheKeptReport(t *testing.T) {
 		t.Errorf("these regions do not say what %s does: %s; go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=%s rewrites them",
 			path, strings.Join(drift, ", "), path)
 	}
-	known := map[string]bool{}
-	for _, q := range Regions {
-		known[q.File+" "+q.Name] = true
+	unknown, err := quote.Unknown(root, "e2e", []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"}, Regions)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"} {
-		b, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range regionRE.FindAllStringSubmatch(string(b), -1) {
-			if m[1] != m[3] || !known[f+" "+m[1]] {
-				t.Errorf("%s: region %s (closed as %s) is not one QuoteRegions writes", f, m[1], m[3])
-			}
-		}
+	for _, u := range unknown {
+		t.Errorf("%s is not one QuoteRegions writes", u)
 	}
 }
 
@@ -73,7 +67,7 @@ func TestQuoteRegionsFindAndRewriteDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	regions := []QuoteRegion{{"doc.md", "cell", func(r *KeptReport) (string, error) { return r.cell("proxy", 2, false) }}}
+	regions := []QuoteRegion{{File: "doc.md", Name: "cell", Render: func(r *KeptReport) (string, error) { return r.cell("proxy", 2, false) }}}
 	if drift, err := QuoteRegions(root, r, regions, false); err != nil || len(drift) != 1 {
 		t.Fatalf("a hand-edited figure: drift %v, %v", drift, err)
 	}

@@ -19,16 +19,16 @@ var chooserNames = []struct{ flavour, name string }{
 
 // Regions are every quoted region.
 var Regions = []QuoteRegion{
-	{"README.md", "chooser", renderChooser},
-	{"README.md", "summary", renderSummary},
-	{"docs/kubernetes.md", "sidecar", renderSidecar},
-	{"docs/kubernetes.md", "election-to-answer", renderElectionToAnswer},
-	{"docs/kubernetes.md", "readiness-rollout", renderReadinessRollout},
-	{"BENCHMARKS.md", "run", renderRun},
-	{"BENCHMARKS.md", "table", renderTable},
-	{"BENCHMARKS.md", "sigterm", renderSigterm},
-	{"BENCHMARKS.md", "zookeeper", renderZooKeeper},
-	{"BENCHMARKS.md", "disruptions", renderDisruptions},
+	{File: "README.md", Name: "chooser", Render: renderChooser},
+	{File: "README.md", Name: "summary", Render: renderSummary},
+	{File: "docs/kubernetes.md", Name: "sidecar", Render: renderSidecar},
+	{File: "docs/kubernetes.md", Name: "election-to-answer", Render: renderElectionToAnswer},
+	{File: "docs/kubernetes.md", Name: "readiness-rollout", Render: renderReadinessRollout},
+	{File: "BENCHMARKS.md", Name: "run", Render: renderRun},
+	{File: "BENCHMARKS.md", Name: "table", Render: renderTable},
+	{File: "BENCHMARKS.md", Name: "sigterm", Render: renderSigterm},
+	{File: "BENCHMARKS.md", Name: "zookeeper", Render: renderZooKeeper},
+	{File: "BENCHMARKS.md", Name: "disruptions", Render: renderDisruptions},
 }
 
 // cells returns a flavour's medians or maxima of some columns, or the
@@ -47,7 +47,7 @@ func cells(r *KeptReport, flavour string, max bool, cols ...int) ([]string, erro
 
 func renderChooser(r *KeptReport) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "What deleting the leader pod cost on the test node (`make e2e`, the run kept in\n[%s](%s): a request through the Service every 20 ms, 10\n", r.Path, r.Path)
+	fmt.Fprintf(&b, "What deleting the leader pod cost on the test node (`make e2e`, the run kept in\n[%s](%s): a GET through the Service every 20 ms, 10\n", r.Path, r.Path)
 	b.WriteString("deletions of a leader at rest; median / maximum from the DELETE, copied from its table), beside\nclient-go's Lease elector in the readiness flavour's place, with its defaults and tuned for speed:\n\n")
 	b.WriteString("| flavour | first answer from the new leader through the Service | failed requests per deletion |\n|---|---|---|\n")
 	for _, c := range chooserNames {
@@ -106,7 +106,7 @@ func renderSummary(r *KeptReport) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("On a real single-node Kubernetes, deleting the leader pod 10 times with a request through the\nService every 20 ms: the proxy flavour failed %s and answered from the new leader after %s\n(median), readiness gating and the leader label failed %s and %s per deletion and answered after\n%s and %s, client-go's Lease elector after %s with its defaults and %s tuned\n([BENCHMARKS.md](BENCHMARKS.md#kubernetes-failover-on-a-real-node), the run in [%s](%s)).",
+	return fmt.Sprintf("On a real single-node Kubernetes, deleting the leader pod 10 times with a GET through the\nService every 20 ms: the proxy flavour failed %s and answered from the new leader after %s\n(median), readiness gating and the leader label failed %s and %s per deletion and answered after\n%s and %s, client-go's Lease elector after %s with its defaults and %s tuned\n([BENCHMARKS.md](BENCHMARKS.md#kubernetes-failover-on-a-real-node), the run in [%s](%s)).",
 		v[0], v[1], v[2], v[4], v[3], v[5], def, fast, r.Path, r.Path), nil
 }
 
@@ -124,13 +124,15 @@ func renderSidecar(r *KeptReport) (string, error) {
 		side, med, mx, strings.TrimPrefix(r.Path, "docs/"), strings.TrimPrefix(r.Path, "docs/")), nil
 }
 
+// renderElectionToAnswer states the two medians apart: the report keeps
+// no per-delete gap, and a difference of medians is not a median.
 func renderElectionToAnswer(r *KeptReport) (string, error) {
 	c, err := cells(r, "readiness", false, colElected, colAnswer)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("After a handoff the EndpointSlice follows within about one probe period (1 s), and kube-proxy routes\nto the new leader at its next rule sync (at most once a second): %.2f s at the median from the\nelection to the first answered request in the run in [%s](%s) (%s to the first answer,\n%s to the election, from the DELETE).",
-		seconds(c[1])-seconds(c[0]), strings.TrimPrefix(r.Path, "docs/"), strings.TrimPrefix(r.Path, "docs/"), c[1], c[0]), nil
+	return fmt.Sprintf("After a handoff the EndpointSlice follows within about one probe period (1 s), and kube-proxy routes\nto the new leader at its next rule sync (at most once a second). In the run in [%s](%s), from the\nDELETE: the new leader was elected after %s and the first request was answered after %s (each\nthe median of its own column; the report keeps no per-delete gap between them).",
+		strings.TrimPrefix(r.Path, "docs/"), strings.TrimPrefix(r.Path, "docs/"), c[0], c[1]), nil
 }
 
 func renderReadinessRollout(r *KeptReport) (string, error) {
@@ -152,6 +154,9 @@ func renderReadinessRollout(r *KeptReport) (string, error) {
 
 func renderRun(r *KeptReport) (string, error) {
 	s := fmt.Sprintf("The run quoted here is [%s](%s), kept as `make e2e E2EFLAGS=-e2e.deletes=10`\nwrote it; every figure in this section is copied from it or computed from its lines\n(`go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=%s` writes them). Its first line:\n\n> %s\n\n", r.Path, r.Path, r.Path, r.First)
+	if r.LowerMedian {
+		s += "Its medians of an even count of deletes are the lower of the two middle values (the report predates the mean of the two). "
+	}
 	if r.Failed {
 		return s + "That run reported a failure (its report's first line says so): see \"What the run did not pass\" below.", nil
 	}

@@ -77,10 +77,12 @@ func (r *Report) DeleteTable(flavours []Flavour) string {
 			maxEP = max(maxEP, x.MaxEndpoints)
 		}
 		sort.Ints(failed)
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %d / %d | %d |\n", f.Name, len(fs),
-			statsOf(el), statsOf(ep), statsOf(svc), statsOf(none), failed[(len(failed)-1)/2], failed[len(failed)-1], maxEP)
+		n := len(failed)
+		med := float64(failed[(n-1)/2]+failed[n/2]) / 2 // the mean of the middle two of an even count
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %g / %d | %d |\n", f.Name, len(fs),
+			statsOf(el), statsOf(ep), statsOf(svc), statsOf(none), med, failed[n-1], maxEP)
 	}
-	b.WriteString("\nEach cell: median / maximum, from the DELETE of the leader pod.\n")
+	b.WriteString("\nEach cell: median (of an even count, the mean of the two middle values) / maximum, from the DELETE of the leader pod.\n")
 	return b.String()
 }
 

@@ -94,6 +94,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	root, err := electdtest.ModuleRoot()
+	if err != nil {
+		fmt.Fprintf(stderr, "electd-bench: %v\n", err)
+		return 2
+	}
+	build := bench.GitBuild(root) // before the run: what was built is what is measured
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	rep, err := bench.Run(ctx, cfg)
@@ -105,7 +111,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *reportDir != "" {
-		path, err := writeReport(rep, *reportDir, args)
+		dir := *reportDir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+		path, err := rep.ReportFile(dir, build, args)
 		if err != nil {
 			fmt.Fprintf(stderr, "electd-bench: report file: %v\n", err)
 			return 1
@@ -113,19 +123,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "electd-bench: report written to %s\n", path)
 	}
 	return 0
-}
-
-// writeReport writes rep into dir, relative to the module's root unless
-// absolute.
-func writeReport(rep *bench.Report, dir string, args []string) (string, error) {
-	root, err := electdtest.ModuleRoot()
-	if err != nil {
-		return "", err
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
-	}
-	return rep.ReportFile(dir, root, args)
 }
 
 func joinInts(xs []int) string {

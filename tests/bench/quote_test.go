@@ -1,0 +1,70 @@
+package bench
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/electd/electd/tests/quote"
+)
+
+var (
+	quoteFlag  = flag.String("bench.quote", "", "the kept report the docs quote (default: the one docs/bench holds)")
+	updateFlag = flag.Bool("update", false, "rewrite the docs' quoted regions from the kept report")
+)
+
+// The figures of make bench in the README and BENCHMARKS.md are the kept
+// report's, as QuoteRegions renders them: a figure edited by hand, or a
+// new report without -update (make quote), fails.
+func TestDocsQuoteTheKeptBenchReport(t *testing.T) {
+	const root = "../.."
+	path := *quoteFlag
+	if path == "" {
+		var err error
+		if path, err = NewestKept(root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := ReadKeptReport(root, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drift, err := QuoteRegions(root, r, *updateFlag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drift) > 0 && !*updateFlag {
+		t.Errorf("these regions do not say what %s does: %s; make quote rewrites them", path, strings.Join(drift, ", "))
+	}
+	unknown, err := quote.Unknown(root, "bench", QuotedFiles, Regions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range unknown {
+		t.Errorf("%s is not one QuoteRegions writes", u)
+	}
+}
+
+// figureRE is a measured figure: a number with a unit of time, size or rate.
+var figureRE = regexp.MustCompile(`(^|[\s(])[0-9][0-9,.]*\s?(ms|µs|us|s|min|MiB|KiB|GiB|%|/s|requests/s|requests a second)([\s,;:)]|\.(\s|$)|$)`)
+
+// regionsRE is a quoted region, of either kind.
+var regionsRE = regexp.MustCompile(`(?s)<!-- (bench|e2e):([a-z0-9-]+) -->\n.*?<!-- /(bench|e2e):([a-z0-9-]+) -->`)
+
+// BENCHMARKS.md publishes no figure outside a quoted region: every one
+// comes from a kept report.
+func TestBenchmarksFiguresAreQuoted(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("../..", "BENCHMARKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := regionsRE.ReplaceAllString(string(b), "")
+	for i, l := range strings.Split(rest, "\n") {
+		if m := figureRE.FindString(l); m != "" {
+			t.Errorf("BENCHMARKS.md, outside the quoted regions (line %d of what remains): %q in %q", i+1, m, l)
+		}
+	}
+}
