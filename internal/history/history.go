@@ -146,10 +146,10 @@ func (l *Log) push(e Entry) {
 	l.start = (l.start + 1) % len(l.ring)
 }
 
-// Transitions lists what changed from prev to st, in recording order:
-// a leadership lost, the new leader, a leadership won, then any other
-// change of this participant (State). A change of reason alone is a State
-// entry only when nothing else explains it.
+// Transitions lists what changed from prev to st, in recording order. The
+// order is: a leadership lost, the new leader, a leadership won, then any
+// other change of this participant (State). A change of reason alone is a
+// State entry only when nothing else explains it.
 func Transitions(prev, st election.Status) []Kind {
 	var out []Kind
 	if prev.IsLeader && !st.IsLeader {
