@@ -19,8 +19,8 @@ type observer interface {
 
 // events serves GET /events as Server-Sent Events. On connect it sends one
 // "leader" event with the /leader JSON. Then it sends a "leader" event per
-// change of leader, a "state" event per change of own state, and a
-// ": keepalive" comment every keepAlive. It ends when the client goes,
+// change of leader and a "state" event per change of own state. Every
+// keepAlive it sends a ": keepalive" comment. It ends when the client goes,
 // stops reading for WriteTimeout, or Observe's channel closes. Streams are
 // capped by streams.
 func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped, c Candidacy, px func() *api.ProxyStatus) http.HandlerFunc {

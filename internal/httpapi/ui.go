@@ -18,8 +18,8 @@ import (
 )
 
 // The status page (GET /) and its script and style, embedded in the binary.
-// The server draws the page with the values of the moment, so curl, a text
-// browser or a page without JavaScript shows them. ui/index.html is an
+// The server draws the page with the values of the moment. So curl, a
+// text browser or a page without JavaScript shows them. ui/index.html is an
 // html/template: it escapes every value, since whoever may write the
 // election path writes ids and addresses. The script then keeps the values
 // current from the API with the browser's own requests.
@@ -27,8 +27,8 @@ import (
 //go:embed ui/index.html ui/app.js ui/app.css
 var uiFiles embed.FS
 
-// pageCSP lets the page run only its own script and style and talk only to
-// its own origin (the API and /events). It loads nothing else (no images,
+// pageCSP lets the page run only its own script and style. It talks only
+// to its own origin (the API and /events). It loads nothing else (no images,
 // fonts or frames), and nobody may frame it. A value that slipped into the
 // page as HTML could not run, load or send anything.
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
