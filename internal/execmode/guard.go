@@ -77,8 +77,8 @@ func RunGuard(args []string) int {
 		return 2
 	}
 	// The pipes came without close-on-exec. The command must not inherit
-	// them: a pipe would stay open after the guard's end (no EOF for
-	// electd), and the command could write reports.
+	// them. An inherited pipe stays open after the guard's end, so electd
+	// gets no EOF, and the command could write reports.
 	syscall.CloseOnExec(controlFD)
 	syscall.CloseOnExec(reportFD)
 	control, report := os.NewFile(controlFD, "electd-control"), os.NewFile(reportFD, "electd-report")
