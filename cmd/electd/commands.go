@@ -13,11 +13,10 @@ import (
 // takes flags only.
 var commands = []string{"status", "release", "run", "help", "version"}
 
-// runBuiltin runs `electd help [COMMAND]` and `electd version`, and refuses
-// a first argument that is neither a command nor a flag, naming the command
-// it most likely meant. ok is false for what is not its own: the daemon's
-// flags and electd run (internal/config), the client commands
-// (internal/cli).
+// runBuiltin runs `electd help [COMMAND]` and `electd version`. It refuses
+// a first argument that is neither a command nor a flag, naming the likely
+// command. ok is false for what is not its own: the daemon's flags and
+// electd run (internal/config), and the client commands (internal/cli).
 func runBuiltin(args, environ []string, stdout, stderr io.Writer) (code int, ok bool) {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "run" || cli.IsCommand(args) {
 		return 0, false

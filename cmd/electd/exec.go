@@ -8,7 +8,7 @@ import (
 )
 
 // runGuard runs electd as exec mode's guard process (execmode.RunGuard)
-// when args say so; electd starts it, nobody else should.
+// when args say so. Only electd itself starts it.
 func runGuard(args []string) (int, bool) {
 	if len(args) == 0 || args[0] != execmode.GuardCommand {
 		return 0, false

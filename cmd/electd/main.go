@@ -1,11 +1,15 @@
-// Command electd is a leader-election sidecar on Apache ZooKeeper: it joins
-// one election and tells the application next to it, over HTTP and
-// Prometheus, whether it leads and who does. See docs/design/ and --help.
+// Command electd is a leader-election sidecar on Apache ZooKeeper. It joins
+// one election. Over HTTP and Prometheus, it tells the application next to
+// it whether it leads and who does. See docs/design/ and --help.
 //
-// main only wires: the configuration is internal/config's Load, the HTTP
-// API internal/httpapi served by internal/httpserver, the logs
-// internal/logging, the client commands internal/cli; daemon.go builds one
-// electd from them, serve.go runs it and shutdown.go stops it.
+// main only wires. The parts:
+//   - the configuration: internal/config's Load;
+//   - the HTTP API: internal/httpapi, served by internal/httpserver;
+//   - the logs: internal/logging;
+//   - the client commands: internal/cli.
+//
+// daemon.go builds one electd from them, serve.go runs it and shutdown.go
+// stops it.
 package main
 
 import (
@@ -61,7 +65,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	}
 
 	// From here on the daemon logs through a queue that never blocks
-	// (logging.AsyncWriter), and a closed stderr no longer kills it.
+	// (logging.AsyncWriter). A closed stderr no longer kills it.
 	survivePipes()
 	logs := logging.NewAsyncWriter(stderr, logging.DroppedNotice(cfg.Log.Level, cfg.Log.Format))
 	defer logs.Flush(exitFlush)

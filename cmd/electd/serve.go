@@ -12,8 +12,8 @@ import (
 	"github.com/electd/electd/internal/logging"
 )
 
-// serve runs the election and the HTTP server until a signal or a failure,
-// then shuts down as docs/design/session-and-faults.md's "Process" says.
+// serve runs the election and the HTTP server until a signal or a failure.
+// Then it shuts down as docs/design/session-and-faults.md's "Process" says.
 func serve(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) int {
 	sigs := stopSignals()
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
@@ -34,7 +34,7 @@ func serve(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) int 
 	g, gctx := errgroup.WithContext(ctx)
 	go d.kube.Run(runCtx) // the election never waits on it; shutdown stops it
 	g.Go(d.http.Serve)
-	// The proxy follows the election until the end of shutdown: a
+	// The proxy follows the election until the end of shutdown. A
 	// participant that handed over forwards as an observer meanwhile.
 	d.side.Watch(runCtx)
 	g.Go(d.side.Serve)
@@ -47,8 +47,8 @@ func serve(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) int 
 		return nil
 	})
 	g.Go(func() error {
-		// Run returns nil before a signal only when a failure elsewhere
-		// started the shutdown, which resigned: that failure is the one.
+		// Before a signal, Run returns nil only if a failure elsewhere
+		// started the shutdown, which resigned. That failure is reported.
 		if err := d.el.Run(runCtx); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("election stopped before any signal: %w", err)
 		}

@@ -8,15 +8,19 @@ import (
 	"time"
 )
 
-// shutdown is docs/design/session-and-faults.md's "Process": answer 503 at once, wait
-// shutdown_grace, delete the own node, stop serving, close the session, all
-// within shutdown_timeout. With a forwarding proxy the first step is a
-// hand-over (forward.Sidecar.HandOver) and the proxy forwards to the new
-// leader through the grace. signalled says a signal started it (else a
-// failure did); stopSignals ends the first signal's capture: from then on a
-// second signal exits at once with status 1. Nothing here waits on a log
-// write (they are queued, see logging.AsyncWriter) or on a client: serving stops
-// after a bounded drain (httpserver.Server.Stop).
+// shutdown is docs/design/session-and-faults.md's "Process". It answers 503
+// at once, waits shutdown_grace, deletes the own node, stops serving and
+// closes the session, all within shutdown_timeout. With a forwarding proxy
+// the first step is a hand-over (forward.Sidecar.HandOver). The proxy then
+// forwards to the new leader through the grace.
+//
+// signalled says a signal started it; else a failure did. stopCapture ends
+// the first signal's capture; from then on a second signal exits at once
+// with status 1.
+//
+// Nothing here waits on a log write; they are queued (logging.AsyncWriter).
+// Nothing waits on a client either: serving stops after a bounded drain
+// (httpserver.Server.Stop).
 func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	second := make(chan os.Signal, 1)
 	signal.Notify(second, d.signals...)
@@ -52,8 +56,8 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	var failed error
 	d.releaseKube(ctx)
 	if err := d.el.Resign(ctx); err != nil {
-		// Said once, as the exit's reason; the session's close below
-		// deletes the node (a refusal for good ends Resign at once).
+		// Said once, as the exit's reason. The session's close below
+		// deletes the node. A refusal for good ends Resign at once.
 		failed = fmt.Errorf("could not delete the own node: %w", err)
 	}
 	d.cancelRequests()
@@ -78,10 +82,10 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 const kubeReleaseTimeout = 3 * time.Second
 
 // releaseKube removes the label from the own pod and gives up the Lease
-// before the node is deleted, so that while leadership moves the Service
-// has no endpoint rather than two. It takes at most kubeReleaseTimeout and
-// half of what is left of shutdown_timeout: a dead API server must not hold
-// up Resign, and the next leader removes a label left behind.
+// before the node is deleted. While leadership moves, the Service then has
+// no endpoint rather than two. It takes at most kubeReleaseTimeout and half
+// of what is left of shutdown_timeout. A dead API server must not hold up
+// Resign; the next leader removes a label left behind.
 func (d *daemon) releaseKube(ctx context.Context) {
 	budget := kubeReleaseTimeout
 	if dl, ok := ctx.Deadline(); ok {

@@ -9,12 +9,13 @@ import (
 )
 
 // stopSignals are the signals that each start the graceful shutdown of
-// docs/design/session-and-faults.md, "Process"; a second one exits at once. SIGHUP is one of
-// them: a closed terminal or a supervisor's stop must release leadership
-// like SIGTERM, not kill the leader without deleting its node (followers
-// then waited a whole session timeout). A process started with SIGHUP
-// ignored (nohup) keeps it ignored: Notify would otherwise undo that. Call
-// it once, before any Notify.
+// docs/design/session-and-faults.md, "Process". A second one exits at once.
+//
+// SIGHUP is one of them. A closed terminal or a supervisor's stop must
+// release leadership like SIGTERM. Killing the leader without deleting its
+// node would make followers wait a whole session timeout. A process started
+// with SIGHUP ignored (nohup) keeps it ignored; Notify would otherwise undo
+// that. Call it once, before any Notify.
 func stopSignals() []os.Signal {
 	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
 	if !signal.Ignored(syscall.SIGHUP) {
@@ -24,9 +25,9 @@ func stopSignals() []os.Signal {
 }
 
 // survivePipes makes a write to a closed stdout or stderr fail with EPIPE
-// instead of killing electd with SIGPIPE: without a Notify for SIGPIPE the
-// Go runtime exits on a broken pipe on fd 1 or 2 (os/signal, "SIGPIPE"),
-// so `electd 2>&1 | head -n 3` died at start, without releasing. The
+// instead of killing electd with SIGPIPE. Without a Notify for SIGPIPE, the
+// Go runtime exits on a broken pipe on fd 1 or 2 (os/signal, "SIGPIPE").
+// `electd 2>&1 | head -n 3` then died at start, without releasing. The
 // channel is never read: Notify only has to be in force.
 func survivePipes() {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)

@@ -1,8 +1,9 @@
-// Package api declares the JSON bodies of electd's HTTP API (docs/design/http-contract.md,
-// "HTTP API"), once: internal/httpapi encodes them, and every client decodes
-// them (the CLI in internal/cli, tests/electdtest, tests/bench). It imports
-// nothing of electd, so a client does not pull in the election engine; the
-// engine's typed values (mode, state, reasons) travel as their text.
+// Package api declares the JSON bodies of electd's HTTP API, once
+// (docs/design/http-contract.md, "HTTP API"). internal/httpapi encodes
+// them. Every client decodes them: the CLI in internal/cli,
+// tests/electdtest, tests/bench. It imports nothing of electd, so a client
+// does not pull in the election engine. The engine's typed values (mode,
+// state, reasons) travel as their text.
 package api
 
 import "time"
@@ -37,8 +38,8 @@ type LeaderInfo struct {
 	Session      string `json:"session"` // "0x..." hex
 	FencingToken int64  `json:"fencing_token"`
 	// Proxy is where the leader's forwarding proxy takes its peers'
-	// traffic; absent when it runs none (a Curator client, an electd
-	// without a proxy).
+	// traffic. It is absent when the leader runs none: a Curator client,
+	// or an electd without a proxy.
 	Proxy string `json:"proxy,omitempty"`
 }
 
@@ -79,7 +80,7 @@ type LeaderHealth struct {
 	// the millisecond; 0 when not leading.
 	LeaseRemainingMS int64 `json:"lease_remaining_ms"`
 	// FencingToken is this participant's own token while it leads, else
-	// null: a follower must never hold a token storage would accept.
+	// null. A follower must never hold a token storage would accept.
 	FencingToken *int64 `json:"fencing_token"`
 }
 
@@ -122,8 +123,8 @@ type CandidacyRequest struct {
 	Candidate *bool `json:"candidate"`
 }
 
-// Release is the 202 body of POST /leader/release: ID released leadership,
-// to To when the request named one (?to=, a switchover).
+// Release is the 202 body of POST /leader/release: ID released leadership.
+// To names the target when the request named one (?to=, a switchover).
 type Release struct {
 	Released bool   `json:"released"`
 	ID       string `json:"id"`
@@ -133,9 +134,9 @@ type Release struct {
 	Drain *Drain `json:"drain,omitempty"`
 }
 
-// Drain is how long a hand-over waited for the requests the application
-// had (at most proxy.drain_timeout), and how many it still had when the
-// wait ended: those are cut as leadership goes.
+// Drain is how long a hand-over waited for the application's requests,
+// at most proxy.drain_timeout. It also counts those still open when the
+// wait ended; they are cut as leadership goes.
 type Drain struct {
 	WaitedSeconds float64 `json:"waited_seconds"`
 	InFlight      int     `json:"in_flight"`
@@ -176,8 +177,8 @@ type KubeStatus struct {
 	Labelled bool `json:"labelled"`
 	// LeaseHeld: the Lease names this participant, as of the last call.
 	LeaseHeld bool `json:"lease_held"`
-	// InSync: the last round of calls reached what leadership asks for
-	// (label and Lease on the leader, neither on a follower).
+	// InSync: the last round of calls reached what leadership asks for.
+	// That is label and Lease on the leader, neither on a follower.
 	InSync bool `json:"in_sync"`
 	// SyncedAt is when that last happened.
 	SyncedAt time.Time `json:"synced_at,omitzero"`

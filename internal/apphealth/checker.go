@@ -77,10 +77,10 @@ func (c *Checker) Health() Health {
 	return c.health
 }
 
-// Run checks at once, then every Interval (from the start of one check to
-// the start of the next), until ctx ends. It calls changed, from Run's own
-// goroutine, with each new state; changed should not block for long, as
-// the next check waits for it.
+// Run checks at once, then every Interval until ctx ends. The interval
+// runs from the start of one check to the start of the next. Run calls
+// changed with each new state, from its own goroutine. changed should
+// return quickly: the next check waits for it.
 func (c *Checker) Run(ctx context.Context, changed func(Health)) {
 	for {
 		start := c.cfg.Clock.Now()

@@ -37,12 +37,12 @@ const (
 // Results are every Result, for metrics that export each from the start.
 var Results = []Result{Success, Failure, Timeout, Error}
 
-// Health is what the checker knows: the state, the last check's outcome in
-// words, and when the state last changed.
+// Health is what the checker knows: the state, the last outcome in words,
+// and when the state last changed.
 type Health struct {
 	State State
-	// Detail is the last check's outcome, e.g. "HTTP 200 OK" or "dial tcp
-	// 127.0.0.1:8080: connect: connection refused"; empty before the first.
+	// Detail is the last check's outcome, empty before the first. E.g.
+	// "HTTP 200 OK" or "dial tcp 127.0.0.1:8080: connect: connection refused".
 	Detail string
 	// Since is the wall-clock time of the last change of State (the start
 	// for Unknown).
@@ -50,8 +50,8 @@ type Health struct {
 }
 
 // tally applies the thresholds to a run of results, as the Kubernetes
-// prober does: consecutive equal outcomes are counted, and the state
-// changes once a run reaches its threshold.
+// prober does. It counts consecutive equal outcomes. The state changes
+// once a run reaches its threshold.
 type tally struct {
 	failureThreshold, successThreshold int
 

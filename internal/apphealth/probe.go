@@ -16,7 +16,7 @@ import (
 // Bounds of one check: what an application (or whatever answers on its
 // port) can make electd hold.
 const (
-	// maxBody is how much of an answer's body is read (and dropped); the
+	// maxBody is how much of an answer's body is read and dropped. The
 	// connection is closed after each check anyway.
 	maxBody = 4 << 10
 	// maxHeaderBytes bounds the answer's header.
@@ -29,12 +29,15 @@ const (
 )
 
 // NewClient is the HTTP client of the checks, built as a Kubernetes
-// httpGet probe's: no proxy from the environment, no connection kept
-// between checks (a kept connection to an application that restarted fails
-// the next check for nothing), certificates not verified (the probe asks
-// the application next to it whether it works, not who it is), redirects
-// followed only on the same host. timeout bounds each check whole: dial,
-// TLS, header and the capped body.
+// httpGet probe's:
+//   - no proxy from the environment;
+//   - no connection kept between checks: a kept connection to an
+//     application that restarted fails the next check for nothing;
+//   - certificates not verified: the probe asks whether the application
+//     works, not who it is;
+//   - redirects followed only on the same host.
+//
+// timeout bounds each check whole: dial, TLS, header and the capped body.
 func NewClient(timeout time.Duration) *http.Client {
 	return &http.Client{
 		Timeout: timeout,
@@ -50,9 +53,9 @@ func NewClient(timeout time.Duration) *http.Client {
 }
 
 // sameHostRedirects follows a redirect on the first URL's host only. A
-// redirect elsewhere is not followed, and the 3xx answer itself is the
-// check's outcome (a pass, as for a Kubernetes probe), so an application
-// cannot point electd at another host.
+// redirect elsewhere is not followed; the 3xx answer is the outcome (a
+// pass, as for a Kubernetes probe). An application cannot point electd at
+// another host.
 func sameHostRedirects(req *http.Request, via []*http.Request) error {
 	if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
 		return http.ErrUseLastResponse

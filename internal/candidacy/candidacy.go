@@ -1,11 +1,13 @@
 // Package candidacy decides whether this participant stands for leadership
 // (docs/design/handover.md, "Candidacy").
-// Two things must allow it: the operator's setting (election.candidate at
-// start, POST /candidacy at run time) and the application: its health, when
-// app.health_url is set, and, with the forwarding proxy, its taking
-// connections. A Controller applies the decision to the election
-// through SetCandidate, one change at a time, and keeps at it until the
-// election has it.
+//
+// Two things must allow it. The operator allows it with election.candidate
+// at start and POST /candidacy at run time. The application allows it by
+// its health, when app.health_url is set. With the forwarding proxy, it
+// must also take connections.
+//
+// A Controller applies the decision to the election through SetCandidate,
+// one change at a time. It keeps at it until the election has it.
 package candidacy
 
 import (
@@ -21,8 +23,8 @@ import (
 
 // Elector is the part of *election.Elector a Controller drives.
 type Elector interface {
-	// SetCandidate withdraws (false) or restores (true) candidacy and
-	// blocks until done or ctx ends; why is ignored when candidate is true.
+	// SetCandidate withdraws (false) or restores (true) candidacy. It
+	// blocks until done or ctx ends. why is ignored when candidate is true.
 	SetCandidate(ctx context.Context, candidate bool, why election.LossReason) error
 }
 
@@ -31,8 +33,8 @@ type Config struct {
 	// Operator is election.candidate: whether the operator lets this
 	// participant stand at start.
 	Operator bool
-	// AppChecked says app.health_url is set: the participant stands only
-	// while the application is healthy, and not before its first check.
+	// AppChecked says app.health_url is set. The participant then stands
+	// only while the application is healthy, not before its first check.
 	AppChecked bool
 	// Standing is whether the election starts standing
 	// (not election.Config.Observer).
@@ -88,7 +90,7 @@ type Controller struct {
 	sem  chan struct{} // held while a SetCandidate runs: one change at a time
 	kick chan struct{} // wakes Run
 
-	// logged is set by the first logChange (guarded by sem): before it,
+	// logged is set by the first logChange (guarded by sem). Before it,
 	// the reason held is the observer's placeholder, not one to report.
 	logged bool
 
@@ -129,8 +131,8 @@ func New(el Elector, cfg Config) *Controller {
 }
 
 // want is the standing the operator and the application allow, and the
-// reason when they do not: the operator's withdrawal wins over the
-// application's health, since it lasts until the operator says otherwise.
+// reason when they do not. The operator's withdrawal wins over the
+// application's health: it lasts until the operator says otherwise.
 // Called with mu held.
 func (c *Controller) want() applied {
 	switch {
@@ -180,9 +182,9 @@ func (c *Controller) SetApp(h apphealth.Health) {
 	c.wake()
 }
 
-// SetAppRefused records that the application refuses connections (why
-// says so; the forwarding proxy found it, docs/design/proxy.md "Forwarding"), or
-// takes them again (""), and lets Run apply it: a participant whose
+// SetAppRefused records that the application refuses connections, saying
+// why, or takes them again (""). The forwarding proxy finds it
+// (docs/design/proxy.md, "Forwarding"). Run applies it: a participant whose
 // application refuses connections does not stand, whatever its health
 // checks say. It never blocks.
 func (c *Controller) SetAppRefused(why string) {
@@ -193,8 +195,8 @@ func (c *Controller) SetAppRefused(why string) {
 }
 
 // SetOperator records the operator's setting and applies it before it
-// returns, or until ctx ends; then the setting stays recorded and Run
-// applies it later. The State returned is the one after.
+// returns. If ctx ends first, the setting stays recorded and Run applies
+// it later. The State returned is the one after.
 func (c *Controller) SetOperator(ctx context.Context, candidate bool) (State, error) {
 	c.mu.Lock()
 	c.operator = candidate

@@ -1,6 +1,7 @@
-// Package cli is electd's client commands, `electd status` and `electd
-// release`: they ask a running electd over its HTTP API (docs/design/http-contract.md,
-// "HTTP API") and decode its answers with internal/api's types.
+// Package cli holds electd's client commands, `electd status` and `electd
+// release`. They ask a running electd over its HTTP API
+// (docs/design/http-contract.md, "HTTP API"). They decode its answers with
+// internal/api's types.
 package cli
 
 import (
@@ -52,9 +53,9 @@ func IsCommand(args []string) bool {
 	return len(args) > 0 && commands[args[0]] != nil
 }
 
-// Run runs `electd status ...` or `electd release ...` (IsCommand) until it
-// is done or ctx ends (--watch stops there, with status 0), and returns its
-// exit status.
+// Run runs `electd status ...` or `electd release ...` (IsCommand) and
+// returns its exit status. It stops when done or when ctx ends; --watch
+// then exits 0.
 func Run(ctx context.Context, args []string, env Env) int {
 	if env.Now == nil {
 		env.Now = time.Now
@@ -101,8 +102,8 @@ func (c *client) commonFlags(fs *pflag.FlagSet, f *common) {
 }
 
 // parse parses a command's args into fs and sets the client up from the
-// common flags; done says the command ends here with code (--help, or a
-// usage error).
+// common flags. done says the command ends here with code: --help, or a
+// usage error.
 func (c *client) parse(fs *pflag.FlagSet, f *common, args []string, help string) (code int, done bool) {
 	if err := fs.Parse(oneDash(fs, args)); err != nil {
 		return c.usageError(err), true
@@ -120,9 +121,9 @@ func (c *client) parse(fs *pflag.FlagSet, f *common, args []string, help string)
 	return 0, false
 }
 
-// oneDash gives a long flag written with one dash (-watch, as Go's flag
-// package takes it) its second, as the daemon's flags do; a flag's value
-// is left as it is.
+// oneDash adds the second dash to a long flag written with one (-watch,
+// as Go's flag package takes it). The daemon's flags accept both. A
+// flag's value is left as it is.
 func oneDash(fs *pflag.FlagSet, args []string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -208,9 +209,9 @@ func readCA(file string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// defaultAddr is the daemon on this host: http.addr from the environment
-// (as in the sidecar's own container), with an unspecified host meaning
-// localhost, else http://localhost:4040.
+// defaultAddr is the daemon on this host. It is http.addr from the
+// environment, as in the sidecar's own container; an unspecified host
+// means localhost. Else it is http://localhost:4040.
 func defaultAddr(listen string) string {
 	host, port, err := net.SplitHostPort(listen)
 	if listen == "" || err != nil {
@@ -287,8 +288,8 @@ func (c *client) do(ctx context.Context, method, path string, header http.Header
 	return resp.StatusCode, body, nil
 }
 
-// getJSON decodes the answer to GET path into v when its status is one of
-// ok; any other status is an *apiError.
+// getJSON decodes the answer to GET path into v when its status is in ok.
+// Any other status is an *apiError.
 func (c *client) getJSON(ctx context.Context, path string, v any, ok ...int) (int, error) {
 	code, body, err := c.do(ctx, http.MethodGet, path, nil)
 	if err != nil {

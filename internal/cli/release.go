@@ -142,9 +142,9 @@ func (c *client) doRelease(ctx context.Context, token, to string, wait time.Dura
 	return exitOK
 }
 
-// awaitNewLeader polls GET /leader until it names a leader other than the
-// one before (another node: a lone participant may lead again, under a new
-// node and token), at most wait.
+// awaitNewLeader polls GET /leader, at most wait, until it names a leader
+// other than the one before. "Other" means another node: a lone
+// participant may lead again under a new node and token.
 func (c *client) awaitNewLeader(ctx context.Context, before api.Leader, wait time.Duration) (*api.LeaderInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -161,9 +161,8 @@ func (c *client) awaitNewLeader(ctx context.Context, before api.Leader, wait tim
 			if err == nil {
 				err = errors.New("no new leader")
 			}
-			// The cause is told, not wrapped: the release was answered, so a
-			// daemon that stops answering after it is no unreachable one
-			// (exit 1, not 3).
+			// The cause is told, not wrapped. The release was answered, so
+			// a daemon silent after it is not "unreachable" (exit 1, not 3).
 			return nil, fmt.Errorf("released, but no new leader within %v: %v", wait, err)
 		case <-tick.C:
 		}

@@ -10,9 +10,9 @@ import (
 	"github.com/electd/electd/internal/api"
 )
 
-// render draws the view as patronictl draws a cluster: a box with the
-// election in its top border, one row per participant in queue order, and
-// what the asked electd says of itself below.
+// render draws the view as patronictl draws a cluster. The box has the
+// election in its top border and one row per participant in queue order.
+// Below it, the asked electd says what it knows of itself.
 func (v *view) render(addr string) string {
 	title := fmt.Sprintf("Election: %s (%s) at %s", clean(v.leader.Path), clean(v.leader.Mode), addr)
 	self := clean(v.leader.Self.ID)
@@ -84,8 +84,8 @@ func (v *view) footer(b *strings.Builder, self string, listed bool) {
 	}
 }
 
-// drawTable writes rows (the first is the header) in a box whose top border
-// carries title when it fits; right holds the columns aligned right.
+// drawTable writes rows in a box; the first row is the header. The top
+// border carries title when it fits. right holds the right-aligned columns.
 func drawTable(b *strings.Builder, title string, rows [][]string, right map[int]bool) {
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {
@@ -127,8 +127,8 @@ func formatMS(ms int64) string {
 	return strconv.FormatFloat(float64(ms)/1000, 'f', 2, 64) + "s"
 }
 
-// clean replaces control characters, so that what a participant published
-// cannot move the cursor or clear the screen of whoever runs status.
+// clean replaces control characters. What a participant published cannot
+// then move the cursor or clear the screen of whoever runs status.
 func clean(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {

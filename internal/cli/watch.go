@@ -16,9 +16,9 @@ const clearScreen = "\x1b[H\x1b[2J"
 // watchRetry is how long --watch waits before it reconnects to /events.
 const watchRetry = time.Second
 
-// watch is `electd status --watch`: it draws the table, then redraws it on
+// watch is `electd status --watch`. It draws the table, then redraws it on
 // every event of GET /events until ctx ends. A lost stream (the daemon
-// restarting) is reconnected; only a daemon unreachable at the start ends
+// restarting) is reconnected. Only a daemon unreachable at the start ends
 // the command.
 func (c *client) watch(ctx context.Context) int {
 	events := make(chan string, 1)
@@ -60,8 +60,8 @@ func (c *client) watch(ctx context.Context) int {
 	}
 }
 
-// drawEvents redraws once per event until the stream ends; events that
-// arrive while a redraw runs are folded into the next one.
+// drawEvents redraws once per event until the stream ends. Events that
+// arrive during a redraw are folded into the next one.
 func (c *client) drawEvents(ctx context.Context, events <-chan string, streamErr <-chan error) error {
 	for {
 		select {
@@ -73,8 +73,8 @@ func (c *client) drawEvents(ctx context.Context, events <-chan string, streamErr
 	}
 }
 
-// redraw reads the election again and draws it: in place on a terminal,
-// else one table after the other, each under a line that says when and why.
+// redraw reads the election again and draws it. On a terminal it draws in
+// place. Otherwise it appends each table under a line saying when and why.
 func (c *client) redraw(ctx context.Context, why string) {
 	ctx, cancel := context.WithTimeout(ctx, c.http.Timeout)
 	defer cancel()
@@ -99,8 +99,8 @@ func (c *client) redraw(ctx context.Context, why string) {
 // maxEventLine bounds one line of the event stream.
 const maxEventLine = 1 << 20
 
-// follow reads GET /events until ctx ends or the stream does, sending each
-// event's name to events (dropped when a redraw is already due). It closes
+// follow reads GET /events until ctx or the stream ends. It sends each
+// event's name to events, dropped when a redraw is already due. It closes
 // connected once the daemon has answered 200.
 func (c *client) follow(ctx context.Context, connected chan<- struct{}, events chan<- string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.String()+"/events", nil)

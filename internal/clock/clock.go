@@ -1,19 +1,24 @@
 // Package clock is electd's one source of time for what a test has to
-// move. The lease and its arithmetic, back-offs and retries (the session's,
-// exec mode's restarts, the candidacy's), health-check schedules and rate
-// limits read a Clock passed in, never package time, so that they are
-// tested by moving a fake clock (clocktest.Fake) instead of sleeping.
-// Package time is left to bounds no test moves: a context's timeout on one
-// call, socket deadlines (net takes wall-clock instants), periodic ticks
-// (the /events keep-alive, exec mode's lease refresh), exec mode's guard
-// process, which times the lease on CLOCK_MONOTONIC itself, and the
-// shutdown's timers.
+// move. These read a Clock passed in, never package time:
+//   - the lease and its arithmetic;
+//   - back-offs and retries (the session's, exec mode's restarts, the
+//     candidacy's);
+//   - health-check schedules and rate limits.
+//
+// Tests then move a fake clock (clocktest.Fake) instead of sleeping.
+//
+// Package time is left to bounds no test moves:
+//   - a context's timeout on one call;
+//   - socket deadlines (net takes wall-clock instants);
+//   - periodic ticks (the /events keep-alive, exec mode's lease refresh);
+//   - exec mode's guard process, which times the lease on CLOCK_MONOTONIC;
+//   - the shutdown's timers.
 package clock
 
 import "time"
 
-// Clock tells the time and runs timers. Times it returns carry a monotonic
-// reading (time.Now's do), so that a wall-clock step cannot stretch a lease
+// Clock tells the time and runs timers. Its times carry a monotonic
+// reading, as time.Now's do. A wall-clock step then cannot stretch a lease
 // or a timeout.
 type Clock interface {
 	Now() time.Time
@@ -39,7 +44,7 @@ func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterF
 func (realClock) After(d time.Duration) <-chan time.Time    { return time.After(d) }
 
 // Deadline returns a channel closed d from now on c, and a function that
-// stops the timer (the channel then never closes): unlike After, a wait
+// stops the timer; the channel then never closes. Unlike After, a wait
 // that ends early leaves no timer behind.
 func Deadline(c Clock, d time.Duration) (<-chan struct{}, func()) {
 	ch := make(chan struct{})

@@ -175,8 +175,8 @@ func (g *guarded) watch(reports *os.File) {
 	}
 	_ = g.guard.Wait()
 	if ex.Cause == CauseGuard {
-		// The guard died before the command's end was reported: kill the
-		// group from here (the command's Pdeathsig took the command itself).
+		// The guard died before reporting the command's end: kill the
+		// group from here. Pdeathsig took the command itself.
 		if pid := g.Pid(); pid > 0 {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}

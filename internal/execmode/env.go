@@ -7,8 +7,8 @@ import (
 	"github.com/electd/electd/internal/election"
 )
 
-// Variables the command finds in its environment, set from the status in
-// which it starts (this participant leads then: the leader is itself).
+// Variables the command finds in its environment, set from the status it
+// starts in. This participant leads then, so the leader is itself.
 const (
 	EnvFencingToken  = "ELECTD_FENCING_TOKEN"  // pass it to storage with every write
 	EnvLeaderID      = "ELECTD_LEADER_ID"      // this participant's id

@@ -65,20 +65,20 @@ func parseGuardArgs(args []string) (guardArgs, error) {
 }
 
 // RunGuard is the guard process's main; args follow GuardCommand. It
-// starts the command and returns once the command and its process group
-// are gone, with 0, or 2 when electd did not start it as a guard.
+// starts the command and returns 0 once the command and its process group
+// are gone. It returns 2 when electd did not start it as a guard.
 func RunGuard(args []string) int {
-	// Pdeathsig fires when the thread that started the command ends; this
-	// one stays locked, and alive, until the guard exits.
+	// Pdeathsig fires when the thread that started the command ends. This
+	// thread stays locked, and alive, until the guard exits.
 	runtime.LockOSThread()
 	a, err := parseGuardArgs(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "electd %s: for electd's own use (%v)\n", GuardCommand, err)
 		return 2
 	}
-	// The pipes came without close-on-exec; the command must not inherit
-	// them, or a pipe would stay open after the guard's end (no EOF for
-	// electd) and the command could write reports.
+	// The pipes came without close-on-exec. The command must not inherit
+	// them. An inherited pipe stays open after the guard's end, so electd
+	// gets no EOF, and the command could write reports.
 	syscall.CloseOnExec(controlFD)
 	syscall.CloseOnExec(reportFD)
 	control, report := os.NewFile(controlFD, "electd-control"), os.NewFile(reportFD, "electd-report")
@@ -117,8 +117,8 @@ func (g *guard) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-g.pgid, sig) // ESRCH: the group is gone already
 }
 
-// decide records why the command ends; the first reason stands, except
-// that the lease's end overrides a stop (its SIGKILL came first).
+// decide records why the command ends. The first reason stands, except
+// that the lease's end overrides a stop: its SIGKILL came first.
 func (g *guard) decide(c Cause) {
 	if g.cause == "" || c == CauseLease && g.cause == CauseStopped {
 		g.cause = c
@@ -194,8 +194,8 @@ func until(deadline int64) time.Duration {
 	return max(time.Duration(deadline-Mono()), 0)
 }
 
-// exitText is "<code> <signal>": the exit status, or -1 and the signal's
-// name when a signal ended the command ("-" for none).
+// exitText is "<code> <signal>". It is the exit status and "-", or -1 and
+// the signal's name when a signal ended the command.
 func exitText(st *os.ProcessState, err error) string {
 	if err != nil || st == nil {
 		return "-1 -"

@@ -42,12 +42,12 @@ type Config struct {
 	// Mono is the clock of lease deadlines. Default: Mono.
 	Mono func() int64
 	// Refresh is how often the lease deadline is handed to the guard.
-	// Default 100ms: far below any lease (a tenth of the session timeout
-	// renews it), and a few bytes on a pipe.
+	// Default 100ms: far below any lease, which a tenth of the session
+	// timeout renews. It costs a few bytes on a pipe.
 	Refresh time.Duration
 	// MinRun: a command that exits on its own sooner than this after its
-	// start makes the next start wait (1s, doubling to MaxBackoff), so a
-	// command that fails at once does not spin. Default 10s.
+	// start delays the next start (1s, doubling to MaxBackoff). A command
+	// that fails at once then does not spin. Default 10s.
 	MinRun time.Duration
 	// MaxBackoff bounds that wait. Default 30s.
 	MaxBackoff time.Duration
@@ -124,10 +124,10 @@ func New(el Election, start Starter, cfg Config) *Supervisor {
 		requests: make(chan request), ended: make(chan struct{})}
 }
 
-// Run starts and stops the command as leadership comes and goes, until ctx
-// ends (then a command still running is killed: call Stop first for a
-// graceful end) or, with on_exit: exit, the command exits on its own
-// (*ExitError).
+// Run starts and stops the command as leadership comes and goes. It
+// returns when ctx ends, killing a command still running; call Stop first
+// for a graceful end. With on_exit: exit, it also returns when the command
+// exits on its own (*ExitError).
 func (s *Supervisor) Run(ctx context.Context) error {
 	defer close(s.ended)
 	obs := s.el.Observe(ctx)
@@ -160,11 +160,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 }
 
-// Yield stops the command, waits until it is gone (at most the kill
-// timeout), runs f and lets the command run again after, if this
+// Yield stops the command and waits until it is gone, at most the kill
+// timeout. It then runs f, and lets the command run again if this
 // participant still leads. Release, switchover and a withdrawal go through
-// it, so that the next leader's command cannot start while this one runs.
-// f runs even when Run has ended.
+// it, so the next leader's command cannot start while this one runs. f
+// runs even when Run has ended.
 func (s *Supervisor) Yield(ctx context.Context, f func(context.Context) error) error {
 	if s.ask(request{hold: true}) {
 		defer s.ask(request{})
@@ -249,8 +249,8 @@ func (s *Supervisor) reconcile() {
 }
 
 // holdsLeaderNode reports whether st's leader node is this participant's
-// own, in its current session: until it is deleted or the session ends,
-// nobody else can lead, so the session's lease bounds the command.
+// own, in its current session. Until that node or session ends, nobody
+// else can lead, so the session's lease bounds the command.
 func holdsLeaderNode(st election.Status) bool {
 	return st.Node != "" && st.Leader != nil && st.Leader.Node == st.Node && st.Leader.Session == st.SessionID
 }
@@ -306,8 +306,8 @@ func (s *Supervisor) exited(ctx context.Context, ex Exit) error {
 	return nil
 }
 
-// backoff sets when the command may start next: at once after a run that
-// lasted, later after each quick failure in a row.
+// backoff sets when the command may start next. After a run that lasted,
+// it starts at once; each quick failure in a row delays it more.
 func (s *Supervisor) backoff(quick bool) {
 	if !quick {
 		s.quick, s.notBefore = 0, time.Time{}

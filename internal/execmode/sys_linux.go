@@ -8,17 +8,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// commandAttr puts the command in a process group of its own (so the
-// whole group can be signalled) and makes the kernel SIGKILL it when the
-// thread that started it ends. The guard locks that thread for its whole
-// life (RunGuard), since Pdeathsig follows the thread, not the process.
+// commandAttr puts the command in a process group of its own, so the
+// whole group can be signalled. The kernel SIGKILLs the command when the
+// thread that started it ends. Pdeathsig follows the thread, not the
+// process, so the guard locks that thread for life (RunGuard).
 func commandAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// awaitExit blocks until p has exited but leaves it unreaped, so that its
-// pid, which is also its process group's id, cannot be reused while the
-// guard kills what is left of the group; reap then collects it.
+// awaitExit blocks until p has exited but leaves it unreaped; reap then
+// collects it. p's pid is also its process group's id. Unreaped, it
+// cannot be reused while the guard kills what is left of the group.
 func awaitExit(p *os.Process) (reap func() (*os.ProcessState, error)) {
 	for {
 		var info unix.Siginfo
@@ -30,6 +30,6 @@ func awaitExit(p *os.Process) (reap func() (*os.ProcessState, error)) {
 	return p.Wait
 }
 
-// selfExe is the running electd's binary, for the guard: /proc/self/exe
+// selfExe is the running electd's binary, for the guard. /proc/self/exe
 // works even when the file was replaced or deleted since electd started.
 func selfExe() (string, error) { return "/proc/self/exe", nil }

@@ -1,8 +1,7 @@
-// Package fielderr is the one error type the product's packages return
-// from their Validate methods (election, kube, proxy), one for each wrong
-// field, joined (errors.Join): it names the struct field that is wrong, so
-// that internal/config, which filled the field from a configuration key,
-// can name the key instead.
+// Package fielderr is the one error type that Validate methods return
+// (election, kube, proxy). They return one per wrong field, joined with
+// errors.Join. Each names the wrong struct field. internal/config filled
+// that field from a configuration key, so it can name the key instead.
 package fielderr
 
 import "fmt"

@@ -1,14 +1,14 @@
 // Package history keeps the last transitions of one participant's election
-// in memory, for GET /history (docs/design/http-contract.md, "HTTP API"): who led with
-// which fencing token, when this participant was elected or revoked, and
-// when its connection state, session or candidacy changed.
+// in memory, for GET /history (docs/design/http-contract.md, "HTTP API").
+// It records who led with which fencing token and when this participant
+// was elected or revoked. It also records changes of its connection state,
+// session or candidacy.
 //
-// A Log is fed the statuses of (*election.Elector).Observe. Observe gives a
-// slow reader the latest status and may skip intermediate ones, so the log
-// holds the transitions between the statuses it was given: a leader that
-// came and went between two of them is not in it. It holds at most its size
-// in entries, dropping the oldest first, so its memory is bounded whatever
-// happens to the election.
+// A Log is fed the statuses of (*election.Elector).Observe. Observe may
+// skip statuses for a slow reader, so the log holds only the transitions
+// between the statuses it got. A leader that came and went between two of
+// them is not in it. The log holds at most its size in entries and drops
+// the oldest first, so its memory is bounded.
 package history
 
 import (
@@ -41,8 +41,8 @@ const (
 
 // Entry is one transition.
 type Entry struct {
-	// Seq numbers the entries of a Log from 1, so that a reader can tell
-	// new entries from ones it has seen even after old ones were dropped.
+	// Seq numbers the entries of a Log from 1. A reader tells new entries
+	// from seen ones by it, even after old ones were dropped.
 	Seq  uint64
 	Time time.Time
 	Kind Kind
@@ -50,9 +50,9 @@ type Entry struct {
 	// false when no leader is known.
 	LeaderID  string
 	HasLeader bool
-	// FencingToken is the token of the leadership the entry is about: the
-	// one lost (Revoked), won (Elected), or the leader's (Leader, State).
-	// Meaningful only when HasToken.
+	// FencingToken is the token of the leadership the entry is about. That
+	// is the one lost (Revoked), won (Elected), or the leader's (Leader,
+	// State). Meaningful only when HasToken.
 	FencingToken int64
 	HasToken     bool
 	// Reason is this participant's reason after the transition
@@ -86,9 +86,9 @@ func New(size int, clk clock.Clock) *Log {
 	return &Log{clock: clk, ring: make([]Entry, size)}
 }
 
-// Feed adds every status received from ch until ch is closed, as from
-// (*election.Elector).Observe, whose channel closes when its ctx ends or
-// the elector stops.
+// Feed adds every status received from ch until ch is closed. ch is
+// typically from (*election.Elector).Observe, which closes it when its ctx
+// ends or the elector stops.
 func (l *Log) Feed(ch <-chan election.Status) {
 	for st := range ch {
 		l.Add(st)
@@ -116,8 +116,8 @@ func (l *Log) Add(st election.Status) {
 	}
 }
 
-// Last returns the newest n entries, oldest first; all of them when n < 1
-// or n exceeds what the log holds.
+// Last returns the newest n entries, oldest first. It returns all of them
+// when n < 1 or n exceeds what the log holds.
 func (l *Log) Last(n int) []Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -146,8 +146,8 @@ func (l *Log) push(e Entry) {
 	l.start = (l.start + 1) % len(l.ring)
 }
 
-// Transitions lists what changed from prev to st, in the order it is
-// recorded: a leadership lost, the new leader, a leadership won, then any
+// Transitions lists what changed from prev to st, in recording order. The
+// order is: a leadership lost, the new leader, a leadership won, then any
 // other change of this participant (State). A change of reason alone is a
 // State entry only when nothing else explains it.
 func Transitions(prev, st election.Status) []Kind {
@@ -172,7 +172,7 @@ func Transitions(prev, st election.Status) []Kind {
 }
 
 // leaderChanged compares leaders as the election does: by node, session and
-// id; an advertise address published late is not a new leader.
+// id. An advertise address published late is not a new leader.
 func leaderChanged(a, b *election.Participant) bool {
 	if a == nil || b == nil {
 		return (a == nil) != (b == nil)

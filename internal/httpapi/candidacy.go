@@ -57,16 +57,16 @@ func getCandidacy(el statusReader, c Candidacy) http.HandlerFunc {
 }
 
 // takesBody reports whether r is POST /candidacy, the one request with a
-// body: noBody lets it through and postCandidacy bounds it.
+// body. noBody lets it through; postCandidacy bounds it.
 func takesBody(r *http.Request) bool {
 	return r.Method == http.MethodPost && r.URL.Path == "/candidacy"
 }
 
-// postCandidacy serves POST /candidacy: {"candidate": false} withdraws this
-// participant (a leader hands over as on release), {"candidate": true}
-// lets it stand again (at the back of the queue). 200 once the election
-// has it; 202 with "pending": true when it did not within
-// candidacyTimeout (the setting holds and electd keeps applying it).
+// postCandidacy serves POST /candidacy. {"candidate": false} withdraws this
+// participant; a leader hands over as on release. {"candidate": true} lets
+// it stand again, at the back of the queue. The answer is 200 once the
+// election has it. It is 202 with "pending": true when that takes longer
+// than candidacyTimeout; the setting holds and electd keeps applying it.
 func postCandidacy(el statusReader, c Candidacy, token string, log *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !admit(w, r, token, log) {
@@ -125,9 +125,8 @@ func readCandidacy(w http.ResponseWriter, r *http.Request) (want bool, code int,
 	return *req.Candidate, 0, ""
 }
 
-// jsonProblem says what is wrong with a body that did not decode, in the
-// words of the JSON the client sent: encoding/json's own messages name Go
-// (the struct and its fields) where a type is wrong.
+// jsonProblem says what is wrong with a body that did not decode, in JSON
+// terms. encoding/json's own messages name the Go struct and fields.
 func jsonProblem(err error) string {
 	var typ *json.UnmarshalTypeError
 	var syn *json.SyntaxError
@@ -147,17 +146,16 @@ func jsonProblem(err error) string {
 }
 
 // dropBody gives up on the rest of a refused request's body, as noBody
-// does: the connection closes after the answer and the server stops
-// reading at once, so a client that announced a body and never sends it
-// holds nothing.
+// does. The server stops reading at once and closes after the answer. A
+// client that announced a body and never sends it then holds nothing.
 func dropBody(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now()) // a test recorder cannot
 	w.Header().Set("Connection", "close")
 }
 
-// admit checks the admin token of a mutating request, answering 403 when
-// none is configured and 401 when it is missing or wrong; it reports
-// whether the request may go on.
+// admit checks the admin token of a mutating request and reports whether
+// it may go on. It answers 403 when no token is configured, 401 when it is
+// missing or wrong.
 func admit(w http.ResponseWriter, r *http.Request, token string, log *slog.Logger) bool {
 	if token == "" {
 		writeError(w, http.StatusForbidden, tokenDisabled)

@@ -17,11 +17,12 @@ type observer interface {
 	Observe(ctx context.Context) <-chan election.Status
 }
 
-// events serves GET /events as Server-Sent Events: one "leader" event with
-// the /leader JSON on connect, then a "leader" event per change of leader
-// and a "state" event per change of own state, and a ": keepalive" comment
-// every keepAlive. It ends when the client goes, stops reading for
-// WriteTimeout, or Observe's channel closes. Streams are capped by streams.
+// events serves GET /events as Server-Sent Events. On connect it sends one
+// "leader" event with the /leader JSON. Then it sends a "leader" event per
+// change of leader and a "state" event per change of own state. Every
+// keepAlive it sends a ": keepalive" comment. It ends when the client goes,
+// stops reading for WriteTimeout, or Observe's channel closes. Streams are
+// capped by streams.
 func events(el observer, now func() time.Time, keepAlive time.Duration, log *slog.Logger, streams capped, c Candidacy, px func() *api.ProxyStatus) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
@@ -90,8 +91,8 @@ func (s sse) stream(ctx context.Context, ch <-chan election.Status, keepAlive ti
 	}
 }
 
-// changes writes a "leader" event if the leader changed and a "state"
-// event if this participant's own state changed, in that order.
+// changes writes a "leader" event if the leader changed, then a "state"
+// event if this participant's own state changed.
 func (s sse) changes(prev, st election.Status) error {
 	if leaderChanged(prev, st) {
 		if err := s.event("leader", st); err != nil {

@@ -17,9 +17,9 @@ type awaiter interface {
 	Await(ctx context.Context) (<-chan struct{}, error)
 }
 
-// healthz serves GET /healthz: liveness of the daemon's loops, never of
-// ZooKeeper or leadership (a restart would not bring ZooKeeper back). That
-// electd has a first view of the election is /readyz, the startup probe.
+// healthz serves GET /healthz: liveness of the daemon's loops. It never
+// depends on ZooKeeper or leadership: a restart would not bring ZooKeeper
+// back. A first view of the election is /readyz, the startup probe.
 func healthz(live func() error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := live(); err != nil {
@@ -40,8 +40,8 @@ func newLeaderHealthBody(st election.Status) api.LeaderHealth {
 }
 
 // healthzLeader serves GET /healthz/leader: 200 iff this participant leads
-// now. ?wait=<duration> first waits, at most maxWait, until it leads; the
-// requests that wait are capped by waiters (the probes never wait).
+// now. ?wait=<duration> first waits until it leads, at most maxWait.
+// Waiting requests are capped by waiters; the probes never wait.
 func healthzLeader(el awaiter, maxWait time.Duration, waiters capped) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var wait time.Duration
@@ -102,10 +102,10 @@ func parseWait(q url.Values, maxWait time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// readyz serves GET /readyz: 200 while this participant is connected, has
-// joined and knows who leads (docs/design/http-contract.md, "HTTP API"), from memory. It
-// is the startup probe: the app starts once electd's /leader names the
-// leader, and it says nothing about liveness (that is /healthz).
+// readyz serves GET /readyz from memory (docs/design/http-contract.md, "HTTP API").
+// It answers 200 while this participant is connected, has joined and knows
+// who leads. It is the startup probe: the app starts once /leader names
+// the leader. Liveness is /healthz.
 func readyz(el statusReader) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st := el.Status()
@@ -118,10 +118,12 @@ func readyz(el statusReader) http.HandlerFunc {
 	}
 }
 
-// notReadyReason is why st is not ready, or "" when it is. A participant
-// whose id another live one holds is not ready: it does not stand, so a
-// newer duplicate pod never becomes ready and a rollout stops at it, while
-// the older one serves on (docs/design/election-and-lease.md, "Duplicate ids").
+// notReadyReason is why st is not ready, or "" when it is.
+//
+// A participant whose id another live one holds does not stand, so it is
+// not ready (docs/design/election-and-lease.md, "Duplicate ids"). A newer
+// duplicate pod never becomes ready and a rollout stops at it. The older
+// one serves on.
 func notReadyReason(st election.Status) string {
 	switch {
 	case st.State != election.StateConnected:

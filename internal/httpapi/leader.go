@@ -90,11 +90,11 @@ func leader(el statusReader, now func() time.Time, c Candidacy, kube func() *api
 }
 
 // leaderText is the leader's id and a newline; an empty line when none is
-// known. The id comes from another participant's node, which electd did
-// not write (a Curator peer, or anyone with write access to the path): one
-// holding a control character or invalid UTF-8 is answered Go-quoted
-// ("a\x1b[2Jb"), so a script that reads a line never gets a raw newline or
-// terminal escape. A printable id is answered as it is.
+// known. The id comes from a node electd did not write: a Curator peer's,
+// or anyone's with write access to the path. An id holding a control
+// character or invalid UTF-8 is answered Go-quoted ("a\x1b[2Jb"). So a
+// script that reads a line never gets a raw newline or terminal escape. A
+// printable id is answered as it is.
 func leaderText(st election.Status) string {
 	if st.Leader == nil {
 		return "\n"
@@ -127,13 +127,16 @@ func (e badParam) Error() string { return e.name + ": " + e.msg }
 // wantsText reads ?format= (json or text), else the Accept header: text only
 // when the client prefers text/plain strictly over application/json.
 //
-// The Accept header is negotiated here rather than by goautoneg (in the
-// module graph through client_golang) because goautoneg gets it wrong: its
-// sort is no strict weak ordering, so "text/*;q=0.5, application/json;q=0.4"
-// and "*/*, text/plain;q=0.1" pick the range the client likes less, the
-// answer depends on the order of equal ranges, q=0 ("not acceptable") still
-// matches, and media types are compared case-sensitively (RFC 9110, 8.3.1,
-// 12.5.1). The cases are in leader_test.go.
+// The Accept header is negotiated here, not by goautoneg (in the module
+// graph through client_golang), because goautoneg gets it wrong:
+//   - its sort is no strict weak ordering, so "text/*;q=0.5,
+//     application/json;q=0.4" and "*/*, text/plain;q=0.1" pick the range
+//     the client likes less;
+//   - the answer depends on the order of equal ranges;
+//   - q=0 ("not acceptable") still matches;
+//   - media types are compared case-sensitively.
+//
+// See RFC 9110, 8.3.1 and 12.5.1. The cases are in leader_test.go.
 func wantsText(r *http.Request) (bool, error) {
 	if vs, ok := r.URL.Query()["format"]; ok {
 		switch vs[0] {
@@ -152,8 +155,8 @@ func wantsText(r *http.Request) (bool, error) {
 	return t > 0 && t > acceptQ(accept, "application", "json"), nil
 }
 
-// acceptQ is the quality an Accept header gives typ/sub: that of the most
-// specific media range matching it (RFC 9110, 12.5.1), or -1 when none does.
+// acceptQ is the quality an Accept header gives typ/sub, or -1 when no
+// range matches. The most specific matching range wins (RFC 9110, 12.5.1).
 func acceptQ(accept, typ, sub string) float64 {
 	best, spec := -1.0, -1
 	for part := range strings.SplitSeq(accept, ",") {

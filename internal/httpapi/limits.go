@@ -6,29 +6,29 @@ import (
 	"time"
 )
 
-// WriteTimeout is how long writing one answer may take. The server sets it
-// as http.Server.WriteTimeout; the handlers that outlive it (/events and
-// ?wait= long polls) move the write deadline themselves before they write,
-// so a client that stops reading is dropped after WriteTimeout instead of
-// holding its goroutine for ever.
+// WriteTimeout is how long writing one answer may take; the server sets it
+// as http.Server.WriteTimeout. Handlers that outlive it (/events, ?wait=
+// long polls) move the write deadline themselves before each write. A
+// client that stops reading is dropped after WriteTimeout and holds no
+// goroutine for ever.
 const WriteTimeout = 10 * time.Second
 
-// Defaults of the caps in Options (docs/design/http-contract.md, "HTTP API": past a cap
-// the answer is 503 with Retry-After; the probes never count against one).
+// Defaults of the caps in Options (docs/design/http-contract.md, "HTTP API").
+// Past a cap the answer is 503 with Retry-After. The probes never count.
 const (
 	DefaultMaxStreams = 64
 	DefaultMaxWaiters = 64
-	// maxParticipants caps concurrent GET /participants: the one read
-	// endpoint that asks ZooKeeper, so that outsiders cannot make electd
-	// send ZooKeeper an unbounded number of reads at once.
+	// maxParticipants caps concurrent GET /participants, the one read
+	// endpoint that asks ZooKeeper. Outsiders cannot make electd send
+	// ZooKeeper unbounded reads at once.
 	maxParticipants = 8
 	// retryAfter is the Retry-After of an answer refused at a cap.
 	retryAfter = 5 * time.Second
 )
 
-// slots is a counting semaphore that never waits: a request that finds
-// every slot taken is refused at once, so a flood costs one short answer
-// per request instead of a goroutine held for the length of a stream.
+// slots is a counting semaphore that never waits. A request that finds
+// every slot taken is refused at once. A flood then costs one short answer
+// per request, not a goroutine held for the length of a stream.
 type slots chan struct{}
 
 func newSlots(n int) slots { return make(slots, n) }
@@ -46,8 +46,8 @@ func (s slots) give() { <-s }
 
 // capped runs a held request (a stream or a long poll) in one of s's slots.
 // Past the cap it answers 503 with Retry-After and calls refused(reason).
-// held, when the server set it, learns that the request is bounded by a
-// cap now, so the connection-level eviction leaves it alone.
+// held, when the server set it, learns that a cap now bounds the request.
+// The connection-level eviction then leaves it alone.
 type capped struct {
 	s       slots
 	reason  string // the cap's name for Options.Refused: "streams", ...
@@ -56,8 +56,8 @@ type capped struct {
 	refused func(reason string)
 }
 
-// enter takes a slot or answers the refusal; on true the caller must call
-// the returned function when the request ends.
+// enter takes a slot or answers the refusal. On true the caller calls the
+// returned function when the request ends.
 func (c capped) enter(w http.ResponseWriter, r *http.Request) (func(), bool) {
 	done, ok := c.try(r)
 	if !ok {
@@ -68,7 +68,7 @@ func (c capped) enter(w http.ResponseWriter, r *http.Request) (func(), bool) {
 }
 
 // try takes a slot, or counts the refusal and leaves the answer to the
-// caller; on true the caller must call the returned function when done.
+// caller. On true the caller calls the returned function when done.
 func (c capped) try(r *http.Request) (func(), bool) {
 	if !c.s.take() {
 		c.refused(c.reason)
@@ -88,11 +88,11 @@ func (c capped) refusal() string {
 
 // noBody refuses every request that carries a body, except POST
 // /candidacy's (takesBody), which reads its own with the same care.
-// net/http would otherwise try to read (and discard) the body before it
-// answers or reuses the connection, so a client that announces a body and
-// never sends it would get no answer and hold a goroutine, and make a
-// graceful shutdown wait for it. The answer says Connection: close and the
-// read deadline is moved to now, so the server gives up on the body at once.
+// Otherwise net/http would read and discard the body before it answers or
+// reuses the connection. A client that announces a body and never sends
+// it would get no answer, hold a goroutine and stall a graceful shutdown.
+// The answer says Connection: close and the read deadline moves to now, so
+// the server gives up on the body at once.
 func noBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 || takesBody(r) {

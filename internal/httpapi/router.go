@@ -1,7 +1,7 @@
-// Package httpapi serves electd's HTTP API (docs/design/http-contract.md, "HTTP API"): who
-// leads, whether this participant leads, liveness, readiness, the queue,
-// a stream of changes, an admin release, the recent transitions, and a
-// status page for people (GET /) built on the rest.
+// Package httpapi serves electd's HTTP API (docs/design/http-contract.md, "HTTP API").
+// It answers who leads, whether this participant leads, liveness and
+// readiness. It also serves the queue, a stream of changes, an admin
+// release, the recent transitions, and a status page for people (GET /).
 //
 // Every answer on /leader, /healthz* and /metrics comes from memory
 // (Election.Status, the metrics handler): none waits on ZooKeeper.
@@ -64,10 +64,10 @@ type Options struct {
 	// MaxWaiters caps concurrent GET /healthz/leader?wait= long polls that
 	// wait; past it 503 with Retry-After. Default DefaultMaxWaiters.
 	MaxWaiters int
-	// Held, if set, is called when a request becomes a held one (a stream
-	// or a long poll admitted under its cap) and returns the function to
-	// call when it ends. The server uses it to tell a connection that is
-	// bounded by these caps from one it may evict. Default: nothing.
+	// Held, if set, is called when a stream or long poll is admitted under
+	// its cap. It returns the function to call when the request ends. The
+	// server uses it to tell a capped connection from one it may evict.
+	// Default: nothing.
 	Held func(r *http.Request) (end func())
 	// Refused, if set, is called with the cap's name ("streams",
 	// "waiters" or "participants") each time a request is refused at it.
@@ -77,13 +77,13 @@ type Options struct {
 	Candidacy Candidacy
 	// Switchover serves POST /leader/release?to=; nil answers it 501.
 	Switchover Switcher
-	// Kubernetes, when set, is the leader label and Lease mirror's state,
-	// shown under "kubernetes" on GET /leader; nil, or a nil state: no
-	// mirror.
+	// Kubernetes, when set, is the state of the leader label and Lease
+	// mirror, shown under "kubernetes" on GET /leader. nil, or a nil
+	// state, means no mirror.
 	Kubernetes func() *api.KubeStatus
-	// Proxy, when set, is the forwarding proxy's state, shown under
-	// "proxy" on GET /leader and in every /events event; nil, or a nil
-	// state: no proxy.
+	// Proxy, when set, is the forwarding proxy's state. It is shown under
+	// "proxy" on GET /leader and in every /events event. nil, or a nil
+	// state, means no proxy.
 	Proxy func() *api.ProxyStatus
 	// History serves GET /history, the recent transitions the status page
 	// (GET /) shows; nil answers 404.

@@ -18,10 +18,10 @@ import (
 // Switcher hands leadership to a named participant; *election.Elector
 // implements it.
 type Switcher interface {
-	// Switchover returns election.ErrNotLeader on a follower, an error
-	// wrapping ErrNoQueue in race mode or ErrSwitchover (saying why) when
-	// the target cannot take over, and ctx's error, still leading, when
-	// ctx ends first.
+	// Switchover returns election.ErrNotLeader on a follower. It returns
+	// an error wrapping ErrNoQueue in race mode, or ErrSwitchover (saying
+	// why) when the target cannot take over. When ctx ends first it
+	// returns ctx's error, still leading.
 	Switchover(ctx context.Context, to string) error
 }
 

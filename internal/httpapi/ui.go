@@ -18,19 +18,19 @@ import (
 )
 
 // The status page (GET /) and its script and style, embedded in the binary.
-// The server draws the page with the values of the moment (ui/index.html
-// is an html/template: every value is escaped, ids and addresses being
-// written by whoever may write the election path), so that curl, a text
-// browser or a page without JavaScript shows them; the script then keeps
-// them current from the API with the browser's own requests.
+// The server draws the page with the values of the moment. So curl, a
+// text browser or a page without JavaScript shows them. ui/index.html is an
+// html/template: it escapes every value, since whoever may write the
+// election path writes ids and addresses. The script then keeps the values
+// current from the API with the browser's own requests.
 //
 //go:embed ui/index.html ui/app.js ui/app.css
 var uiFiles embed.FS
 
-// pageCSP lets the page run its own script and style only, talk to its own
-// origin only (the API and /events), load nothing else (no images, fonts or
-// frames), and be framed by nobody: a value that slipped into the page as
-// HTML could neither run, nor load anything, nor send anything away.
+// pageCSP lets the page run only its own script and style. It talks only
+// to its own origin (the API and /events). It loads nothing else (no images,
+// fonts or frames), and nobody may frame it. A value that slipped into the
+// page as HTML could not run, load or send anything.
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
@@ -54,9 +54,9 @@ func routeUI(r chi.Router, page statusPage) {
 	}
 }
 
-// statusPage draws GET / from the readers of the endpoints the script
-// asks: /leader and /healthz/leader from memory, /history from memory,
-// /participants from ZooKeeper under that endpoint's own cap.
+// statusPage draws GET / from the readers behind the endpoints the script
+// asks. /leader, /healthz/leader and /history come from memory.
+// /participants comes from ZooKeeper, under that endpoint's own cap.
 type statusPage struct {
 	el        Election
 	now       func() time.Time
@@ -99,9 +99,9 @@ func (p statusPage) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// queue reads the queue as GET /participants does, or says why it cannot:
-// past that endpoint's cap the page is drawn without the queue rather
-// than refused.
+// queue reads the queue as GET /participants does, or says why it cannot.
+// Past that endpoint's cap the page is drawn without the queue, not
+// refused.
 func (p statusPage) queue(r *http.Request) ([]api.Participant, string) {
 	done, ok := p.readers.try(r)
 	if !ok {
@@ -127,9 +127,9 @@ func newAsset(file, ctype string) asset {
 	return asset{name: file, ctype: ctype, body: b, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 }
 
-// serve answers with the file. no-cache with an ETag: a browser asks again
-// each time (a new electd version serves a new page) and gets 304 when the
-// file did not change.
+// serve answers with the file, no-cache with an ETag. A browser asks again
+// each time, since a new electd version serves a new page. It gets 304
+// when the file did not change.
 func (a asset) serve(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	pageHeaders(h)

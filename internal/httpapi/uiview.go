@@ -48,7 +48,7 @@ type historyRow struct {
 	Seq, Kind, DateTime, Time, Leader, Token, Reason, State string
 }
 
-// Bounds of what the server draws: the page's size must not grow with the
+// Bounds of what the server draws. The page must not grow with the
 // election, nor with what a participant wrote into its node.
 const (
 	// queueShown rows of the queue; the note counts the rest (ui/app.js's
@@ -56,8 +56,8 @@ const (
 	queueShown = 50
 	// historyShown transitions (ui/app.js's HISTORY_SHOWN).
 	historyShown = 20
-	// maxShownBytes of each value read from ZooKeeper (ids, addresses):
-	// a Kubernetes pod name has at most 253 bytes; the script shows the
+	// maxShownBytes of each value read from ZooKeeper (ids, addresses).
+	// A Kubernetes pod name has at most 253 bytes. The script shows the
 	// whole value once it runs.
 	maxShownBytes = 256
 )
@@ -91,8 +91,8 @@ func tokenText(t *int64) string {
 }
 
 // newPageView draws the page from the answers of /leader (l),
-// /healthz/leader (h), /participants (ps, or why it could not be read:
-// psErr) and /history (hs, or hsErr).
+// /healthz/leader (h), /participants (ps) and /history (hs). psErr and
+// hsErr say why a list could not be read.
 func newPageView(l api.Leader, h api.LeaderHealth, sessionTimeout time.Duration, ps []api.Participant, psErr string,
 	hs []api.HistoryEntry, hsErr string, now time.Time) pageView {
 	v := pageView{

@@ -77,8 +77,8 @@ type request struct {
 }
 
 // do sends one request; a JSON answer is decoded into out (if not nil).
-// The token file is read for every call, so a rotated token is used as soon
-// as the kubelet has written it.
+// The token file is read for every call: a rotated token is used as soon
+// as the kubelet writes it.
 func (c *client) do(ctx context.Context, r request, out any) error {
 	tok, err := readToken(c.tokenFile)
 	if err != nil {

@@ -73,8 +73,8 @@ type Config struct {
 func (c Config) Enabled() bool { return c.LeaderLabel != "" || c.LeaseName != "" }
 
 // LeaseDuration is the Lease's leaseDurationSeconds: three recheck
-// intervals, so one or two late renewals do not make readers of the Lease
-// think the leader gone.
+// intervals. One or two late renewals then do not make readers of the
+// Lease think the leader gone.
 func (c Config) LeaseDuration() time.Duration { return 3 * c.withDefaults().RecheckInterval }
 
 func (c Config) withDefaults() Config {
@@ -192,9 +192,9 @@ func validateNamespace(ns string) error {
 	return nil
 }
 
-// FieldError is a Validate error: Field names the field of Config that is
-// wrong, Err says how. A caller that sets the fields from its own
-// configuration keys maps Field back to the key, as for election.FieldError.
+// FieldError is a Validate error: Field names the wrong field of Config,
+// Err says how. A caller that set the fields from its configuration keys
+// maps Field back to the key, as for election.FieldError.
 type FieldError = fielderr.Error
 
 // InClusterServer is the API server's URL from the variables the kubelet

@@ -12,8 +12,8 @@ import (
 )
 
 // Source is the election as the Labeler sees it. *election.Elector
-// satisfies it. Observe says when leadership changes; Status is asked again
-// right before the label is set, because an observed value may be old.
+// satisfies it. Observe says when leadership changes. Status is asked
+// again right before the label is set, since an observed value may be old.
 type Source interface {
 	Observe(ctx context.Context) <-chan election.Status
 	Status() election.Status
@@ -34,8 +34,8 @@ const (
 
 // Labeler mirrors one participant's leadership into its pod's label and
 // the Lease. Build it with New, run it with Run, end it with Stop. A
-// Labeler for a Config that is not Enabled is off: it mirrors nothing,
-// Run and Stop return at once and Status is nil.
+// Labeler for a Config that is not Enabled is off. It mirrors nothing, Run
+// and Stop return at once, and Status is nil.
 type Labeler struct {
 	off   bool
 	cfg   Config
@@ -60,8 +60,8 @@ type stopRequest struct {
 	errc chan error
 }
 
-// New checks cfg (see Config.Validate) and builds a Labeler for src: one
-// that is off when cfg is not Enabled.
+// New checks cfg (see Config.Validate) and builds a Labeler for src. The
+// Labeler is off when cfg is not Enabled.
 func New(cfg Config, src Source) (*Labeler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
@@ -128,8 +128,8 @@ func (l *Labeler) start(ctx context.Context, leading bool) *round {
 }
 
 // Run follows the election until ctx ends or Stop is called. Each change of
-// leadership starts a round of calls at once, cancelling a round made for
-// the opposite state; a failed round is retried with backoff; a leader
+// leadership starts a round of calls at once. It cancels a round made for
+// the opposite state. A failed round is retried with backoff. A leader
 // repeats its round every RecheckInterval.
 func (l *Labeler) Run(ctx context.Context) error {
 	if l.off {
@@ -208,11 +208,11 @@ func (l *Labeler) Run(ctx context.Context) error {
 	}
 }
 
-// Stop removes the label from the own pod and gives up the Lease, retrying
-// until done or ctx ends, and ends Run. Shutdown calls it before the
-// election deletes its node, and bounds ctx so that an unreachable API
-// server cannot hold up the handoff (the next leader removes a label left
-// behind). Stop returns nil at once if Run is not running.
+// Stop removes the label from the own pod and gives up the Lease, then
+// ends Run. It retries until done or ctx ends. Shutdown calls it before
+// the election deletes its node. Shutdown bounds ctx, so an unreachable
+// API server cannot hold up the handoff; the next leader removes a label
+// left behind. Stop returns nil at once if Run is not running.
 func (l *Labeler) Stop(ctx context.Context) error {
 	req := stopRequest{ctx: ctx, errc: make(chan error, 1)}
 	select {

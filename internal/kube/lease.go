@@ -26,8 +26,8 @@ func (t *microTime) UnmarshalJSON(b []byte) error {
 }
 
 // leaseSpec is the part of coordination.k8s.io/v1 LeaseSpec electd writes.
-// Pointers: a nil field is left out of a patch (unchanged), except where a
-// patch sets an explicit null through leaseRelease.
+// Fields are pointers: a nil field is left out of a patch, so it stays
+// unchanged. leaseRelease sets an explicit null instead.
 type leaseSpec struct {
 	HolderIdentity       *string    `json:"holderIdentity,omitempty"`
 	LeaseDurationSeconds *int32     `json:"leaseDurationSeconds,omitempty"`
@@ -79,10 +79,10 @@ func (c *client) createLease(ctx context.Context, ns, name string, spec leaseSpe
 	}, nil)
 }
 
-// patchLease merges spec into the Lease, only if it is still at
-// resourceVersion rv (else 409 Conflict): a merge patch that carries
-// metadata.resourceVersion is a compare-and-swap, and it keeps fields electd
-// does not know, which an update (PUT) of this struct would drop.
+// patchLease merges spec into the Lease only if it is still at
+// resourceVersion rv; else the answer is 409 Conflict. A merge patch that
+// carries metadata.resourceVersion is a compare-and-swap. Unlike an update
+// (PUT) of this struct, it keeps fields electd does not know.
 func (c *client) patchLease(ctx context.Context, ns, name, rv string, spec any) error {
 	patch := map[string]any{"metadata": map[string]any{"resourceVersion": rv}, "spec": spec}
 	return c.do(ctx, request{

@@ -13,8 +13,8 @@ type podMeta struct {
 	Labels map[string]string `json:"labels"`
 }
 
-// listLimit bounds one list: a leader removes the label from at most this
-// many other pods per check (there is normally one at most).
+// listLimit bounds one list. A leader removes the label from at most this
+// many other pods per check; normally there is one at most.
 const listLimit = 100
 
 // partialMetadata asks for metadata only: the Labeler needs names and
@@ -46,7 +46,8 @@ func (c *client) labelledPods(ctx context.Context, ns, key string) ([]podMeta, e
 }
 
 // setLabel sets the label on a pod to *value, or removes it when value is
-// nil, with a JSON merge patch (a null removes a key; other labels stay).
+// nil. It sends a JSON merge patch: a null removes a key, other labels
+// stay.
 func (c *client) setLabel(ctx context.Context, ns, pod, key string, value *string) error {
 	patch := map[string]any{"metadata": map[string]any{"labels": map[string]any{key: value}}}
 	return c.do(ctx, request{

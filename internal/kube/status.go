@@ -14,7 +14,7 @@ import (
 type Status = api.KubeStatus
 
 // Recorder counts failed API calls by operation (list_pods, patch_pod,
-// get_lease, create_lease, patch_lease); the metrics package can implement
+// get_lease, create_lease, patch_lease). The metrics package can implement
 // it as a counter vector. Methods must not block.
 type Recorder interface {
 	KubeCallFailed(op string)
@@ -37,8 +37,8 @@ const (
 // can export each from the start.
 var Ops = []string{opListPods, opPatchPod, opGetLease, opCreateLease, opPatchLease}
 
-// logEvery is the least time between two failure lines of one operation:
-// an API server that is down for an hour must not write a line per retry.
+// logEvery is the least time between two failure lines of one operation.
+// An API server down for an hour must not cause a line per retry.
 const logEvery = time.Minute
 
 // failLog rate-limits failure lines per operation and says when an

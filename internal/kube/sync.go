@@ -8,10 +8,10 @@ import (
 // labelValue is the value of the leader label; a Service selects <label>: "true".
 const labelValue = "true"
 
-// takeLabel is the leader's round for the label: remove it from every other
-// pod that carries it, then make sure the own pod carries <label>=true.
-// The list shows whether the own pod has it already, so a leader's periodic
-// check costs one list and no write.
+// takeLabel is the leader's round for the label. It removes the label from
+// every other pod that carries it, then makes sure the own pod carries
+// <label>=true. The list shows whether the own pod has it already. So a
+// leader's periodic check costs one list and no write.
 func (l *Labeler) takeLabel(ctx context.Context) error {
 	ns, key, self := l.cfg.Namespace, l.cfg.LeaderLabel, l.cfg.PodName
 	var pods []podMeta
@@ -48,8 +48,8 @@ func (l *Labeler) takeLabel(ctx context.Context) error {
 	if !l.src.Status().IsLeader {
 		return nil
 	}
-	// Until the answer arrives the write may or may not land (a cancelled
-	// call can still be applied): a later dropLabel must not skip it.
+	// Until the answer arrives, the write may or may not land; a cancelled
+	// call can still be applied. A later dropLabel must not skip it.
 	l.ownLabel = unknown
 	v := labelValue
 	err = l.call(ctx, opPatchPod, func(ctx context.Context) error {
@@ -88,7 +88,7 @@ func (l *Labeler) setOwnLabel(v tri) {
 	l.update(func(s *Status) { s.Labelled = v == yes })
 }
 
-// holdLease makes the Lease name this participant and renews it: a new
+// holdLease makes the Lease name this participant and renews it. A new
 // holder gets acquireTime now and one more leaseTransitions.
 func (l *Labeler) holdLease(ctx context.Context) error {
 	ns, name, self := l.cfg.Namespace, l.cfg.LeaseName, l.cfg.Identity
@@ -131,8 +131,8 @@ func (l *Labeler) holdLease(ctx context.Context) error {
 }
 
 // releaseLease clears holderIdentity if the Lease still names this
-// participant, so that `kubectl get lease` shows no holder rather than a
-// stale one until the next leader writes it.
+// participant. Until the next leader writes it, `kubectl get lease` then
+// shows no holder rather than a stale one.
 func (l *Labeler) releaseLease(ctx context.Context) error {
 	if l.ownLease == no {
 		return nil

@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// logQueueBytes bounds the log lines waiting for a slow reader of stderr:
-// a few seconds of a busy debug log, a fixed cost in memory.
+// logQueueBytes bounds the log lines waiting for a slow reader of stderr.
+// It holds a few seconds of a busy debug log at a fixed cost in memory.
 const logQueueBytes = 256 << 10
 
 // AsyncWriter makes the daemon's log writes non-blocking (docs/design/session-and-faults.md,
 // "Process": nothing may wait on a log write). Write queues a copy of the
 // line and returns at once; one goroutine writes the queue to w. When the
-// queue is full (the reader of stderr stalls) lines are dropped and
-// counted, and once writing works again a notice saying how many were
-// dropped takes their place in the log. Writes that fail (EPIPE: the
-// reader went away) count as dropped too.
+// queue is full (the reader of stderr stalls), lines are dropped and
+// counted. Once writing works again, a notice with the count takes their
+// place. Writes that fail (EPIPE: the reader went away) count as dropped
+// too.
 type AsyncWriter struct {
 	w      io.Writer
 	notice func(dropped uint64) []byte // the line that reports a gap
@@ -115,8 +115,8 @@ func (a *AsyncWriter) writeBatch() bool {
 	return true
 }
 
-// Flush waits until every queued line is written, for at most timeout: a
-// stuck stderr never holds the exit for longer.
+// Flush waits until every queued line is written, at most timeout. A stuck
+// stderr never holds the exit for longer.
 func (a *AsyncWriter) Flush(timeout time.Duration) {
 	done := make(chan struct{})
 	go func() {

@@ -1,7 +1,7 @@
-// Package logging is how electd logs (docs/design/session-and-faults.md, "Process"): one
-// *slog.Logger built by New, written through an AsyncWriter so that neither
-// the election nor the shutdown ever waits on a log write, and Throttle for
-// the lines whoever reaches the HTTP port could make electd write at will.
+// Package logging is how electd logs (docs/design/session-and-faults.md, "Process").
+// New builds the one *slog.Logger. It writes through an AsyncWriter, so
+// neither the election nor the shutdown waits on a log write. Throttle
+// bounds the lines that whoever reaches the HTTP port could trigger.
 package logging
 
 import (
@@ -11,8 +11,8 @@ import (
 )
 
 // New returns a logger writing to w in format ("json" or "text") from
-// level ("debug", "info", "warn" or "error"; internal/config validates
-// both). Durations are written as the configuration writes them ("10s").
+// level ("debug", "info", "warn" or "error"). internal/config validates
+// both. Durations are written as the configuration writes them ("10s").
 func New(w io.Writer, level, format string) *slog.Logger {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(level)) // validated already
@@ -32,8 +32,8 @@ func durationsAsText(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// DroppedNotice renders the line that stands for lost log lines, in the
-// logger's format: the notice an AsyncWriter writes in their place.
+// DroppedNotice renders, in the logger's format, the notice an AsyncWriter
+// writes in place of lost log lines.
 func DroppedNotice(level, format string) func(uint64) []byte {
 	return func(n uint64) []byte {
 		var b bytes.Buffer

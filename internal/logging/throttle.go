@@ -10,8 +10,8 @@ import (
 )
 
 // RequestLogEvery is the least time between two request-level lines with
-// the same message: whoever can reach the port can make electd log at the
-// rate it sends (4,735 lines from one token-timing probe before this).
+// the same message. Otherwise whoever reaches the port makes electd log at
+// the rate it sends: one token-timing probe once caused 4,735 lines.
 const RequestLogEvery = 10 * time.Second
 
 // RequestLog is log for request-level lines (httpapi.Options.Logger): each
@@ -21,16 +21,16 @@ func RequestLog(log *slog.Logger, clk clock.Clock) *slog.Logger {
 }
 
 // maxThrottleKeys bounds the messages tracked apart; past it they share one
-// budget (messages are constant strings in electd, so this is a backstop).
+// budget. electd's messages are constant strings, so this is a backstop.
 const maxThrottleKeys = 64
 
-// Throttle is a slog.Handler for request-level logs: the first record of a
-// message passes, then at most one per interval, which carries
-// "suppressed": how many of that message were not logged since the last.
+// Throttle is a slog.Handler for request-level logs. The first record of a
+// message passes, then at most one per interval. That one carries
+// "suppressed": how many of that message were dropped since the last.
 //
-// golang.org/x/time/rate would give the "one per interval" decision, but
-// not the count of what was suppressed, which is the point of the line;
-// the decision is one comparison of two times, so it is done here.
+// golang.org/x/time/rate would decide "one per interval" but not count what
+// was suppressed, and the count is the point. The decision is one
+// comparison of two times, so it is done here.
 type Throttle struct {
 	slog.Handler
 	s *throttleState // shared by the handlers WithAttrs and WithGroup derive
@@ -51,8 +51,8 @@ type msgBudget struct {
 }
 
 // NewThrottle throttles h: at most one record of a message per every on
-// clk. keyed gives each message its own budget; the server's error log is
-// not keyed, since net/http puts the client's address in the message itself.
+// clk. keyed gives each message its own budget. The server's error log is
+// not keyed: net/http puts the client's address in the message itself.
 func NewThrottle(h slog.Handler, every time.Duration, clk clock.Clock, keyed bool) *Throttle {
 	return &Throttle{Handler: h, s: &throttleState{every: every, clock: clk, keyed: keyed, byMsg: map[string]*msgBudget{}}}
 }
@@ -69,8 +69,8 @@ func (t *Throttle) Handle(ctx context.Context, r slog.Record) error {
 	return t.Handler.Handle(ctx, r)
 }
 
-// admit says whether a record with msg may be logged now and, if so, how
-// many were suppressed before it.
+// admit says whether a record with msg may be logged now, and how many
+// were suppressed before it.
 func (s *throttleState) admit(msg string) (uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -9,8 +9,9 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// Fake is a clock that moves only when told: Advance runs the timers that
-// fall due, in order, each in its own goroutine as time.AfterFunc does.
+// Fake is a clock that moves only when told. Advance runs the timers that
+// fall due, in order. Each runs in its own goroutine, as with
+// time.AfterFunc.
 type Fake struct {
 	mu     sync.Mutex
 	now    time.Time
@@ -86,7 +87,8 @@ func (c *Fake) Advance(d time.Duration) {
 }
 
 // AdvanceToNext moves the clock to the earliest pending timer and starts
-// it (and any due at the same instant); false when none is pending.
+// it, with any due at the same instant. It returns false when none is
+// pending.
 func (c *Fake) AdvanceToNext() bool {
 	c.mu.Lock()
 	var next time.Time
@@ -118,9 +120,9 @@ func (c *Fake) Pending() int {
 }
 
 // PendingIn reports whether a timer not yet run or stopped falls due d
-// from now: a test that must advance past one timer among others (a body's
-// deadline, after a wait for room that is stopped at once) waits for it by
-// its duration, not by a count.
+// from now. A test that must advance past one timer among others waits
+// for it by its duration, not by a count. An example is a body's deadline
+// after a wait for room that is stopped at once.
 func (c *Fake) PendingIn(d time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
