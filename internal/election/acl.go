@@ -3,6 +3,7 @@ package election
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
@@ -71,20 +72,30 @@ const (
 	aclOurs     aclVerdict = iota // no one else may create or delete there
 	aclWiden                      // names only the previous credential: add the current one
 	aclNarrow                     // names, beside ours, a credential being retired: remove it
-	aclRetiring                   // ours is being retired in favour of another: stand, and say so
+	aclHidden                     // digest credentials only, which ZooKeeper hides from us
 	aclMismatch                   // digest credentials only, none of them ours
 	aclOpen                       // someone else may create or delete there
 )
+
+// hiddenDigest reports whether a digest id is one ZooKeeper redacted:
+// getAcl shows "user:x" in place of the hash to a client without ADMIN on
+// the node.
+func hiddenDigest(a zk.ACL) bool {
+	return a.Scheme == "digest" && strings.HasSuffix(a.ID, ":x")
+}
 
 // judgeACL reads acl against our identities. Only entries that may create
 // or delete children count; others lists their identities other than ours.
 // A rotation (docs/operations.md, "Rotating the ZooKeeper credential")
 // moves a path from {prev: all} through {cur: all, prev: all but ADMIN} to
-// {cur: all}; the ADMIN right says which credential is the newer one.
+// {cur: all}; the ADMIN right says which credential is the newer one. A
+// participant without ADMIN sees the digests hidden (hiddenDigest): the
+// old credential's during a rotation; whether one of them is ours, only a
+// create can tell (Elector.noPermission).
 func judgeACL(acl []zk.ACL, ids credIDs) (aclVerdict, []string) {
 	var others []string
 	var has, admin [2]bool // cur, prev
-	foreignAdmin, nonDigest := false, false
+	foreignAdmin, nonDigest, hidden := false, false, false
 	for _, a := range acl {
 		if a.Perms&(zk.PermCreate|zk.PermDelete) == 0 {
 			continue
@@ -99,6 +110,7 @@ func judgeACL(acl []zk.ACL, ids credIDs) (aclVerdict, []string) {
 			others = append(others, a.Scheme+":"+a.ID)
 			nonDigest = nonDigest || a.Scheme != "digest"
 			foreignAdmin = foreignAdmin || isAdmin
+			hidden = hidden || hiddenDigest(a)
 		}
 	}
 	rotating := ids.prev != ""
@@ -109,6 +121,8 @@ func judgeACL(acl []zk.ACL, ids credIDs) (aclVerdict, []string) {
 		return aclOurs, nil
 	case nonDigest:
 		return aclOpen, others
+	case hidden:
+		return aclHidden, others
 	case !has[0] && !has[1]:
 		return aclMismatch, others
 	case rotating && !has[0] && !admin[1] && foreignAdmin:
@@ -117,8 +131,6 @@ func judgeACL(acl []zk.ACL, ids credIDs) (aclVerdict, []string) {
 		return aclOpen, others
 	case admin[0] && !foreignAdmin:
 		return aclNarrow, others
-	case !admin[0] && foreignAdmin:
-		return aclRetiring, others
 	}
 	return aclOpen, others
 }
@@ -180,6 +192,7 @@ func (e *Elector) checkACL() error {
 	if !pol.guard {
 		return nil
 	}
+	e.loop.hiddenACL = nil
 	for _, p := range aclPaths(e.cfg.Path) {
 		if err := e.checkPathACL(p, pol); err != nil {
 			return err
@@ -207,10 +220,15 @@ func (e *Elector) checkPathACL(p string, pol aclPolicy) error {
 		switch verdict {
 		case aclOurs:
 			return nil
-		case aclRetiring:
-			e.log.Warn("the ACL of the election's path names a newer credential with the right to administer it: "+
-				"a rotation is under way, after which zookeeper.auth's credential is refused; set zookeeper.auth to the new one",
-				"node", p, "newer", strings.Join(others, ", "), "see", rotationDoc)
+		case aclHidden:
+			// An old participant in a rotation, or a stranger: ZooKeeper
+			// answers the first create.
+			if e.loop.hiddenACL == nil {
+				e.loop.hiddenACL = map[string][]string{}
+			}
+			e.loop.hiddenACL[p] = others
+			e.log.Info("the ACL of the election's path names credentials only its administrators may see; standing if ZooKeeper lets zookeeper.auth's create there",
+				"node", p, "credentials", strings.Join(others, ", "))
 			return nil
 		case aclMismatch:
 			e.refuse(mismatchMessage(p, others, pol.ids.prev != ""))
@@ -251,12 +269,25 @@ func rotationStep(v aclVerdict) string {
 // mismatchMessage says that the path was made with another credential, and
 // which key to set.
 func mismatchMessage(p string, others []string, rotating bool) string {
-	ours, fix := "not zookeeper.auth's credential", "set zookeeper.auth_previous to the credential the path was made with until every participant has the new zookeeper.auth"
+	ours, fix := "not zookeeper.auth's credential", "set zookeeper.auth to the credential it names or, while rotating to a new zookeeper.auth, "+
+		"set zookeeper.auth_previous to the one it names until every participant has the new one"
 	if rotating {
-		ours, fix = "neither zookeeper.auth's nor zookeeper.auth_previous's credential", "one of them must be the credential the path was made with"
+		ours, fix = "neither zookeeper.auth's nor zookeeper.auth_previous's credential", "one of them must be the credential it names"
 	}
-	return fmt.Sprintf("credential mismatch: the ACL of %s lets only %s create or delete nodes there, %s; if the credential was rotated, %s (%s)",
+	return fmt.Sprintf("credential mismatch: the ACL of %s lets only %s create or delete nodes there, %s: %s (%s)",
 		p, strings.Join(others, ", "), ours, fix, rotationDoc)
+}
+
+// noPermission says why ZooKeeper refused to let this participant create
+// p or a child of p: a credential mismatch when the ACL check saw p's ACL
+// (or its parent's) name only credentials hidden from us.
+func (e *Elector) noPermission(p string, err error) string {
+	for _, q := range []string{p, path.Dir(p)} {
+		if others, ok := e.loop.hiddenACL[q]; ok {
+			return fmt.Sprintf("%s; ZooKeeper refused a create there: %v", mismatchMessage(q, others, e.s.cfg.AuthPrevious != ""), err)
+		}
+	}
+	return noPermission(p, err)
 }
 
 // openACL refuses a path others may change, or with fix replaces its ACL
