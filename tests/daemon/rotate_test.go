@@ -24,10 +24,9 @@ const (
 	credWrong = "electd:wrong-secret"
 )
 
-// rotationPath is the election; its meta and ids paths are ruled by ACLs too.
-const rotationPath = "/e2e/rotate"
-
-var rotationPaths = []string{rotationPath, rotationPath + ".advertise", rotationPath + ".ids"}
+// aclPaths are an election's path and its meta and ids paths: each is
+// ruled by its ACL.
+func aclPaths(p string) []string { return []string{p, p + ".advertise", p + ".ids"} }
 
 func digest(perms int32, cred string) []zk.ACL {
 	user, pass, _ := strings.Cut(cred, ":")
@@ -51,9 +50,17 @@ var (
 // delete; they go from the old credential to both to the new one. Then a
 // participant with the old credential, and one with a credential nobody
 // uses, are refused with a credential mismatch, and the others stay idle.
+// In latch mode, and in race mode, whose followers own no election node.
 func TestE2ECredentialRotation(t *testing.T) {
 	zkAddr := zktest.Standalone(t)
-	watch := watchACLs(t, zkAddr, rotationPaths)
+	for _, mode := range []string{"latch", "race"} {
+		t.Run(mode, func(t *testing.T) { rotate(t, zkAddr, mode) })
+	}
+}
+
+func rotate(t *testing.T, zkAddr, mode string) {
+	rotationPath := "/e2e/rotate/" + mode
+	watch := watchACLs(t, zkAddr, aclPaths(rotationPath))
 	obs := electdtest.NewObserver(20*time.Millisecond, time.Second)
 	defer obs.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -64,7 +71,7 @@ func TestE2ECredentialRotation(t *testing.T) {
 		if prev != "" {
 			args = append(args, "--zookeeper.auth_previous", prev)
 		}
-		m := electdtest.StartMember(t, zkAddr, rotationPath, id, "latch", args...)
+		m := electdtest.StartMember(t, zkAddr, rotationPath, id, mode, args...)
 		electdtest.WaitOK(t, "/healthz", 30*time.Second, m)
 		obs.Add(id, m.Addr)
 		return m
@@ -142,7 +149,7 @@ func TestE2ECredentialRotation(t *testing.T) {
 	rests := restsOf(t, ctx, ms)
 	from := obs.Now()
 	for _, c := range []struct{ id, auth string }{{"stale", credOld}, {"wrong", credWrong}} {
-		m := electdtest.StartMember(t, zkAddr, rotationPath, c.id, "latch", "--zookeeper.auth", c.auth)
+		m := electdtest.StartMember(t, zkAddr, rotationPath, c.id, mode, "--zookeeper.auth", c.auth)
 		wait.For(t, 30*time.Second, c.id+" refused for a credential mismatch", func() bool {
 			return strings.Contains(m.Reason(), "credential mismatch")
 		})
@@ -178,7 +185,7 @@ func TestE2ECredentialRotation(t *testing.T) {
 	}
 	watch.want(t, aclNew)
 
-	for _, p := range rotationPaths {
+	for _, p := range aclPaths(rotationPath) {
 		got := watch.states(p)
 		if want := [][]zk.ACL{aclOld, aclRotating, aclNew}; !slices.EqualFunc(got, want, slices.Equal) {
 			t.Errorf("the ACL of %s went through %v, want %v", p, got, want)
