@@ -59,6 +59,7 @@ func digestID(cred string) string {
 type aclPolicy struct {
 	guard, fix bool
 	ids        credIDs
+	cur        []zk.ACL // every right to the current credential
 }
 
 // credIDs are this participant's digest identities: the current
@@ -236,7 +237,7 @@ func (e *Elector) checkPathACL(p string, pol aclPolicy) error {
 		case aclOpen:
 			return e.openACL(p, others, pol.fix)
 		case aclWiden:
-			next = widened(acl, pol.ids, digestACL(zk.PermAll, e.s.cfg.Auth))
+			next = widened(acl, pol.ids, pol.cur)
 		case aclNarrow:
 			next = narrowed(acl, others)
 		}
@@ -284,7 +285,8 @@ func mismatchMessage(p string, others []string, rotating bool) string {
 func (e *Elector) noPermission(p string, err error) string {
 	for _, q := range []string{p, path.Dir(p)} {
 		if others, ok := e.loop.hiddenACL[q]; ok {
-			return fmt.Sprintf("%s; ZooKeeper refused a create there: %v", mismatchMessage(q, others, e.s.cfg.AuthPrevious != ""), err)
+			rotating := e.s.aclPolicy().ids.prev != ""
+			return fmt.Sprintf("%s; ZooKeeper refused a create there: %v", mismatchMessage(q, others, rotating), err)
 		}
 	}
 	return noPermission(p, err)

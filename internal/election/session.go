@@ -111,7 +111,11 @@ func (s *Session) aclPolicy() aclPolicy {
 	if s.cfg.AuthPrevious != s.cfg.Auth {
 		ids.prev = digestID(s.cfg.AuthPrevious)
 	}
-	return aclPolicy{guard: s.cfg.Auth != "", fix: s.cfg.FixACL, ids: ids}
+	pol := aclPolicy{guard: s.cfg.Auth != "", fix: s.cfg.FixACL, ids: ids}
+	if pol.guard {
+		pol.cur = digestACL(zk.PermAll, s.cfg.Auth)
+	}
+	return pol
 }
 
 // expiryBound is how long the ensemble may keep this session's ephemeral
