@@ -19,11 +19,14 @@ import (
 // own node again. Any further node of the session (a create whose reply
 // the old process lost) is deleted: the lowest keeps the best place.
 func (q *queueRecipe) adoptOwn() error {
-	if err := q.h.preparePath(); err != nil {
-		return err
-	}
-	if err := q.h.publishMeta(); err != nil {
-		return err
+	if q.standing {
+		// As join does: the id's claim and the meta node before the node.
+		if err := q.h.preparePath(); err != nil {
+			return err
+		}
+		if err := q.h.publishMeta(); err != nil {
+			return err
+		}
 	}
 	kids, err := q.h.children(q.cfg.Path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -46,7 +49,7 @@ func (q *queueRecipe) adoptOwn() error {
 	}
 	q.adopt = false
 	if len(mine) == 0 {
-		q.log.Info("the resumed session has no node in the election; joining", "session", sessionHex(q.sid))
+		q.log.Info("the resumed session has no node in the election", "session", sessionHex(q.sid))
 		return nil
 	}
 	for _, k := range mine[1:] {
@@ -61,8 +64,10 @@ func (q *queueRecipe) adoptOwn() error {
 // adoptLeader makes the leader node the own node again when the resumed
 // session owns it. A follower owns no node: it follows as before.
 func (r *raceRecipe) adoptLeader() error {
-	if err := r.h.publishMeta(); err != nil {
-		return err
+	if r.standing {
+		if err := r.h.publishMeta(); err != nil {
+			return err
+		}
 	}
 	_, stat, err := r.h.get(r.leaderPath())
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {

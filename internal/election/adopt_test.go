@@ -146,3 +146,18 @@ func TestAdoptRaceFollower(t *testing.T) {
 		t.Fatalf("status %+v, want following web-2", st)
 	}
 }
+
+// A resumed observer owns no node: it adopts nothing, publishes nothing,
+// and observes the leader.
+func TestAdoptObserver(t *testing.T) {
+	u := newResumed(t, Config{Observer: true})
+	u.other(0x2000, "web-2")
+	u.f.resetOps()
+	u.settle()
+	if n := u.f.opCount("create"); n != 0 {
+		t.Fatalf("an observer created %d nodes: %v", n, u.f.allOps())
+	}
+	if st := u.wantLeader(false); st.Leader == nil || st.Leader.ID != "web-2" {
+		t.Fatalf("status %+v, want observing web-2", st)
+	}
+}
