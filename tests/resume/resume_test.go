@@ -26,6 +26,7 @@ const resumedLine = "zookeeper session resumed"
 // proved on the resumed session; and every participant is idle again, with
 // the watches it had.
 func TestKilledLeaderResumes(t *testing.T) {
+	t.Parallel()
 	ens := zktest.Start(t, zktest.Options{})
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
@@ -48,9 +49,12 @@ func TestKilledLeaderResumes(t *testing.T) {
 			}
 			watches := sessionWatches(t, ens, g)
 
+			killed := time.Now()
 			l.proc.Kill()
 			l.start(t)
 			first := waitLeads(t, l.proc)
+			t.Logf("%s: leading again %v after the SIGKILL (lease %v ms, token %d)", mode,
+				time.Since(killed).Round(time.Millisecond), first.LeaseRemainingMs, first.FencingToken)
 			if first.LeaseRemainingMs <= 0 {
 				t.Errorf("first 200 with lease %v ms, want a lease proved on the resumed session", first.LeaseRemainingMs)
 			}
@@ -120,6 +124,7 @@ func sessionWatches(t *testing.T, ens *zktest.Ensemble, g *group) map[int64][]st
 // session: it says so, joins anew behind the new leader, and keeps the new
 // session in its file.
 func TestRestartAfterExpiryJoinsAnew(t *testing.T) {
+	t.Parallel()
 	ens := zktest.Start(t, zktest.Options{})
 	g := startGroup(t, ens, "latch")
 	g.waitSettled(t)
@@ -172,6 +177,7 @@ func keptSession(t *testing.T, path string) int64 {
 // A file written by another pod (a copied volume: another POD_UID) is not
 // resumed: the process takes a session of its own.
 func TestFileOfAnotherPodIgnored(t *testing.T) {
+	t.Parallel()
 	ens := zktest.Start(t, zktest.Options{})
 	path := "/resume/pod"
 	a := newMember(t, ens, path, "latch", "web-1", false, "POD_UID=pod-a")
@@ -182,11 +188,9 @@ func TestFileOfAnotherPodIgnored(t *testing.T) {
 	a.proc.Kill()
 	a.spec.Env = []string{"POD_UID=pod-b"}
 	a.start(t)
-	wait.For(t, 60*time.Second, "web-1 connected", func() bool {
-		v, err := a.proc.View(context.Background())
-		return err == nil && v.Self.State == "connected"
-	})
-	if sid := sessionOf(t, a.proc); sid == old {
+	// The old session still holds the id: the new one waits as a duplicate.
+	v := connected(t, a.proc)
+	if sid := electdtest.SessionID(v.Self.Session); sid == old {
 		t.Fatalf("resumed session %#x from another pod's file", old)
 	}
 	if !a.proc.LogHas("zookeeper session not resumed: the session file belongs to another pod or configuration") ||
@@ -198,6 +202,7 @@ func TestFileOfAnotherPodIgnored(t *testing.T) {
 // Two processes on one session file: the second neither resumes nor
 // writes it, and the first keeps its session and leadership.
 func TestSecondProcessOnOneFile(t *testing.T) {
+	t.Parallel()
 	ens := zktest.Start(t, zktest.Options{})
 	path := "/resume/two"
 	a := newMember(t, ens, path, "latch", "web-1", false)
@@ -211,12 +216,7 @@ func TestSecondProcessOnOneFile(t *testing.T) {
 	b.spec.Args = []string{"--zookeeper.session_file", a.sessionFile()}
 	b.start(t)
 	// Its id is the first's: it stays out as a duplicate, /leader answers 503.
-	second := electdtest.Bind(t, b.proc)
-	var v api.Leader
-	wait.For(t, 60*time.Second, "the second process connected", func() bool {
-		st, body := second.Fetch("/leader")
-		return st != 0 && json.Unmarshal(body, &v) == nil && v.Self.State == "connected"
-	})
+	v := connected(t, b.proc)
 	if got := v.Self.Session; electdtest.SessionID(got) == sid {
 		t.Fatalf("the second process took session %#x", sid)
 	}
@@ -229,4 +229,17 @@ func TestSecondProcessOnOneFile(t *testing.T) {
 	if got := keptSession(t, a.sessionFile()); got != sid {
 		t.Errorf("the file holds session %#x, want the first process's %#x", got, sid)
 	}
+}
+
+// connected waits until p's /leader, 200 or 503 (a duplicate id knows no
+// leader), says it is connected, and returns that answer.
+func connected(t *testing.T, p *electdtest.Proc) api.Leader {
+	t.Helper()
+	m := electdtest.Bind(t, p)
+	var v api.Leader
+	wait.For(t, 60*time.Second, p.Name+" connected", func() bool {
+		st, body := m.Fetch("/leader")
+		return st != 0 && json.Unmarshal(body, &v) == nil && v.Self.State == "connected"
+	})
+	return v
 }
