@@ -65,6 +65,9 @@ func (q *queueRecipe) adoptOwn() error {
 // session owns it. A follower owns no node: it follows as before.
 func (r *raceRecipe) adoptLeader() error {
 	if r.standing {
+		if err := r.h.preparePath(); err != nil {
+			return err
+		}
 		if err := r.h.publishMeta(); err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ func (s *Session) Resumed() int64 {
 	return s.resumed
 }
 
-// resumeOutcome records, at the first session, whether it is the one
+// resumeOutcomeLocked records, at the first session, whether it is the one
 // SessionConfig.Resume asked for. Called under mu.
 func (s *Session) resumeOutcomeLocked(sid int64) (tried, ok bool) {
 	if s.cfg.Resume == nil || s.hadSess {
