@@ -88,11 +88,13 @@ func (g *group) procs() []*electdtest.Proc {
 	return out
 }
 
-func startGroup(t *testing.T, ens *zktest.Ensemble, mode string) *group {
+// startGroup starts a group; args are added to every member's flags.
+func startGroup(t *testing.T, ens *zktest.Ensemble, mode string, args ...string) *group {
 	t.Helper()
 	g := &group{mode: mode, path: fmt.Sprintf("/resume/%s-%d", mode, time.Now().UnixNano()%1e9)}
 	for i, role := range []string{"leader", "follower", "observer"} {
 		m := newMember(t, ens, g.path, mode, mode+"-"+role, role == "observer")
+		m.spec.Args = append(m.spec.Args, args...)
 		m.start(t)
 		g.members = append(g.members, m)
 		// Each in turn, so the queue's order is the start order.

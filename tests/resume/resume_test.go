@@ -16,7 +16,10 @@ import (
 	"github.com/electd/electd/tests/zktest"
 )
 
-var modes = []string{"latch", "selector", "race"}
+// cases are the elections a killed leader resumes in: every mode, and
+// with ZooKeeper credentials, as the shipped manifests run (a resumed
+// connection must add them again before it may touch its node).
+var cases = []struct{ name, mode string }{{"latch", "latch"}, {"selector", "selector"}, {"race", "race"}, {"latch-auth", "latch"}}
 
 const resumedLine = "zookeeper session resumed"
 
@@ -28,9 +31,14 @@ const resumedLine = "zookeeper session resumed"
 func TestKilledLeaderResumes(t *testing.T) {
 	t.Parallel()
 	ens := zktest.Start(t, zktest.Options{})
-	for _, mode := range modes {
-		t.Run(mode, func(t *testing.T) {
-			g := startGroup(t, ens, mode)
+	for _, c := range cases {
+		mode := c.name
+		t.Run(c.name, func(t *testing.T) {
+			var auth []string
+			if c.name == "latch-auth" {
+				auth = []string{"--zookeeper.auth", "electd:s3cret"}
+			}
+			g := startGroup(t, ens, c.mode, auth...)
 			g.waitSettled(t)
 			l := g.leader()
 			was := view(t, l.proc)
