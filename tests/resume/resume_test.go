@@ -251,3 +251,27 @@ func connected(t *testing.T, p *electdtest.Proc) api.Leader {
 	})
 	return v
 }
+
+// The follower next in line SIGKILLed and restarted at once keeps its
+// session and its node, so its place: nobody moves up, nobody sees a change.
+func TestKilledFollowerKeepsItsPlace(t *testing.T) {
+	t.Parallel()
+	ens := zktest.Start(t, zktest.Options{})
+	g := startGroup(t, ens, "latch")
+	g.waitSettled(t)
+	f := g.members[1]
+	sid := sessionOf(t, f.proc)
+	queue := electdtest.Bind(t, g.leader().proc).Queue()
+	f.proc.Kill()
+	f.start(t)
+	g.waitSettled(t)
+	if got := sessionOf(t, f.proc); got != sid {
+		t.Fatalf("restarted in session %#x, was %#x", got, sid)
+	}
+	if got := electdtest.Bind(t, g.leader().proc).Queue(); !reflect.DeepEqual(got, queue) {
+		t.Errorf("queue %+v after the restart, was %+v", got, queue)
+	}
+	if !f.proc.LogHas("adopted the own node of the resumed session") {
+		t.Error("the follower did not adopt its node")
+	}
+}
