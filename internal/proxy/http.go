@@ -3,10 +3,10 @@ package proxy
 import (
 	"context"
 	"errors"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -41,7 +41,7 @@ const expectContinueWait = time.Second
 // httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
 // prior knowledge), peers on PeerListen (inside mutual TLS: HTTP/2, and
 // HTTP/1.1 for upgrades), and one net/http/httputil.ReverseProxy for every
-// hand-over: to the application (HTTP/1.1, or HTTP/2 with AppH2C)
+// hand-over (attempt.go): to the application (HTTP/1.1, or HTTP/2 with AppH2C)
 // or to the leader's proxy (the peer pool; HTTP/1.1 for an
 // upgrade). ReverseProxy brings what a forward must get right and a new
 // copy would get wrong: hop-by-hop headers (those a Connection header
@@ -58,10 +58,12 @@ type httpProxy struct {
 	appH2   *http.Transport // HTTP/2 without TLS to the application
 	peerH1  *http.Transport // upgrades to a peer's proxy
 	pool    *peerPool       // everything else to a peer's proxy
-	rp      *httputil.ReverseProxy
 	buffers *buffers
-	check   *checker       // the application, when answers time out (checkApp)
-	active  sync.WaitGroup // handlers running
+	// errLog and copyBuffers are every attempt's ReverseProxy's.
+	errLog      *log.Logger
+	copyBuffers *bufferPool
+	check       *checker       // the application, when answers time out (checkApp)
+	active      sync.WaitGroup // handlers running
 	// warn is for request-level warnings: each message at most once
 	// every 10 s, with a count of those not logged (misdirected.go).
 	warn *slog.Logger
@@ -90,9 +92,7 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	// keep the first 4 KiB of a slow answer, headers included, from the
 	// client); ReverseProxy flushes answers of unknown length (gRPC) and
 	// event streams at once by itself.
-	h.rp = &httputil.ReverseProxy{Rewrite: h.rewrite, Transport: h, ErrorHandler: keepError,
-		ModifyResponse: h.modify, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
-		BufferPool: &bufferPool{}, FlushInterval: flushEvery}
+	h.errLog, h.copyBuffers = slog.NewLogLogger(p.log.Handler(), slog.LevelDebug), &bufferPool{}
 	return h
 }
 
@@ -116,21 +116,6 @@ func newTransport(cfg Config, headers, idle time.Duration, h2 bool) *http.Transp
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		// Proxy is nil: never an HTTP_PROXY from the environment.
 	}
-}
-
-// RoundTrip is ReverseProxy's Transport: each attempt says which of the
-// proxy's transports carries it.
-func (h *httpProxy) RoundTrip(req *http.Request) (*http.Response, error) {
-	a := attemptOf(req.Context())
-	switch {
-	case a.to == TargetApp && a.h2:
-		return h.appH2.RoundTrip(req)
-	case a.to == TargetApp:
-		return h.app.RoundTrip(req)
-	case a.upgrade:
-		return h.peerH1.RoundTrip(req)
-	}
-	return h.pool.roundTrip(req, a)
 }
 
 // serve serves clients on client and peers on peer until ctx ends, then
