@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
@@ -55,7 +57,15 @@ type attempt struct {
 	taken, termEnded, answered atomic.Bool
 	view                       *Route // the view of a proxy that bounced it
 	redirected                 bool   // that view named a newer leader: routed there at once
+	// oneWrite: the body is small and here, and leaves with the headers
+	// (rewrite).
+	oneWrite bool
 }
+
+// oneWriteBody bounds a body sent with its request's headers in one
+// write: well under a socket's send buffer, so that the write does not
+// wait on the application.
+const oneWriteBody = 8 << 10
 
 var (
 	// errNewerLeader: the leader a forward went to was succeeded by a
@@ -105,6 +115,11 @@ func (h *httpProxy) newAttempt(q *request, d decision) *attempt {
 	q.w.g.Store(a.g)
 	q.w.taken.Store(&a.taken)
 	a.trace.GotConn = a.gotConn
+	if b := q.b; b != nil && b.buffered() && len(b.whole) <= oneWriteBody && len(q.r.Trailer) == 0 && !p.cfg.ResendUnreadBody {
+		// ResendUnreadBody needs each read watched (touched).
+		a.oneWrite = true
+		a.trace.WroteRequest = a.wroteRequest
+	}
 	a.rp = httputil.ReverseProxy{Rewrite: a.rewrite, Transport: a, ErrorHandler: a.keepError,
 		ModifyResponse: a.modify, ErrorLog: h.errLog, BufferPool: h.copyBuffers, FlushInterval: flushEvery}
 	return a
@@ -189,6 +204,11 @@ func (a *attempt) gotConn(info httptrace.GotConnInfo) {
 	}
 	a.conn.Store(true)
 }
+
+// wroteRequest is the attempt's httptrace WroteRequest, for a body sent
+// in one write with the headers: it is all written (or failed), so no
+// more of it is due.
+func (a *attempt) wroteRequest(httptrace.WroteRequestInfo) { a.g.done(0) }
 
 // stalled is the guard's trip: a body or a write made no progress for
 // BodyTimeout. It bounds every pause of the attempt's bodies: the
@@ -326,6 +346,14 @@ func (a *attempt) rewrite(pr *httputil.ProxyRequest) {
 	// them after the body it streams.
 	if pr.In.Trailer != nil {
 		pr.Out.Trailer = pr.In.Trailer
+	}
+	if a.oneWrite {
+		// net/http's transports flush the headers apart from a body they
+		// do not know to be in memory: two writes, and two reads at the
+		// other end. This one is known: one write.
+		body := q.b.whole
+		pr.Out.Body = io.NopCloser(bytes.NewReader(body))
+		pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
 	if a.to == TargetLeader {
 		setForward(out, a.route, a.hold, q.id, q.h2)
