@@ -29,7 +29,7 @@ import (
 // leader's proxy.
 type attempt struct {
 	h       *httpProxy
-	q       *request
+	q       *exchange
 	route   Route
 	to      Target
 	h2      bool          // to the application over HTTP/2
@@ -85,7 +85,7 @@ var (
 // view of the leader changes until its 101 names the leadership that took
 // it, and from then on once a newer one is known. Call end when it is
 // over.
-func (h *httpProxy) newAttempt(q *request, d decision) *attempt {
+func (h *httpProxy) newAttempt(q *exchange, d decision) *attempt {
 	p := h.p
 	a := &attempt{h: h, q: q, route: d.route, sent: p.clock.Now()}
 	a.ctx, a.cancel = context.WithCancelCause(q.r.Context())

@@ -12,9 +12,9 @@ import (
 // hand-over is an attempt (attempt.go), judged by what it learnt
 // (resend.go): answered, sent again, or answered by the proxy.
 
-// request is one request on its way through this proxy, over its
-// attempts.
-type request struct {
+// exchange is one request and its answer on their way through this
+// proxy, over its attempts.
+type exchange struct {
 	r      *http.Request
 	w      *writer
 	b      *body // nil without a body
@@ -35,9 +35,9 @@ type request struct {
 	hdv holder
 }
 
-// newRequest is q for r answered through rw, held within budget.
-func newRequest(p *Proxy, rw http.ResponseWriter, r *http.Request, budget time.Duration) *request {
-	q := &request{r: r, safe: idempotent(r)}
+// newExchange is q for r answered through rw, held within budget.
+func newExchange(p *Proxy, rw http.ResponseWriter, r *http.Request, budget time.Duration) *exchange {
+	q := &exchange{r: r, safe: idempotent(r)}
 	q.wv.ResponseWriter = rw
 	q.w = &q.wv
 	q.hdv.init(p, budget)
@@ -64,7 +64,7 @@ type outcome struct {
 
 // forward hands q to the application (this participant leads) or to the
 // leader's proxy, in one attempt (attempt.go), and judges what came of it.
-func (h *httpProxy) forward(q *request, d decision) outcome {
+func (h *httpProxy) forward(q *exchange, d decision) outcome {
 	a := h.newAttempt(q, d)
 	defer a.end()
 	q.last = a.ctx
