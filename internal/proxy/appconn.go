@@ -86,3 +86,13 @@ func (c *appConn) peerClosed() bool {
 	}
 	return c.err == nil && c.n == 0 || errors.Is(c.err, syscall.ECONNRESET)
 }
+
+// idle reports that nothing is readable on the connection: the
+// application neither closed it nor sent anything (a peek finds nothing
+// yet). Called while no request is on the connection.
+func (c *appConn) idle() bool {
+	if err := c.raw.Control(c.peek); err != nil {
+		return false
+	}
+	return errors.Is(c.err, syscall.EAGAIN)
+}

@@ -52,13 +52,16 @@ const expectContinueWait = time.Second
 // What it lacks (progress timeouts, the hold, the resend rule, the
 // forwarding contract) is added around it.
 type httpProxy struct {
-	p       *Proxy
-	appURL  *url.URL
-	app     *http.Transport // HTTP/1.1 to the application
-	appH2   *http.Transport // HTTP/2 without TLS to the application
-	peerH1  *http.Transport // upgrades to a peer's proxy
-	pool    *peerPool       // everything else to a peer's proxy
-	buffers *buffers
+	p      *Proxy
+	appURL *url.URL
+	app    *http.Transport // HTTP/1.1 to the application
+	// appDirect: HTTP/1.1 to the application on the handler's goroutine,
+	// for requests with nothing to stream (appclient.go).
+	appDirect *appClient
+	appH2     *http.Transport // HTTP/2 without TLS to the application
+	peerH1    *http.Transport // upgrades to a peer's proxy
+	pool      *peerPool       // everything else to a peer's proxy
+	buffers   *buffers
 	// errLog and copyBuffers are every attempt's ReverseProxy's.
 	errLog      *log.Logger
 	copyBuffers *bufferPool
@@ -76,6 +79,7 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: cfg.App}, buffers: newBuffers(cfg.BufferTotal),
 		warn: logging.RequestLog(p.log, p.clock)}
 	h.app = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), false)
+	h.appDirect = newAppClient(cfg.App, h.app.DialContext, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout))
 	h.appH2 = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), true)
 	// The leader's proxy may hold a request up to the hold time before it
 	// hands it to its application.
@@ -173,6 +177,7 @@ func (h *httpProxy) serve(ctx context.Context, client, peer net.Listener) error 
 	h.active.Wait()
 	p.checks.Wait()
 	h.app.CloseIdleConnections()
+	h.appDirect.close()
 	h.appH2.CloseIdleConnections()
 	h.peerH1.CloseIdleConnections()
 	h.pool.close()
