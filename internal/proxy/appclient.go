@@ -10,7 +10,6 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -59,19 +58,22 @@ func direct(req *http.Request, inMemory bool) bool {
 }
 
 // roundTrip sends req and reads its answer's head. The answer's body
-// gives the connection back once read to its end. conn is set when a
-// connection was had (the request may have been sent from then on).
-func (ac *appClient) roundTrip(req *http.Request, conn *atomic.Bool) (*http.Response, error) {
+// gives the connection back once read to its end. The request's
+// httptrace hears of the connection (GotConn), of the request written
+// and of interim answers, as from the Transport.
+func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	cc, err := ac.get(ctx)
+	cc, reused, err := ac.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	conn.Store(true)
+	trace := httptrace.ContextClientTrace(ctx)
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: cc.c, Reused: reused})
+	}
 	// An end of ctx (the client went away, the leadership ended, a stall)
 	// unblocks whatever the connection waits for; it is not kept then.
 	stop := context.AfterFunc(ctx, func() { _ = cc.c.SetDeadline(past) })
-	trace := httptrace.ContextClientTrace(ctx)
 	err = req.Write(cc.bw)
 	if err == nil {
 		err = cc.bw.Flush()
@@ -134,19 +136,19 @@ func (ac *appClient) failed(ctx context.Context, err error) error {
 
 // get takes an idle connection whose application end is open and holds
 // nothing unasked for, or dials one.
-func (ac *appClient) get(ctx context.Context) (*clientConn, error) {
+func (ac *appClient) get(ctx context.Context) (cc *clientConn, reused bool, err error) {
 	for {
 		ac.mu.Lock()
 		if ac.closed {
 			ac.mu.Unlock()
-			return nil, errShutdown
+			return nil, false, errShutdown
 		}
 		n := len(ac.free)
 		if n == 0 {
 			ac.mu.Unlock()
 			break
 		}
-		cc := ac.free[n-1]
+		cc = ac.free[n-1]
 		ac.free[n-1] = nil
 		ac.free = ac.free[:n-1]
 		ac.mu.Unlock()
@@ -154,18 +156,18 @@ func (ac *appClient) get(ctx context.Context) (*clientConn, error) {
 			continue // its idle timer closes it
 		}
 		if quiet(cc) {
-			return cc, nil
+			return cc, true, nil
 		}
 		_ = cc.c.Close()
 	}
 	c, err := ac.dial(ctx, "tcp", ac.addr)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	cc := &clientConn{c: c, br: bufio.NewReader(c), bw: bufio.NewWriter(c)}
+	cc = &clientConn{c: c, br: bufio.NewReader(c), bw: bufio.NewWriter(c)}
 	cc.idleT = time.AfterFunc(time.Hour, func() { ac.expire(cc) })
 	cc.idleT.Stop()
-	return cc, nil
+	return cc, false, nil
 }
 
 // quiet reports that an idle connection may carry a request: nothing is

@@ -259,7 +259,7 @@ func (a *attempt) RoundTrip(req *http.Request) (*http.Response, error) {
 	case a.to == TargetApp && a.h2:
 		return h.appH2.RoundTrip(req)
 	case a.to == TargetApp && direct(req, a.oneWrite):
-		return h.appDirect.roundTrip(req, &a.conn)
+		return h.appDirect.roundTrip(req)
 	case a.to == TargetApp:
 		return h.app.RoundTrip(req)
 	case a.upgrade:
