@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -41,6 +42,7 @@ type appClient struct {
 // clientConn is one connection to the application.
 type clientConn struct {
 	c     net.Conn
+	lr    limitReader // bounds an answer's head, as the Transport's MaxResponseHeaderBytes
 	br    *bufio.Reader
 	bw    *bufio.Writer
 	idleT *time.Timer // closes it when idle too long
@@ -89,6 +91,7 @@ func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 	if ac.headers > 0 {
 		_ = cc.c.SetReadDeadline(time.Now().Add(ac.headers))
 	}
+	cc.lr.left = MaxHeaderBytes
 	var res *http.Response
 	for {
 		if res, err = http.ReadResponse(cc.br, req); err != nil {
@@ -110,6 +113,7 @@ func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	_ = cc.c.SetReadDeadline(zeroTime)
+	cc.lr.left = math.MaxInt64
 	if res.StatusCode == http.StatusSwitchingProtocols {
 		// Not asked for (upgrades go by the Transport): not HTTP any more.
 		stop()
@@ -164,10 +168,32 @@ func (ac *appClient) get(ctx context.Context) (cc *clientConn, reused bool, err 
 	if err != nil {
 		return nil, false, err
 	}
-	cc = &clientConn{c: c, br: bufio.NewReader(c), bw: bufio.NewWriter(c)}
+	cc = &clientConn{c: c, lr: limitReader{r: c, left: math.MaxInt64}, bw: bufio.NewWriter(c)}
+	cc.br = bufio.NewReader(&cc.lr)
 	cc.idleT = time.AfterFunc(time.Hour, func() { ac.expire(cc) })
 	cc.idleT.Stop()
 	return cc, false, nil
+}
+
+// errHeadTooLarge: the application's answer head passed MaxHeaderBytes.
+var errHeadTooLarge = errors.New("proxy: the application's answer head is larger than the limit")
+
+// limitReader reads from r until left bytes were read, then fails.
+type limitReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // quiet reports that an idle connection may carry a request: nothing is

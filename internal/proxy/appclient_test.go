@@ -162,3 +162,22 @@ func TestAppClientResponseTimeout(t *testing.T) {
 		t.Fatalf("the next request: %d %q, want 200 ok on a new connection", code, body)
 	}
 }
+
+// An answer's head is bounded as the Transport bounds it: one past
+// MaxHeaderBytes is a 502 at once, not a head kept growing in memory. (A
+// POST: a GET would be sent again, on the fake clock's backoff.)
+func TestAppClientBoundsTheHead(t *testing.T) {
+	baseline(t)
+	app := newRawApp(t, func(int, *http.Request) (string, bool) {
+		return "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", MaxHeaderBytes+1), false
+	})
+	tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{})
+	res, err := newClient(t).Post("http://"+tp.addr+"/", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadGateway {
+		t.Fatalf("an endless head: %d, want 502", res.StatusCode)
+	}
+}
