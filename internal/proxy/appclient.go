@@ -31,8 +31,10 @@ import (
 type appClient struct {
 	addr    string
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
-	headers time.Duration // ResponseTimeout: the answer's head is due within it
+	headers time.Duration // ResponseTimeout: the answer's headers are due within it
 	idle    time.Duration // a kept-alive connection idle this long is closed
+	maxIdle int           // idle connections kept at most
+	maxHead int64         // an answer's headers take at most this many bytes
 
 	mu     sync.Mutex
 	free   []*clientConn // idle, the most recent last
@@ -42,14 +44,15 @@ type appClient struct {
 // clientConn is one connection to the application.
 type clientConn struct {
 	c     net.Conn
-	lr    limitReader // bounds an answer's head, as the Transport's MaxResponseHeaderBytes
+	lr    limitReader // bounds an answer's headers, as the Transport's MaxResponseHeaderBytes
 	br    *bufio.Reader
 	bw    *bufio.Writer
 	idleT *time.Timer // closes it when idle too long
 }
 
-func newAppClient(addr string, dial func(ctx context.Context, network, addr string) (net.Conn, error), headers, idle time.Duration) *appClient {
-	return &appClient{addr: addr, dial: dial, headers: headers, idle: idle}
+func newAppClient(addr string, dial func(ctx context.Context, network, addr string) (net.Conn, error),
+	headers, idle time.Duration, maxIdle int, maxHead int64) *appClient {
+	return &appClient{addr: addr, dial: dial, headers: headers, idle: idle, maxIdle: maxIdle, maxHead: maxHead}
 }
 
 // direct reports whether req may go by appClient: nothing of it needs
@@ -59,7 +62,7 @@ func direct(req *http.Request, inMemory bool) bool {
 	return (noBody || inMemory) && len(req.Trailer) == 0 && req.Header.Get("Expect") == "" && !isUpgrade(req.Header)
 }
 
-// roundTrip sends req and reads its answer's head. The answer's body
+// roundTrip sends req and reads its answer's headers. The answer's body
 // gives the connection back once read to its end. The request's
 // httptrace hears of the connection (GotConn), of the request written
 // and of interim answers, as from the Transport.
@@ -91,7 +94,7 @@ func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 	if ac.headers > 0 {
 		_ = cc.c.SetReadDeadline(time.Now().Add(ac.headers))
 	}
-	cc.lr.left = MaxHeaderBytes
+	cc.lr.left = ac.maxHead
 	var res *http.Response
 	for {
 		if res, err = http.ReadResponse(cc.br, req); err != nil {
@@ -130,7 +133,7 @@ func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // failed is the error of a round trip that broke off: the cause of ctx
-// when ctx ended it, else err (a timeout when the head was late).
+// when ctx ended it, else err (a timeout when the headers were late).
 func (ac *appClient) failed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -145,7 +148,7 @@ func (ac *appClient) get(ctx context.Context) (cc *clientConn, reused bool, err 
 		ac.mu.Lock()
 		if ac.closed {
 			ac.mu.Unlock()
-			return nil, false, errShutdown
+			return nil, false, errAppClientClosed
 		}
 		n := len(ac.free)
 		if n == 0 {
@@ -175,8 +178,12 @@ func (ac *appClient) get(ctx context.Context) (cc *clientConn, reused bool, err 
 	return cc, false, nil
 }
 
-// errHeadTooLarge: the application's answer head passed MaxHeaderBytes.
-var errHeadTooLarge = errors.New("proxy: the application's answer head is larger than the limit")
+var (
+	// errHeadersTooLarge: the application's answer's headers passed maxHead.
+	errHeadersTooLarge = errors.New("proxy: the application's answer's headers are larger than the limit")
+	// errAppClientClosed: Serve has ended.
+	errAppClientClosed = errors.New("proxy: the application's client is closed")
+)
 
 // limitReader reads from r until left bytes were read, then fails.
 type limitReader struct {
@@ -186,7 +193,7 @@ type limitReader struct {
 
 func (l *limitReader) Read(p []byte) (int, error) {
 	if l.left <= 0 {
-		return 0, errHeadTooLarge
+		return 0, errHeadersTooLarge
 	}
 	if int64(len(p)) > l.left {
 		p = p[:l.left]
@@ -213,7 +220,7 @@ func quiet(cc *clientConn) bool {
 // put keeps cc for the next request, or closes it.
 func (ac *appClient) put(cc *clientConn) {
 	ac.mu.Lock()
-	if ac.closed || len(ac.free) >= maxIdlePerHost {
+	if ac.closed || len(ac.free) >= ac.maxIdle {
 		ac.mu.Unlock()
 		_ = cc.c.Close()
 		return

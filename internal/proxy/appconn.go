@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // A connection to the application, watched for the one fact about a
@@ -21,6 +22,13 @@ import (
 // reports such a request as a failure like any other ("server closed idle
 // connection", a reset, EOF) once it wrote it, and sends it again only
 // when it is idempotent.
+
+// past is a deadline that has passed: setting it unblocks a read or write
+// at once, whatever the clock; zeroTime clears a deadline.
+var (
+	past     = time.Unix(1, 0)
+	zeroTime time.Time
+)
 
 // appConn is a connection to the application. Before the first write of
 // each request that is not safe to send twice (arm, at GotConn: one that is

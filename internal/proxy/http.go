@@ -79,7 +79,7 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: cfg.App}, buffers: newBuffers(cfg.BufferTotal),
 		warn: logging.RequestLog(p.log, p.clock)}
 	h.app = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), false)
-	h.appDirect = newAppClient(cfg.App, h.app.DialContext, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout))
+	h.appDirect = newAppClient(cfg.App, h.app.DialContext, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), maxIdlePerHost, MaxHeaderBytes)
 	h.appH2 = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), true)
 	// The leader's proxy may hold a request up to the hold time before it
 	// hands it to its application.
