@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"sync"
+
+	"golang.org/x/net/http2"
 )
 
 // Answers from the leader's proxy (docs/design/proxy.md, "Forwarding": an answer
@@ -29,12 +31,11 @@ import (
 const wholeAnswer = 64 << 10
 
 // holdAnswer is ModifyResponse's part for an answer from the leader's
-// proxy: it returns once the answer may be relayed (res.Body then reads
+// proxy, which came on cc: it returns once the answer may be relayed (res.Body then reads
 // what arrived and what is still to come), or with the error that broke it
 // off.
-func (h *httpProxy) holdAnswer(a *attempt, res *http.Response) error {
+func (h *httpProxy) holdAnswer(cc *http2.ClientConn, res *http.Response) error {
 	n := res.ContentLength
-	cc := a.cc.Load()
 	if n <= 0 || n > wholeAnswer || cc == nil || !h.buffers.tryAcquire(n) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // A connection to the application, watched for the one fact about a
@@ -21,6 +22,13 @@ import (
 // reports such a request as a failure like any other ("server closed idle
 // connection", a reset, EOF) once it wrote it, and sends it again only
 // when it is idempotent.
+
+// past is a deadline that has passed: setting it unblocks a read or write
+// at once, whatever the clock; zeroTime clears a deadline.
+var (
+	past     = time.Unix(1, 0)
+	zeroTime time.Time
+)
 
 // appConn is a connection to the application. Before the first write of
 // each request that is not safe to send twice (arm, at GotConn: one that is
@@ -85,4 +93,14 @@ func (c *appConn) peerClosed() bool {
 		return false
 	}
 	return c.err == nil && c.n == 0 || errors.Is(c.err, syscall.ECONNRESET)
+}
+
+// idle reports that nothing is readable on the connection: the
+// application neither closed it nor sent anything (a peek finds nothing
+// yet). Called while no request is on the connection.
+func (c *appConn) idle() bool {
+	if err := c.raw.Control(c.peek); err != nil {
+		return false
+	}
+	return errors.Is(c.err, syscall.EAGAIN)
 }

@@ -60,8 +60,24 @@ func (h *httpProxy) shouldBuffer(r *http.Request) bool {
 // ClientBodyTimeout. On failure it answers the client and returns the
 // result; the body is released by the caller otherwise.
 func (h *httpProxy) buffer(w *writer, r *http.Request, hd *holder) (*body, Result) {
-	p := h.p
 	n := r.ContentLength
+	if !h.buffers.tryAcquire(n) {
+		if res := h.waitRoom(w, r, n, hd); res != "" {
+			return nil, res
+		}
+	}
+	buf, res := h.receive(w, r, n)
+	if res != "" {
+		h.buffers.release(n)
+		return nil, res
+	}
+	return bufferedBody(buf, func() { h.buffers.release(n) }), ""
+}
+
+// waitRoom waits for n bytes of the budget, within what is left of the
+// hold time; on failure it answers the client and returns the result.
+func (h *httpProxy) waitRoom(w *writer, r *http.Request, n int64, hd *holder) Result {
+	p := h.p
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	t := p.clock.AfterFunc(hd.remaining(), func() { cancel(errBufferFull) })
@@ -72,18 +88,13 @@ func (h *httpProxy) buffer(w *writer, r *http.Request, hd *holder) (*body, Resul
 	if err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, errBufferFull):
-			return nil, unavailable(w, ResultHeldCap, "too many request bodies are being buffered; try again")
+			return unavailable(w, ResultHeldCap, "too many request bodies are being buffered; try again")
 		case errors.Is(cause, errShutdown):
-			return nil, unavailable(w, ResultShutdown, "the proxy is shutting down")
+			return unavailable(w, ResultShutdown, "the proxy is shutting down")
 		}
-		return nil, ResultCanceled
+		return ResultCanceled
 	}
-	buf, res := h.receive(w, r, n)
-	if res != "" {
-		h.buffers.release(n)
-		return nil, res
-	}
-	return bufferedBody(buf, func() { h.buffers.release(n) }), ""
+	return ""
 }
 
 // receive reads the n bytes of r's body and its end within

@@ -18,7 +18,7 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 	h.active.Add(1)
 	defer h.active.Done()
 	p := h.p
-	q := newRequest(p, rw, r, p.cfg.HoldTime)
+	q := newExchange(p, rw, r, p.cfg.HoldTime)
 	w := q.w
 	if !checkFraming(w, r, p.rec) {
 		return
@@ -78,7 +78,7 @@ func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *body {
 
 // route sends q where decide says, holding it while there is nowhere to
 // send it and sending it again when that is allowed, within the hold time.
-func (h *httpProxy) route(q *request) Result {
+func (h *httpProxy) route(q *exchange) Result {
 	return h.send(q, func() decision { return h.p.decide(0, true) }, nil)
 }
 
@@ -87,9 +87,9 @@ func (h *httpProxy) route(q *request) Result {
 // is allowed, within q's hold time. gate, when given, sees each decision
 // first and may answer q itself (take's bounce). A route that failed is
 // tried by its probe alone: q waits for the probe's outcome (probe.go).
-func (h *httpProxy) send(q *request, next func() decision, gate func(decision) (Result, bool)) Result {
+func (h *httpProxy) send(q *exchange, next func() decision, gate func(decision) (Result, bool)) Result {
 	p := h.p
-	p.budget.request()
+	p.budget.deposit()
 	why := ""
 	var t ticket // the route's leave to send, or to wait (probe.go)
 	defer func() { t.abandon() }()
@@ -169,7 +169,7 @@ type wait struct {
 
 // hold waits as w says, within what is left of q's hold time; false with
 // the result when the request is answered.
-func (h *httpProxy) hold(q *request, w wait) (Result, bool) {
+func (h *httpProxy) hold(q *exchange, w wait) (Result, bool) {
 	p := h.p
 	if !q.hd.enter() {
 		return unavailable(q.w, ResultHeldCap, fmt.Sprintf("too many requests wait for a leader (the limit is %d)", p.cfg.MaxHeld)), false
@@ -201,7 +201,7 @@ func targetName(d decision) string {
 // finish records how q ended and, at debug level, why when it did not end
 // in an answer: an answer broken off (ReverseProxy's ErrAbortHandler
 // panic, which net/http recovers silently) included.
-func (h *httpProxy) finish(q *request, res *Result) {
+func (h *httpProxy) finish(q *exchange, res *Result) {
 	q.hd.done()
 	h.p.rec.Request(*res)
 	h.p.served.Add(1)

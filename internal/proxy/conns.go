@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // connLimit caps the proxy's open connections on one port
@@ -268,13 +267,6 @@ func (c *trackedConn) Close() error {
 	}
 	return c.Conn.Close()
 }
-
-// past is a deadline that has passed: setting it unblocks a read or write
-// at once, whatever the clock; zeroTime clears a deadline.
-var (
-	past     = time.Unix(1, 0)
-	zeroTime time.Time
-)
 
 // connList is a list of connections linked through their prev and next,
 // in the order they were pushed.

@@ -132,6 +132,7 @@ func (p *Proxy) stepDown(r Route, why string, err error) {
 		// (HTTP/1.1 cannot say which); the next request dials, and a
 		// refusal proves it unprocessed.
 		p.http.app.CloseIdleConnections()
+		p.http.appDirect.CloseIdleConnections()
 		p.http.appH2.CloseIdleConnections()
 	}
 	p.rec.SteppedDown(why)

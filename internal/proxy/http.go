@@ -3,10 +3,10 @@ package proxy
 import (
 	"context"
 	"errors"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -41,7 +41,7 @@ const expectContinueWait = time.Second
 // httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
 // prior knowledge), peers on PeerListen (inside mutual TLS: HTTP/2, and
 // HTTP/1.1 for upgrades), and one net/http/httputil.ReverseProxy for every
-// hand-over: to the application (HTTP/1.1, or HTTP/2 with AppH2C)
+// hand-over (attempt.go): to the application (HTTP/1.1, or HTTP/2 with AppH2C)
 // or to the leader's proxy (the peer pool; HTTP/1.1 for an
 // upgrade). ReverseProxy brings what a forward must get right and a new
 // copy would get wrong: hop-by-hop headers (those a Connection header
@@ -52,16 +52,21 @@ const expectContinueWait = time.Second
 // What it lacks (progress timeouts, the hold, the resend rule, the
 // forwarding contract) is added around it.
 type httpProxy struct {
-	p       *Proxy
-	appURL  *url.URL
-	app     *http.Transport // HTTP/1.1 to the application
-	appH2   *http.Transport // HTTP/2 without TLS to the application
-	peerH1  *http.Transport // upgrades to a peer's proxy
-	pool    *peerPool       // everything else to a peer's proxy
-	rp      *httputil.ReverseProxy
-	buffers *buffers
-	check   *checker       // the application, when answers time out (checkApp)
-	active  sync.WaitGroup // handlers running
+	p      *Proxy
+	appURL *url.URL
+	app    *http.Transport // HTTP/1.1 to the application
+	// appDirect: HTTP/1.1 to the application on the handler's goroutine,
+	// for requests with nothing to stream (appclient.go).
+	appDirect *appClient
+	appH2     *http.Transport // HTTP/2 without TLS to the application
+	peerH1    *http.Transport // upgrades to a peer's proxy
+	pool      *peerPool       // everything else to a peer's proxy
+	buffers   *buffers
+	// errLog and copyBuffers are every attempt's ReverseProxy's.
+	errLog      *log.Logger
+	copyBuffers *bufferPool
+	check       *checker       // the application, when answers time out (checkApp)
+	active      sync.WaitGroup // handlers running
 	// warn is for request-level warnings: each message at most once
 	// every 10 s, with a count of those not logged (misdirected.go).
 	warn *slog.Logger
@@ -74,6 +79,7 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	h := &httpProxy{p: p, appURL: &url.URL{Scheme: "http", Host: cfg.App}, buffers: newBuffers(cfg.BufferTotal),
 		warn: logging.RequestLog(p.log, p.clock)}
 	h.app = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), false)
+	h.appDirect = newAppClient(cfg.App, h.app.DialContext, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), maxIdlePerHost, MaxHeaderBytes)
 	h.appH2 = newTransport(cfg, cfg.ResponseTimeout, min(appIdleTimeout, cfg.IdleTimeout), true)
 	// The leader's proxy may hold a request up to the hold time before it
 	// hands it to its application.
@@ -90,9 +96,7 @@ func newHTTPProxy(p *Proxy) *httpProxy {
 	// keep the first 4 KiB of a slow answer, headers included, from the
 	// client); ReverseProxy flushes answers of unknown length (gRPC) and
 	// event streams at once by itself.
-	h.rp = &httputil.ReverseProxy{Rewrite: h.rewrite, Transport: h, ErrorHandler: keepError,
-		ModifyResponse: h.modify, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
-		BufferPool: &bufferPool{}, FlushInterval: flushEvery}
+	h.errLog, h.copyBuffers = slog.NewLogLogger(p.log.Handler(), slog.LevelDebug), &bufferPool{}
 	return h
 }
 
@@ -116,21 +120,6 @@ func newTransport(cfg Config, headers, idle time.Duration, h2 bool) *http.Transp
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		// Proxy is nil: never an HTTP_PROXY from the environment.
 	}
-}
-
-// RoundTrip is ReverseProxy's Transport: each attempt says which of the
-// proxy's transports carries it.
-func (h *httpProxy) RoundTrip(req *http.Request) (*http.Response, error) {
-	a := attemptOf(req.Context())
-	switch {
-	case a.to == TargetApp && a.h2:
-		return h.appH2.RoundTrip(req)
-	case a.to == TargetApp:
-		return h.app.RoundTrip(req)
-	case a.upgrade:
-		return h.peerH1.RoundTrip(req)
-	}
-	return h.pool.roundTrip(req, a)
 }
 
 // serve serves clients on client and peers on peer until ctx ends, then
@@ -188,6 +177,7 @@ func (h *httpProxy) serve(ctx context.Context, client, peer net.Listener) error 
 	h.active.Wait()
 	p.checks.Wait()
 	h.app.CloseIdleConnections()
+	h.appDirect.close()
 	h.appH2.CloseIdleConnections()
 	h.peerH1.CloseIdleConnections()
 	h.pool.close()

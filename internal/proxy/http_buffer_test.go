@@ -145,3 +145,59 @@ func TestHTTPConnectionCapEvictsSlowestBody(t *testing.T) {
 	}
 	waitFor(t, "one request evicted", func() bool { return tp.rec.request(ResultEvicted) == 1 })
 }
+
+// A small buffered body leaves with the request's head in one write
+// (attempt.go, oneWrite): nothing of it is due once it is written, so an
+// application that answers later than BodyTimeout after reading it is not
+// cut.
+func TestHTTPSmallBufferedBodyInOneWrite(t *testing.T) {
+	baseline(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	first, answer := make(chan string, 1), make(chan struct{})
+	defer close(answer)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(patience))
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			first <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(req.Body)
+		first <- string(b)
+		<-answer
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	}()
+	tp := startProxy(t, newLead(leading("a", 1)), ln.Addr().String(), Config{BodyTimeout: 2 * time.Second})
+	const body = `{"op":"write","value":42}`
+	got := async(func() *http.Response {
+		res, err := newClient(t).Post("http://"+tp.addr+"/", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		return res
+	})
+	if s := recv(t, first, "the body at the application"); s != body {
+		t.Fatalf("the application read %q, want %q", s, body)
+	}
+	waitFor(t, "the guard to be armed", func() bool { return tp.clock.Pending() > 0 })
+	tp.clock.Advance(3 * time.Second) // past BodyTimeout: nothing is due from the client
+	answer <- struct{}{}
+	res := recv(t, got, "the answer")
+	if res == nil {
+		return
+	}
+	defer res.Body.Close()
+	if b, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusOK || string(b) != "ok" {
+		t.Fatalf("%d %q, want 200 ok", res.StatusCode, b)
+	}
+}

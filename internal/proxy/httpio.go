@@ -20,15 +20,16 @@ type writer struct {
 	http.ResponseWriter
 	started atomic.Bool
 	g       atomic.Pointer[guard]
-	a       atomic.Pointer[attempt] // the attempt under way
+	// taken is the attempt under way's mark: a peer's 102 took it.
+	taken atomic.Pointer[atomic.Bool]
 }
 
 func (w *writer) WriteHeader(code int) {
 	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 		h := w.Header()
 		taken := h.Get(HeaderTaken) != ""
-		if a := w.a.Load(); taken && a != nil {
-			a.taken.Store(true)
+		if t := w.taken.Load(); taken && t != nil {
+			t.Store(true)
 		}
 		if taken || code == http.StatusContinue {
 			return

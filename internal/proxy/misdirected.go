@@ -20,18 +20,18 @@ import (
 // another czxid. It is a bounce: nothing was processed.
 var errOtherIncarnation = fmt.Errorf("%w: the leader's proxy names another incarnation of this election's path", errBounced)
 
-// misdirected judges a's bounce, whose view (a.view) names another
-// election than a's route: errMisdirected, or errOtherIncarnation (held).
+// misdirected judges a bounce from the leader's proxy on route whose view
+// names another election: errMisdirected, or errOtherIncarnation (held).
 // Either is logged at most once per message every 10 s, with the count of
 // those not logged: one line per request flooded the log (issue 37).
-func (h *httpProxy) misdirected(a *attempt) error {
-	its, this := a.view.Election, a.route.Election
+func (h *httpProxy) misdirected(route, view Route) error {
+	its, this := view.Election, route.Election
 	if electionPath(its) != electionPath(this) {
 		return errMisdirected
 	}
 	h.warn.Warn("the leader's proxy names another incarnation of this election's path (it was created anew, "+
 		"or that proxy uses the same path on another ZooKeeper): holding requests until the views agree",
-		"leader_proxy", a.route.Addr, "its_election", its, "this_election", this)
+		"leader_proxy", route.Addr, "its_election", its, "this_election", this)
 	return errOtherIncarnation
 }
 

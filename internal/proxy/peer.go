@@ -41,7 +41,7 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 	if fw.requestID != "" {
 		r.Header.Set(HeaderRequestIDOut, fw.requestID)
 	}
-	q := newRequest(p, rw, r, fw.hold)
+	q := newExchange(p, rw, r, fw.hold)
 	q.id, q.h2, q.peer = fw.requestID, fw.h2, true
 	res := ResultUpstreamError
 	defer h.finish(q, &res)
@@ -59,7 +59,7 @@ func (h *httpProxy) servePeer(rw http.ResponseWriter, r *http.Request) {
 // take hands a peer's forward to the application, or holds or bounces it:
 // route's loop, with a bounce where this proxy does not take the forward
 // or cannot mark it as taken.
-func (h *httpProxy) take(q *request, fw forward) Result {
+func (h *httpProxy) take(q *exchange, fw forward) Result {
 	p := h.p
 	return h.send(q, func() decision { return p.decideTake(fw.election, fw.token) }, func(d decision) (Result, bool) {
 		switch d.way {
@@ -82,7 +82,7 @@ func (h *httpProxy) take(q *request, fw forward) Result {
 // it. The peer reads what arrives before its later pings' answers: a
 // forward that was not marked when a newer leader was known and a ping
 // came back is one this proxy never hands over, since its lease ended.
-func (h *httpProxy) mark(q *request, d decision) bool {
+func (h *httpProxy) mark(q *exchange, d decision) bool {
 	if !q.marked {
 		hdr := q.w.Header()
 		hdr.Set(HeaderTaken, strconv.FormatInt(d.route.Token, 10))
@@ -95,7 +95,7 @@ func (h *httpProxy) mark(q *request, d decision) bool {
 
 // bounce answers a forward this proxy does not take: 421 with its view of
 // the leader, unprocessed.
-func bounce(q *request, view Route) Result {
+func bounce(q *exchange, view Route) Result {
 	setView(q.w.Header(), view)
 	if q.r.ProtoMajor == 1 {
 		// What is left of the body would otherwise be read to keep the

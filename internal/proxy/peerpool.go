@@ -85,16 +85,10 @@ func newPeerPool(p *Proxy) *peerPool {
 	return &peerPool{p: p, peers: map[string]*peerConns{}, t: t}
 }
 
-// roundTrip sends req on a connection to the peer's proxy at
-// req.URL.Host, recorded in a (for its pings); its errors say whether
-// nothing was sent (noConnError, unwrittenError).
-func (pp *peerPool) roundTrip(req *http.Request, a *attempt) (*http.Response, error) {
-	cc, err := pp.get(req.Context(), req.URL.Host)
-	if err != nil {
-		return nil, &noConnError{err}
-	}
-	a.cc.Store(cc)
-	a.conn.Store(true)
+// roundTripPeer sends req on cc, a connection to the peer's proxy with a
+// stream reserved (get); its errors say whether nothing was sent
+// (unwrittenError).
+func roundTripPeer(cc *http2.ClientConn, req *http.Request) (*http.Response, error) {
 	res, err := cc.RoundTrip(req)
 	if err != nil && unwrittenH2(err) {
 		err = &unwrittenError{err}

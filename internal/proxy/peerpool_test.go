@@ -84,8 +84,8 @@ func TestPeerPoolTellsUnprocessed(t *testing.T) {
 			addr := h2Peer(t, tc.refuse)
 			tp := startProxy(t, newLead(following("b", 7, addr)), "127.0.0.1:1", Config{})
 			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://"+addr+"/", nil)
-			a := &attempt{}
-			_, err := tp.http.pool.roundTrip(req, a)
+			a := &attempt{h: tp.http, to: TargetLeader}
+			_, err := a.RoundTrip(req)
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -84,8 +84,8 @@ func (b *budget) slotLocked(now int64) int {
 	return i
 }
 
-// request deposits one request.
-func (b *budget) request() {
+// deposit counts one request.
+func (b *budget) deposit() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.slots[b.slotLocked(b.now())].requests++
@@ -116,7 +116,7 @@ func (b *budget) now() int64 { return b.clock.Now().Unix() }
 // a request that provably reached no application at once (the route's
 // probe paces it); else within maxResends, what is left of its hold
 // time, and the budget. A refusal is counted.
-func (p *Proxy) mayResend(q *request, why Resend) (time.Duration, bool) {
+func (p *Proxy) mayResend(q *exchange, why Resend) (time.Duration, bool) {
 	if why == ResendUnprocessed {
 		return 0, true
 	}

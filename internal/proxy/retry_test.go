@@ -22,7 +22,7 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("with no requests, %d re-sends allowed, want the floor %d", n, floor)
 	}
 	for range 100 {
-		b.request()
+		b.deposit()
 	}
 	n = 0
 	for b.withdraw() {

@@ -24,6 +24,7 @@ func writeForward(w io.Writer, f *ForwardResult) {
 		}
 		fmt.Fprintf(w, "  %-4s %-42s p50 %s  p99 %s%s\n", p.Method, p.Name(), us(p.Took.P50()), us(p.Took.P99()), added)
 	}
+	writePeerHop(w, f)
 	if len(f.Saturation) > 0 {
 		s := f.Saturation[0]
 		fmt.Fprintf(w, "  at saturation: %d kept-alive clients in the bench process, each sending its next request when the answer is read, %v a path;\n", s.Conns, s.Took.Round(100*time.Millisecond))
@@ -51,6 +52,25 @@ func writeForward(w io.Writer, f *ForwardResult) {
 	}
 	fmt.Fprintf(w, "  requests an application saw from a participant that did not lead (fencing token): %d\n", f.Fenced)
 	writeFaults(w, f.Faults)
+}
+
+// writePeerHop prints what the hop between two proxies adds (HTTP/2 inside
+// the peers' mutual TLS): a follower's path less the leader's, at p50.
+func writePeerHop(w io.Writer, f *ForwardResult) {
+	for _, method := range []string{"GET", "POST"} {
+		var one, two Dist
+		for _, p := range f.Latency {
+			if p.Method == method && p.Via == viaElectd && p.Hops == 1 {
+				one = p.Took
+			} else if p.Method == method && p.Via == viaElectd && p.Hops == 2 {
+				two = p.Took
+			}
+		}
+		if len(one) > 0 && len(two) > 0 {
+			fmt.Fprintf(w, "  %-4s %-42s p50 %s (a follower's path less the leader's)\n", method,
+				"electd: the peer hop (HTTP/2, mutual TLS)", us(two.P50()-one.P50()))
+		}
+	}
 }
 
 // directLatency is the direct path's latency by method.
