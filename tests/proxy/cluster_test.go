@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/forward"
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/proxykit"
 )
 
-// The clusters' settings, as tests/forward's: a session timeout short
+// The clusters' settings, fenced_cluster_test.go's too: a session timeout short
 // enough that a stalled or crashed leader is replaced well within the hold
 // time (ZooKeeper expires its session after the timeout plus 1.5 ticks),
 // and proxies that close idle connections after a second, so that a
@@ -24,7 +24,7 @@ import (
 const (
 	sessionTimeout = 2 * time.Second
 	holdTime       = 5 * time.Second
-	proxyIdle      = 2 * time.Second // well past the clients' forward.ClientIdle
+	proxyIdle      = 2 * time.Second // well past the clients' proxykit.ClientIdle
 	// peerTimeout is proxy.peer_timeout's default (the data plane's
 	// contract, issue 28): how long a peer's proxy that stopped answering
 	// is believed. It is not set, so that each scenario also runs on an
@@ -122,7 +122,7 @@ func startCluster(t *testing.T, s setup) *cluster {
 func (c *cluster) start(m *member) {
 	c.t.Helper()
 	if !c.plain.plain {
-		m.proc = forward.StartProc(c.t, m.spec, patience)
+		m.proc = proxykit.StartProc(c.t, m.spec, patience)
 		return
 	}
 	m.proc = electdtest.StartProgram(c.t, electdtest.Plain(c.t), m.spec)
@@ -133,9 +133,9 @@ func (c *cluster) start(m *member) {
 	}
 }
 
-// Part is m as tests/forward's shared helpers see it.
-func (m *member) Part() forward.Member {
-	return forward.Member{Name: m.name, Proc: m.proc, Rest: m.rest}
+// Part is m as tests/harness/proxykit's helpers see it.
+func (m *member) Part() proxykit.Member {
+	return proxykit.Member{Name: m.name, Proc: m.proc, Rest: m.rest}
 }
 
 // takeRest sends a few requests through every proxy (so that whatever a
@@ -157,7 +157,7 @@ func (c *cluster) takeRest() {
 	time.Sleep(proxyIdle + 500*time.Millisecond) // the warm-up's idle connections close
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	ws, err := electdtest.FootprintWindow(ctx, forward.Procs(c.members), time.Second)
+	ws, err := electdtest.FootprintWindow(ctx, proxykit.Procs(c.members), time.Second)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -173,13 +173,13 @@ func (c *cluster) settled(old *member) *member { return c.settledWithin(old, pat
 // settledWithin is settled, failing the test after d.
 func (c *cluster) settledWithin(old *member, d time.Duration) *member {
 	c.t.Helper()
-	return forward.Settled(c.t, d, old, c.members)
+	return proxykit.Settled(c.t, d, old, c.members)
 }
 
 // idle waits until every running member is back at its rest.
-func (c *cluster) idle() { forward.AtRest(c.t, patience, c.members) }
+func (c *cluster) idle() { proxykit.AtRest(c.t, patience, c.members) }
 
-func (c *cluster) member(name string) *member { return forward.Find(c.t, c.members, name) }
+func (c *cluster) member(name string) *member { return proxykit.Find(c.t, c.members, name) }
 
 // others are the members other than l, in order.
 func (c *cluster) others(l *member) []*member {
@@ -218,7 +218,7 @@ func (c *cluster) entries() []ledger.Entry {
 // post sends an admin POST to m's API and wants 202.
 func (c *cluster) post(m *member, path string) {
 	c.t.Helper()
-	forward.AdminPost(c.t, m.proc, path, adminToken, patience)
+	proxykit.AdminPost(c.t, m.proc, path, adminToken, patience)
 }
 
 // view is m's GET /leader.

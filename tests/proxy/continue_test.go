@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // expectWait is how long net/http's transport waits for a 100 Continue

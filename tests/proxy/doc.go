@@ -1,9 +1,30 @@
-// Package dataplane proves, with real processes, that electd's forwarding
-// proxy (docs/design/proxy.md, "Forwarding") is a data plane an operator can trust
-// (issue 28): real ZooKeeper (tests/zktest), real electd processes with
-// proxy.listen (tests/electdtest), and applications in two languages behind
+// Package proxy is the suite of electd's forwarding proxy
+// (docs/design/proxy.md, "Forwarding"). Its tests come in three groups.
+//
+// Fenced hand-overs (fenced_cluster_test.go, forward_test.go,
+// flood_test.go): real ZooKeeper, real electd processes, each with its proxy
+// in front of a small HTTP application in the test process, and a paced load
+// through every participant's proxy while leadership moves: the leader is
+// sent SIGTERM, released, switched over, its application stops (over
+// HTTP/1.1, with proxy.resend_unread_body, and over HTTP/2 with
+// proxy.app_protocol h2c), it is SIGKILLed, it is cut off from ZooKeeper,
+// and its application hangs. The applications check every request's fencing
+// token against one fence (tests/harness/proxykit's Fence) and keep a ledger
+// of request ids (no POST ran twice); the load checks that every request got
+// an answer, or a clean 503 within the hold time, and that graceful
+// hand-overs failed none. The proxies' ports are flooded as the API's are.
+//
+// In one process (members_test.go, handoff_test.go, tcp_test.go): the proxy
+// (internal/proxy) joined to real electors on a real ZooKeeper by
+// internal/forward, as the daemon joins them: participants that each run an
+// elector, a proxy and a fenced application, while leadership moves.
+//
+// The data plane (the other files): with real processes, the proxy is a
+// data plane an operator can trust (issue 28): real ZooKeeper
+// (tests/harness/zktest), real electd processes with proxy.listen
+// (tests/harness/electdtest), and applications in two languages behind
 // them, each a process of its own that keeps a ledger of what reached it
-// (tests/ledger: the Go one, and Python's http.server).
+// (tests/harness/ledger: the Go one, and Python's http.server).
 //
 // Each test reproduces one of the issue's failures as a new user met it and
 // asserts what the issue's must-haves promise, from the clients' answers and
@@ -45,5 +66,5 @@
 // Every test that injects a fault checks afterwards that every participant
 // is back at its idle footprint (electdtest.WaitIdle). Bounds come from the
 // configuration each test sets, plus a stated slack for scheduling on a
-// loaded machine; waits have deadlines (tests/wait).
-package dataplane
+// loaded machine; waits have deadlines (tests/harness/wait).
+package proxy

@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/electd/electd/internal/proxy"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // Headers of a forward between peers (the data plane's contract, issue 28
@@ -93,7 +93,7 @@ func forwardHeaders(id string, token int64, requestID string) map[string]string 
 }
 
 // peerClient speaks to a peer port as a participant of the election at
-// path does: inside TLS with that election's peer key (tests/electdtest
+// path does: inside TLS with that election's peer key (tests/harness/electdtest
 // gives each election its own), HTTP/2 when h2, else HTTP/1.1.
 func peerClient(t *testing.T, path string, h2 bool) *http.Client {
 	t.Helper()

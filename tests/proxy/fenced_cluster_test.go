@@ -1,4 +1,4 @@
-package forward
+package proxy
 
 import (
 	"context"
@@ -9,58 +9,53 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/proxykit"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
-// The cluster's settings. The session timeout is short so that a crash
-// and a partition end within the hold time: ZooKeeper expires the dead
-// leader's session after it (plus 1.5 ticks), and the held requests then
-// go to the new leader. The proxies close idle connections after a second,
-// so that a participant's goroutines return to rest soon after the load.
+// The fenced cluster's settings beside those cluster_test.go sets for
+// both (session timeout, hold time, proxy idle time, patience): a crash and
+// a partition end within the hold time, as there.
 const (
-	sessionTimeout = 2 * time.Second
-	holdTime       = 5 * time.Second
-	shutdownGrace  = time.Second     // a stopping participant forwards this long while clients stop sending to it
-	proxyIdle      = 2 * time.Second // well past the clients' forward.ClientIdle
-	adminToken     = "t0ken-forward"
-	patience       = 30 * time.Second // bounds every wait: it only ends a test that hangs
-	// slack is what a request may take past the hold time on a loaded
+	shutdownGrace    = time.Second // a stopping participant forwards this long while clients stop sending to it
+	fencedAdminToken = "t0ken-forward"
+	// fencedSlack is what a request may take past the hold time on a loaded
 	// machine: the hold is the proxies' clock, the latency the client's.
-	slack = time.Second
+	fencedSlack = time.Second
 )
 
-// member is one participant: an electd process with its proxy, its
+// fencedMember is one participant: an electd process with its proxy, its
 // application, and its own way to ZooKeeper (a zktest.Proxy that can cut
 // it off).
-type member struct {
+type fencedMember struct {
 	name  string
 	spec  electdtest.Spec
 	proc  *electdtest.Proc
 	proxy string // proxy.listen
 	peer  string // proxy.peer_listen
-	app   *App
+	app   *proxykit.App
 	zk    *zktest.Proxy
 	cut   bool // zk blackholed: its view of the election stands still
 	rest  invariant.Rest
 }
 
-// cluster is real ZooKeeper and three members on one election path.
-type cluster struct {
+// fencedCluster is real ZooKeeper and three members on one election path.
+type fencedCluster struct {
 	t   *testing.T // the running test or subtest
 	top *testing.T // the test the processes live as long as
 
 	ens     *zktest.Ensemble
-	fence   *Fence
-	pool    *Pool
-	members []*member
+	fence   *proxykit.Fence
+	pool    *proxykit.Pool
+	members []*fencedMember
 }
 
-// startCluster starts ZooKeeper and n members, each configured by the
+// startFencedCluster starts ZooKeeper and n members, each configured by the
 // defaults above and then by tune (when not nil).
-func startCluster(t *testing.T, n int, tune func(*electdtest.Config)) *cluster {
-	return startClusterWith(t, n, options{tune: tune})
+func startFencedCluster(t *testing.T, n int, tune func(*electdtest.Config)) *fencedCluster {
+	return startFencedClusterWith(t, n, options{tune: tune})
 }
 
 // options are what startClusterWith changes from the defaults.
@@ -71,16 +66,16 @@ type options struct {
 	h2c bool
 }
 
-// startClusterWith is startCluster with o.
-func startClusterWith(t *testing.T, n int, o options) *cluster {
-	c := &cluster{t: t, top: t, ens: zktest.Start(t, zktest.Options{}), fence: NewFence(), pool: NewPool()}
+// startFencedClusterWith is startFencedCluster with o.
+func startFencedClusterWith(t *testing.T, n int, o options) *fencedCluster {
+	c := &fencedCluster{t: t, top: t, ens: zktest.Start(t, zktest.Options{}), fence: proxykit.NewFence(), pool: proxykit.NewPool()}
 	dir := t.TempDir()
-	start := StartApp
+	start := proxykit.StartApp
 	if o.h2c {
-		start = StartAppH2C
+		start = proxykit.StartAppH2C
 	}
 	for i := range n {
-		m := &member{name: fmt.Sprintf("p%d", i)}
+		m := &fencedMember{name: fmt.Sprintf("p%d", i)}
 		var err error
 		if m.app, err = start(m.name, c.fence); err != nil {
 			t.Fatal(err)
@@ -98,7 +93,7 @@ func startClusterWith(t *testing.T, n int, o options) *cluster {
 		}
 		m.spec = electdtest.Spec{Dir: filepath.Join(dir, m.name), Config: &electdtest.Config{
 			ID: m.name, Servers: []string{m.zk.Addr()}, SessionTimeout: sessionTimeout,
-			Path: "/forward", AdminToken: adminToken, LogFormat: "json",
+			Path: "/forward", AdminToken: fencedAdminToken, LogFormat: "json",
 			ShutdownGrace: shutdownGrace, ShutdownTimeout: 10 * time.Second,
 			ProxyListen: m.proxy, ProxyPeer: m.peer, ProxyApp: m.app.Addr, ProxyHoldTime: holdTime, ProxyIdle: proxyIdle,
 		}}
@@ -115,7 +110,7 @@ func startClusterWith(t *testing.T, n int, o options) *cluster {
 	// Each member's rest, before any traffic: what it holds and does idle.
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	ws, err := electdtest.FootprintWindow(ctx, Procs(c.members), time.Second)
+	ws, err := electdtest.FootprintWindow(ctx, proxykit.Procs(c.members), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,37 +122,39 @@ func startClusterWith(t *testing.T, n int, o options) *cluster {
 
 // start runs m's electd (again) and puts its proxy in the pool once it
 // has joined.
-func (c *cluster) start(m *member) {
+func (c *fencedCluster) start(m *fencedMember) {
 	c.t.Helper()
-	m.proc = StartProc(c.top, m.spec, patience)
+	m.proc = proxykit.StartProc(c.top, m.spec, patience)
 	c.pool.Add(m.name, m.proxy)
 }
 
 // Part is m as the shared helpers see it (group.go).
-func (m *member) Part() Member {
-	return Member{Name: m.name, Proc: m.proc, Rest: m.rest, Frozen: m.cut}
+func (m *fencedMember) Part() proxykit.Member {
+	return proxykit.Member{Name: m.name, Proc: m.proc, Rest: m.rest, Frozen: m.cut}
 }
 
 // settled waits until one running member other than old leads and every
 // running member's proxy routes to it (but one cut off from ZooKeeper,
 // which cannot know), and returns it.
-func (c *cluster) settled(old *member) *member { return Settled(c.t, patience, old, c.members) }
+func (c *fencedCluster) settled(old *fencedMember) *fencedMember {
+	return proxykit.Settled(c.t, patience, old, c.members)
+}
 
 // idle waits until every running member is back at its rest.
-func (c *cluster) idle() { AtRest(c.t, patience, c.members) }
+func (c *fencedCluster) idle() { proxykit.AtRest(c.t, patience, c.members) }
 
 // load is the traffic of every scenario: 3 workers per member, each
 // sending one request every 10 ms, about 300 a second in all.
-func (c *cluster) load() *Load {
-	return StartLoad(c.pool, LoadConfig{Workers: 3 * len(c.members), Pace: 10 * time.Millisecond,
+func (c *fencedCluster) load() *proxykit.Load {
+	return proxykit.StartLoad(c.pool, proxykit.LoadConfig{Workers: 3 * len(c.members), Pace: 10 * time.Millisecond,
 		Max: 3000, Timeout: holdTime + 5*time.Second})
 }
 
 // post sends an admin POST to m's API and wants 202; a release's answer
 // says what the proxy's drain did (api.Release's drain).
-func (c *cluster) post(m *member, path string) {
+func (c *fencedCluster) post(m *fencedMember, path string) {
 	c.t.Helper()
-	body := AdminPost(c.t, m.proc, path, adminToken, patience)
+	body := proxykit.AdminPost(c.t, m.proc, path, fencedAdminToken, patience)
 	var r api.Release
 	if err := json.Unmarshal(body, &r); err != nil || r.Drain == nil || r.Drain.WaitedSeconds < 0 {
 		c.t.Fatalf("POST %s to %s: %s (%v): want what the drain did", path, m.name, body, err)
@@ -166,4 +163,4 @@ func (c *cluster) post(m *member, path string) {
 }
 
 // leaderships counts the leaderships whose applications served requests.
-func (c *cluster) leaderships() int { return c.fence.Tokens() }
+func (c *fencedCluster) leaderships() int { return c.fence.Tokens() }

@@ -1,4 +1,4 @@
-package forward
+package proxy
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // attackerAddr is where the floods come from: another address than the
@@ -60,9 +60,9 @@ func (f *flood) end() {
 	f.wg.Wait()
 }
 
-// dribble sends head, then the rest of body one byte every pause until it
+// floodDribble sends head, then the rest of body one byte every pause until it
 // is sent, the connection fails or stop.
-func dribble(head, body string, pause time.Duration) func(net.Conn, <-chan struct{}) {
+func floodDribble(head, body string, pause time.Duration) func(net.Conn, <-chan struct{}) {
 	return func(c net.Conn, stop <-chan struct{}) {
 		if _, err := io.WriteString(c, head); err != nil {
 			return
@@ -98,7 +98,7 @@ func openFDs(pid int) int {
 // caps of what it had before.
 func TestProxyFloods(t *testing.T) {
 	const maxConns = 200
-	c := startCluster(t, 2, func(cfg *electdtest.Config) { cfg.ProxyMaxConnections = maxConns })
+	c := startFencedCluster(t, 2, func(cfg *electdtest.Config) { cfg.ProxyMaxConnections = maxConns })
 	l := c.settled(nil)
 	f := c.follower(l, 0)
 	body := strings.Repeat("x", 1000)
@@ -109,10 +109,10 @@ func TestProxyFloods(t *testing.T) {
 		send func(net.Conn, <-chan struct{})
 	}{
 		{"idle connections", 3 * maxConns, func(c net.Conn, stop <-chan struct{}) { <-stop }},
-		{"headers a byte every 100 ms", 2 * maxConns, dribble("GET / HTTP/1.1\r\nHost: x\r\n", strings.Repeat("X-Pad: aaaa\r\n", 100), 100*time.Millisecond)},
-		{"headers past max_header_bytes", 50, dribble("GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("a", 64<<10)+"\r\n\r\n", "", 0)},
+		{"headers a byte every 100 ms", 2 * maxConns, floodDribble("GET / HTTP/1.1\r\nHost: x\r\n", strings.Repeat("X-Pad: aaaa\r\n", 100), 100*time.Millisecond)},
+		{"headers past max_header_bytes", 50, floodDribble("GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("a", 64<<10)+"\r\n\r\n", "", 0)},
 		{"POST bodies of 1000 bytes, a byte every 100 ms", 2 * maxConns,
-			dribble("POST /w HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", body, 100*time.Millisecond)},
+			floodDribble("POST /w HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", body, 100*time.Millisecond)},
 	} {
 		t.Run(fl.name, func(t *testing.T) {
 			// What the flood before opened is gone.
@@ -123,7 +123,7 @@ func TestProxyFloods(t *testing.T) {
 			maxFDs := 0
 			for i := range 40 {
 				maxFDs = max(maxFDs, openFDs(f.proc.Pid()))
-				for _, via := range []*member{f, l} {
+				for _, via := range []*fencedMember{f, l} {
 					if code, err := probe(via.proxy, i%2 == 0); code != http.StatusOK {
 						t.Fatalf("a request through %s during the flood: %d %v", via.name, code, err)
 					}

@@ -1,4 +1,4 @@
-package forward
+package proxy
 
 import (
 	"context"
@@ -8,15 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/proxykit"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // A scenario moves leadership away from the leader l while the load runs,
 // and returns when it is done (a new leader may not be settled yet).
 type scenario struct {
 	name string
-	do   func(c *cluster, l *member)
+	do   func(c *fencedCluster, l *fencedMember)
 	// graceful scenarios fail no request; the others may fail what was
 	// in flight to the dead leader (crash) or answer a clean 503 (cut off).
 	graceful bool
@@ -31,15 +32,15 @@ type scenario struct {
 	// written). "": none may fail.
 	unproven string
 	// after restores what the scenario stopped, once a new leader leads.
-	after func(c *cluster, l *member)
+	after func(c *fencedCluster, l *fencedMember)
 	// judge checks a scenario that is not graceful, whose fault began at
 	// at and was done (the signal sent, the cut made) at done.
-	judge func(t *testing.T, c *cluster, results []Result, at, done time.Time)
+	judge func(t *testing.T, c *fencedCluster, results []proxykit.Result, at, done time.Time)
 }
 
 // fenced fails the test for any request answered by a participant that
 // did not lead at that moment.
-func (c *cluster) fenced() {
+func (c *fencedCluster) fenced() {
 	c.t.Helper()
 	if v := c.fence.Violations(); len(v) > 0 {
 		c.t.Fatalf("%d requests answered by a participant that did not lead; first: %s", len(v), v[0])
@@ -54,7 +55,7 @@ func (c *cluster) fenced() {
 // or a clean 503 with Retry-After, within the hold time; graceful
 // hand-overs fail none. After each, every participant is back at rest.
 func TestForwardingThroughHandovers(t *testing.T) {
-	c := startCluster(t, 3, nil)
+	c := startFencedCluster(t, 3, nil)
 	run(t, c, scenarios(t, "unread"))
 }
 
@@ -63,7 +64,7 @@ func TestForwardingThroughHandovers(t *testing.T) {
 // application that stops on its own loses nothing either: what it dropped
 // unread goes to the new leader.
 func TestForwardingResendUnreadBody(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *electdtest.Config) { cfg.ProxyResendUnread = true })
+	c := startFencedCluster(t, 3, func(cfg *electdtest.Config) { cfg.ProxyResendUnread = true })
 	run(t, c, appStops(t, ""))
 }
 
@@ -72,7 +73,7 @@ func TestForwardingResendUnreadBody(t *testing.T) {
 // request it never took: its GOAWAY names the last one it took, and the
 // rest go to the new leader (docs/design/proxy-app.md, "Forwarding": hand-overs).
 func TestForwardingH2CApplicationStops(t *testing.T) {
-	c := startClusterWith(t, 3, options{h2c: true})
+	c := startFencedClusterWith(t, 3, options{h2c: true})
 	run(t, c, appStops(t, "ran"))
 }
 
@@ -93,39 +94,39 @@ func appStops(t *testing.T, unproven string) []scenario {
 // unproven says.
 func scenarios(t *testing.T, unproven string) []scenario {
 	return []scenario{
-		{name: "SIGTERM", graceful: true, do: func(c *cluster, l *member) {
+		{name: "SIGTERM", graceful: true, do: func(c *fencedCluster, l *fencedMember) {
 			if err := l.proc.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
 			c.pool.Remove(l.name) // its endpoint goes while it forwards (shutdown_grace)
-		}, after: func(c *cluster, l *member) {
+		}, after: func(c *fencedCluster, l *fencedMember) {
 			if err, ok := l.proc.Wait(patience); !ok || err != nil {
 				t.Fatalf("%s after SIGTERM: exit %v (exited %v)", l.name, err, ok)
 			}
 			c.start(l)
 		}},
-		{name: "release", graceful: true, do: func(c *cluster, l *member) {
+		{name: "release", graceful: true, do: func(c *fencedCluster, l *fencedMember) {
 			c.post(l, "/leader/release")
 		}},
-		{name: "switchover", graceful: true, do: func(c *cluster, l *member) {
+		{name: "switchover", graceful: true, do: func(c *fencedCluster, l *fencedMember) {
 			to := c.follower(l, 1) // not the next in line: the switchover moves it ahead
 			c.post(l, "/leader/release?to="+to.name)
 		}},
-		{name: "the application stops, then starts again", graceful: true, unproven: unproven, do: func(c *cluster, l *member) {
+		{name: "the application stops, then starts again", graceful: true, unproven: unproven, do: func(c *fencedCluster, l *fencedMember) {
 			c.stopApp(l)
-		}, after: func(c *cluster, l *member) {
+		}, after: func(c *fencedCluster, l *fencedMember) {
 			if err := l.app.Restart(); err != nil {
 				t.Fatal(err)
 			}
 			waitStanding(t, l) // it stands again once its application takes connections
 		}},
-		{name: "pod deletion: the application stops, then electd gets SIGTERM", graceful: true, unproven: unproven, do: func(c *cluster, l *member) {
+		{name: "pod deletion: the application stops, then electd gets SIGTERM", graceful: true, unproven: unproven, do: func(c *fencedCluster, l *fencedMember) {
 			c.stopApp(l)
 			if err := l.proc.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
 			c.pool.Remove(l.name)
-		}, after: func(c *cluster, l *member) {
+		}, after: func(c *fencedCluster, l *fencedMember) {
 			if err, ok := l.proc.Wait(patience); !ok || err != nil {
 				t.Fatalf("%s after SIGTERM: exit %v (exited %v)", l.name, err, ok)
 			}
@@ -134,19 +135,19 @@ func scenarios(t *testing.T, unproven string) []scenario {
 			}
 			c.start(l)
 		}},
-		{name: "SIGKILL", do: func(c *cluster, l *member) {
+		{name: "SIGKILL", do: func(c *fencedCluster, l *fencedMember) {
 			c.pool.Drop(l.name) // its endpoint goes with it; what was in flight through it is lost
 			if err := l.proc.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-		}, after: func(c *cluster, l *member) {
+		}, after: func(c *fencedCluster, l *fencedMember) {
 			l.proc.Wait(patience)
 			c.start(l)
 		}, judge: judgeCrash},
-		{name: "ZooKeeper cut off from the leader", do: func(c *cluster, l *member) {
+		{name: "ZooKeeper cut off from the leader", do: func(c *fencedCluster, l *fencedMember) {
 			l.cut = true
 			l.zk.Blackhole()
-		}, after: func(c *cluster, l *member) {
+		}, after: func(c *fencedCluster, l *fencedMember) {
 			l.cut = false
 			l.zk.Heal()
 			waitStanding(t, l) // back, a follower in a new session
@@ -155,7 +156,7 @@ func scenarios(t *testing.T, unproven string) []scenario {
 }
 
 // run runs the scenarios one after another on c.
-func run(t *testing.T, c *cluster, scs []scenario) {
+func run(t *testing.T, c *fencedCluster, scs []scenario) {
 	for _, sc := range scs {
 		t.Run(sc.name, func(t *testing.T) {
 			c.t = t
@@ -174,14 +175,14 @@ func run(t *testing.T, c *cluster, scs []scenario) {
 			if len(results) < 120 {
 				t.Fatalf("only %d requests were sent", len(results))
 			}
-			failed := Failed(results)
+			failed := proxykit.Failed(results)
 			if sc.unproven != "" {
 				failed = judgeUnproven(t, c.fence, failed, sc.unproven == "ran")
 			}
 			t.Logf("%s -> %s in %v; %d requests, %d failed, slowest %v", l.name, nl.name, took.Round(time.Millisecond),
-				len(results), len(failed), Slowest(results).Round(time.Millisecond))
+				len(results), len(failed), proxykit.Slowest(results).Round(time.Millisecond))
 			for _, r := range results {
-				if r.Latency() > holdTime+slack {
+				if r.Latency() > holdTime+fencedSlack {
 					t.Errorf("answered after %v, past the hold time: %v", r.Latency(), r)
 				}
 			}
@@ -210,8 +211,8 @@ func run(t *testing.T, c *cluster, scs []scenario) {
 // judgeUnproven returns the failures that are not POSTs answered a clean
 // 502 or 503 saying they may or may not have been processed, and that ran
 // (or did not) as ran says, and logs how many were.
-func judgeUnproven(t *testing.T, fence *Fence, failed []Result, ran bool) []Result {
-	var rest []Result
+func judgeUnproven(t *testing.T, fence *proxykit.Fence, failed []proxykit.Result, ran bool) []proxykit.Result {
+	var rest []proxykit.Result
 	maybe := 0
 	for _, r := range failed {
 		if r.Post && r.Err == nil && (r.Code == http.StatusBadGateway || r.Code == http.StatusServiceUnavailable) &&
@@ -233,8 +234,8 @@ func judgeUnproven(t *testing.T, fence *Fence, failed []Result, ran bool) []Resu
 
 // follower is a running member other than l: the i-th in the members'
 // order.
-func (c *cluster) follower(l *member, i int) *member {
-	var fs []*member
+func (c *fencedCluster) follower(l *fencedMember, i int) *fencedMember {
+	var fs []*fencedMember
 	for _, m := range c.members {
 		if m != l && m.proc.Alive() {
 			fs = append(fs, m)
@@ -244,7 +245,7 @@ func (c *cluster) follower(l *member, i int) *member {
 }
 
 // stopApp stops l's application as a Go application stops on SIGTERM.
-func (c *cluster) stopApp(l *member) {
+func (c *fencedCluster) stopApp(l *fencedMember) {
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	if err := l.app.Stop(ctx); err != nil {
@@ -253,7 +254,7 @@ func (c *cluster) stopApp(l *member) {
 }
 
 // waitStanding waits until m is joined and stands again.
-func waitStanding(t *testing.T, m *member) {
+func waitStanding(t *testing.T, m *fencedMember) {
 	t.Helper()
 	wait.For(t, patience, m.name+" to stand and join again", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -272,10 +273,10 @@ func waitStanding(t *testing.T, m *member) {
 // crash: the reset that tells the peer cannot say whether the leader took
 // it before it died, so it ends as "may or may not have been processed",
 // and the fence shows it ran nowhere.
-func judgeCrash(t *testing.T, c *cluster, results []Result, at, done time.Time) {
+func judgeCrash(t *testing.T, c *fencedCluster, results []proxykit.Result, at, done time.Time) {
 	t.Helper()
 	lost, unproven := 0, 0
-	for _, r := range Failed(results) {
+	for _, r := range proxykit.Failed(results) {
 		switch {
 		case r.Start.Before(done) && r.End.After(at):
 			lost++
@@ -295,18 +296,18 @@ func judgeCrash(t *testing.T, c *cluster, results []Result, at, done time.Time) 
 // judgeCutOff lets requests fail only with a clean 503 (with Retry-After):
 // what the leader cut off from ZooKeeper held, and POSTs cut from it as the
 // others learnt of the new leader.
-func judgeCutOff(t *testing.T, _ *cluster, results []Result, _, _ time.Time) {
+func judgeCutOff(t *testing.T, _ *fencedCluster, results []proxykit.Result, _, _ time.Time) {
 	t.Helper()
 	n := 0
-	for _, r := range Failed(results) {
-		if !Clean503(r) {
+	for _, r := range proxykit.Failed(results) {
+		if !proxykit.Clean503(r) {
 			t.Errorf("failed, not with a clean 503: %v", r)
 			continue
 		}
 		n++
 	}
 	if n > 0 {
-		t.Logf("clean 503s while the leader was cut off: %d; e.g. %s", n, strings.TrimSpace(Failed(results)[0].Body))
+		t.Logf("clean 503s while the leader was cut off: %d; e.g. %s", n, strings.TrimSpace(proxykit.Failed(results)[0].Body))
 	}
 }
 
@@ -315,15 +316,15 @@ func judgeCutOff(t *testing.T, _ *cluster, results []Result, _, _ time.Time) {
 // Yield too (election.Config.TermEnd), and fails no request.
 func TestForwardingThroughSelectorTerms(t *testing.T) {
 	const term = 300 * time.Millisecond
-	c := startCluster(t, 3, func(cfg *electdtest.Config) { cfg.Mode, cfg.Term = "selector", term })
+	c := startFencedCluster(t, 3, func(cfg *electdtest.Config) { cfg.Mode, cfg.Term = "selector", term })
 	first := c.settled(nil)
 	ld := c.load()
 	start := c.fence.Max()
 	wait.For(t, patience, "several terms", func() bool { return c.fence.Max() >= start+5 && ld.Count() >= 600 })
 	results := ld.Stop()
-	failed := Failed(results)
+	failed := proxykit.Failed(results)
 	t.Logf("from %s: %d requests over %d leaderships, %d failed, slowest %v", first.name, len(results),
-		c.leaderships(), len(failed), Slowest(results).Round(time.Millisecond))
+		c.leaderships(), len(failed), proxykit.Slowest(results).Round(time.Millisecond))
 	if len(failed) > 0 {
 		t.Errorf("%d of %d requests failed as terms ended; first: %v", len(failed), len(results), failed[0])
 	}
@@ -342,7 +343,7 @@ func TestForwardingThroughSelectorTerms(t *testing.T) {
 // its participant stands again, and everyone is back at rest.
 func TestForwardingHungApplication(t *testing.T) {
 	const response = 500 * time.Millisecond
-	c := startCluster(t, 3, func(cfg *electdtest.Config) { cfg.ProxyResponseTimeout = response })
+	c := startFencedCluster(t, 3, func(cfg *electdtest.Config) { cfg.ProxyResponseTimeout = response })
 	l := c.settled(nil)
 	ld := c.load()
 	wait.For(t, patience, "requests before the fault", func() bool { return ld.Count() >= 60 })
@@ -356,14 +357,14 @@ func TestForwardingHungApplication(t *testing.T) {
 	results := ld.Stop()
 	l.app.Unhang()
 	t.Logf("%s's application hung: %s leads %v later; %d requests, %d failed, slowest %v", l.name, nl.name,
-		took.Round(time.Millisecond), len(results), len(Failed(results)), Slowest(results).Round(time.Millisecond))
+		took.Round(time.Millisecond), len(results), len(proxykit.Failed(results)), proxykit.Slowest(results).Round(time.Millisecond))
 	for _, r := range results {
-		if r.Latency() > holdTime+response+slack {
+		if r.Latency() > holdTime+response+fencedSlack {
 			t.Errorf("answered after %v, past the hold time and the response timeout: %v", r.Latency(), r)
 		}
 	}
-	for _, r := range Failed(results) {
-		if r.Err != nil || r.Code != http.StatusGatewayTimeout && !Clean503(r) {
+	for _, r := range proxykit.Failed(results) {
+		if r.Err != nil || r.Code != http.StatusGatewayTimeout && !proxykit.Clean503(r) {
 			t.Errorf("failed, not with a 504 or a clean 503: %v", r)
 		}
 	}

@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"bufio"
@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/proxy"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // hidden is the request a faulty one carries in what should be its body.

@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // Issue 28, must have 4: HTTP/2 with prior knowledge (h2c) and gRPC (unary

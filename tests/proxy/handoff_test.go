@@ -1,4 +1,4 @@
-package proxytest
+package proxy
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/proxy"
-	forwardtest "github.com/electd/electd/tests/forward"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/proxykit"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // TestZKHandoffsFailNoRequest runs four participants, each an elector
@@ -42,21 +42,21 @@ func TestZKHandoffsFailNoRequest(t *testing.T) {
 func handoffs(t *testing.T, resend bool) {
 	ens := zktest.Start(t, zktest.Options{})
 	f := &fence{}
-	var ms []*member
+	var ms []*inprocMember
 	for i := range 4 {
 		m := startMember(t, ens, "/proxy/handoffs", fmt.Sprintf("p%d", i), f, resend)
 		ms = append(ms, m)
-		wait.For(t, patience, m.name+" to join", func() bool { return m.el.Status().Joined })
+		wait.For(t, inprocPatience, m.name+" to join", func() bool { return m.el.Status().Joined })
 	}
-	targets := forwardtest.NewPool()
+	targets := proxykit.NewPool()
 	for _, m := range ms {
 		targets.Add(m.name, m.addr)
 	}
 	live := slices.Clone(ms) // the members still serving
 	// leader waits for a leader other than old that every proxy routes to.
-	leader := func(old *member) *member {
-		var l *member
-		wait.For(t, patience, "one new leader that every proxy routes to", func() bool {
+	leader := func(old *inprocMember) *inprocMember {
+		var l *inprocMember
+		wait.For(t, inprocPatience, "one new leader that every proxy routes to", func() bool {
 			l = nil
 			for _, m := range live {
 				if m.leads() {
@@ -75,7 +75,7 @@ func handoffs(t *testing.T, resend bool) {
 		})
 		return l
 	}
-	stopApp := func(l *member) error {
+	stopApp := func(l *inprocMember) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		return l.app.Config.Shutdown(ctx) // stops listening, closes idle connections, finishes what it has
@@ -83,27 +83,27 @@ func handoffs(t *testing.T, resend bool) {
 
 	for _, step := range []struct {
 		name string
-		do   func(l *member) error
+		do   func(l *inprocMember) error
 		// unproven: POSTs may end "may or may not have been processed".
 		unproven bool
 	}{
-		{name: "release", do: func(l *member) error { return l.release() }},
-		{name: "hand-over, then the application stops", do: func(l *member) error {
+		{name: "release", do: func(l *inprocMember) error { return l.release() }},
+		{name: "hand-over, then the application stops", do: func(l *inprocMember) error {
 			if err := l.handOver(); err != nil {
 				return err
 			}
 			return stopApp(l)
 		}},
 		{name: "the application stops first", do: stopApp, unproven: !resend},
-		{name: "leader shuts down", do: func(l *member) error {
+		{name: "leader shuts down", do: func(l *inprocMember) error {
 			err := l.shutDown(t, targets, live)
-			live = slices.DeleteFunc(live, func(o *member) bool { return o == l })
+			live = slices.DeleteFunc(live, func(o *inprocMember) bool { return o == l })
 			return err
 		}},
 	} {
 		l := leader(nil)
 		// A few hundred requests a second: 6 workers, one request every 15 ms each.
-		ld := forwardtest.StartLoad(targets, forwardtest.LoadConfig{Workers: 6, Pace: 15 * time.Millisecond, Max: 2000, Timeout: 15 * time.Second})
+		ld := proxykit.StartLoad(targets, proxykit.LoadConfig{Workers: 6, Pace: 15 * time.Millisecond, Max: 2000, Timeout: 15 * time.Second})
 		time.Sleep(300 * time.Millisecond)
 		start := time.Now()
 		if err := step.do(l); err != nil {
@@ -112,11 +112,11 @@ func handoffs(t *testing.T, resend bool) {
 		nl := leader(l)
 		took := time.Since(start)
 		time.Sleep(300 * time.Millisecond)
-		wait.For(t, patience, "200 requests through this step", func() bool { return ld.Count() >= 200 })
+		wait.For(t, inprocPatience, "200 requests through this step", func() bool { return ld.Count() >= 200 })
 		results := ld.Stop()
 		judge(t, step.name, results, step.unproven)
 		t.Logf("%s: %s -> %s in %v; %d requests, slowest %v",
-			step.name, l.name, nl.name, took.Round(time.Millisecond), len(results), forwardtest.Slowest(results).Round(time.Millisecond))
+			step.name, l.name, nl.name, took.Round(time.Millisecond), len(results), proxykit.Slowest(results).Round(time.Millisecond))
 	}
 	if p := f.problems(); len(p) > 0 {
 		t.Fatalf("%d fencing violations, first: %s", len(p), p[0])
@@ -126,7 +126,7 @@ func handoffs(t *testing.T, resend bool) {
 // judge fails the test for any request that failed or took longer than
 // the hold time; with unproven, but for POSTs answered 502 or 503 saying
 // they may or may not have been processed.
-func judge(t *testing.T, step string, results []forwardtest.Result, unproven bool) {
+func judge(t *testing.T, step string, results []proxykit.Result, unproven bool) {
 	t.Helper()
 	if len(results) < 200 {
 		t.Fatalf("%s: only %d requests were sent", step, len(results))

@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"bufio"
@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // What a client claims in the forwarding headers: a proxy must not believe

@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/ledger"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // The settings of TestHungApplication and TestSlowClientsKeepLeadership:

@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/wait"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 

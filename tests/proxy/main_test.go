@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/electd/electd/tests/ledger"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // The package's tests share one standalone ZooKeeper, each on its own

@@ -1,4 +1,4 @@
-package proxytest
+package proxy
 
 // The in-process integration of the proxy with real electors on a real
 // ZooKeeper, joined by internal/forward as the daemon joins them:
@@ -19,9 +19,9 @@ import (
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/proxy"
-	forwardtest "github.com/electd/electd/tests/forward"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/proxykit"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // fence is the storage every application writes to: it refuses a token
@@ -67,8 +67,8 @@ func (f *fence) problems() []string {
 	return append([]string(nil), f.violations...)
 }
 
-// member is one participant: an elector, its proxy, its application.
-type member struct {
+// inprocMember is one participant: an elector, its proxy, its application.
+type inprocMember struct {
 	name   string
 	sess   *election.Session
 	el     *election.Elector
@@ -84,9 +84,9 @@ type member struct {
 // startMember joins the election at path with a proxy in front of a fenced
 // application; resend is proxy.Config.ResendUnreadBody (the application
 // reads every body before it acts).
-func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence, resend bool) *member {
+func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence, resend bool) *inprocMember {
 	t.Helper()
-	m := &member{name: name}
+	m := &inprocMember{name: name}
 	m.app = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strconv.ParseInt(r.Header.Get(proxy.HeaderFencingToken), 10, 64)
 		st := m.el.Status()
@@ -146,7 +146,7 @@ func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence
 }
 
 // stop ends the member: its proxy, then its elector.
-func (m *member) stop() {
+func (m *inprocMember) stop() {
 	m.stopPx()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -156,11 +156,11 @@ func (m *member) stop() {
 }
 
 // leads reports whether the member leads now.
-func (m *member) leads() bool { return m.el.Status().IsLeader }
+func (m *inprocMember) leads() bool { return m.el.Status().IsLeader }
 
 // release hands leadership over as the daemon will: through Yield, so
 // that the requests its application has finish first.
-func (m *member) release() error {
+func (m *inprocMember) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return m.px.Yield(ctx, m.el.Release)
@@ -169,7 +169,7 @@ func (m *member) release() error {
 // handOver is what a pod deletion does when the application's preStop
 // asks electd to hand over before the application stops: a release
 // through Yield that returns once another participant leads.
-func (m *member) handOver() error {
+func (m *inprocMember) handOver() error {
 	return m.release()
 }
 
@@ -179,7 +179,7 @@ func (m *member) handOver() error {
 // keep forwarding as an observer for a grace period while clients stop
 // sending to it (its endpoint leaves the pool), let the proxy drain,
 // forwarding what it still holds to the new leader, then resign.
-func (m *member) shutDown(t *testing.T, clients *forwardtest.Pool, others []*member) error {
+func (m *inprocMember) shutDown(t *testing.T, clients *proxykit.Pool, others []*inprocMember) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := m.px.Yield(ctx, func(ctx context.Context) error {
@@ -188,7 +188,7 @@ func (m *member) shutDown(t *testing.T, clients *forwardtest.Pool, others []*mem
 	if err != nil {
 		return err
 	}
-	wait.For(t, patience, "a new leader", func() bool {
+	wait.For(t, inprocPatience, "a new leader", func() bool {
 		for _, o := range others {
 			if o != m && o.leads() {
 				return true
@@ -202,8 +202,8 @@ func (m *member) shutDown(t *testing.T, clients *forwardtest.Pool, others []*mem
 	return m.el.Resign(ctx)
 }
 
-// patience bounds every wait of these tests: it only ends a test that hangs.
-const patience = 15 * time.Second
+// inprocPatience bounds every wait of these tests: it only ends a test that hangs.
+const inprocPatience = 15 * time.Second
 
 // peerKey is every test election's proxy.peer_key: the members of one
 // share it.

@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // forgedValues are what a client claims where the proxy alone may speak:

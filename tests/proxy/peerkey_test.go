@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"crypto/tls"
@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/proxy"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // Issue 37, item 3: "Anyone who reaches the peer port can forge a

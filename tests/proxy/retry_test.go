@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/ledger"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // maxRuns is how often a request that may be repeated reaches an

@@ -1,13 +1,13 @@
-package dataplane
+package proxy
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // Issue 28, failure 1: "A stalled leader hangs requests for a minute." The

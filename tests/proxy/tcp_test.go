@@ -1,4 +1,4 @@
-package proxytest
+package proxy
 
 import (
 	"bufio"
@@ -13,8 +13,8 @@ import (
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/proxy"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // tcpMember is a participant in TCP mode: an elector, its proxy, and an
@@ -133,11 +133,11 @@ func TestZKTCPHandOver(t *testing.T) {
 	for i := range 3 {
 		m := startTCPMember(t, ens, "/proxy/tcp", fmt.Sprintf("t%d", i), f)
 		ms = append(ms, m)
-		wait.For(t, patience, m.name+" to join", func() bool { return m.el.Status().Joined })
+		wait.For(t, inprocPatience, m.name+" to join", func() bool { return m.el.Status().Joined })
 	}
 	leader := func(not string) *tcpMember {
 		var l *tcpMember
-		wait.For(t, patience, "a leader every proxy routes to", func() bool {
+		wait.For(t, inprocPatience, "a leader every proxy routes to", func() bool {
 			l = nil
 			for _, m := range ms {
 				if m.el.Status().IsLeader && m.name != not {
@@ -180,7 +180,7 @@ func TestZKTCPHandOver(t *testing.T) {
 	go func() {
 		released <- old.px.Yield(context.Background(), func(ctx context.Context) error {
 			close(holding)
-			wait.For(t, patience, "connections held by the old leader", func() bool { return old.px.Held() > 0 })
+			wait.For(t, inprocPatience, "connections held by the old leader", func() bool { return old.px.Held() > 0 })
 			return old.el.Release(ctx)
 		})
 	}()

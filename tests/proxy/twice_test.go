@@ -1,4 +1,4 @@
-package dataplane
+package proxy
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/ledger"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // appTime is how long the applications of TestPostRunsOnce work on a

@@ -26,9 +26,9 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/testkit"
-	"github.com/electd/electd/tests/proctest"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/proctest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // Modes of a Participant.

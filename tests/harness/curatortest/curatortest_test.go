@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/curatortest"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/curatortest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 const agree = 10 * time.Second // deadline for Curator participants to agree after a change

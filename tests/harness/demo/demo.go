@@ -1,5 +1,5 @@
-// Package demo is `make demo`: a local ZooKeeper (tests/zktest's launcher) and three
-// electd sidecars (tests/electdtest's processes). It shows who leads, stops the
+// Package demo is `make demo`: a local ZooKeeper (tests/harness/zktest's launcher) and three
+// electd sidecars (tests/harness/electdtest's processes). It shows who leads, stops the
 // leader with SIGTERM and times the handoff, then asks the new leader to step down with
 // POST /leader/release and the admin token. Run from a terminal it pauses between steps;
 // otherwise it runs straight through, and any bad step (no leader, two leaders, no
@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // The demo's settings.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // sidecar is one electd process of the demo.

@@ -14,8 +14,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // election: three sidecars join, one after another so that the story is

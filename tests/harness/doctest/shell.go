@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/harness/proctest"
 )
 
 // Shell is one bash, as a user's terminal is: the commands of a session

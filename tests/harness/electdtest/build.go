@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/buildcache"
+	"github.com/electd/electd/tests/harness/buildcache"
 )
 
 // Version and Commit are stamped into the binary the tests run (main.version and
@@ -60,7 +60,7 @@ func Binary(t testing.TB) string {
 // Build returns the path of electd built from the enclosing module's sources (the
 // module holding the working directory), with -race when the caller is built with it.
 //
-// The binary is kept in the user's cache directory (tests/buildcache, kind "bin"),
+// The binary is kept in the user's cache directory (tests/harness/buildcache, kind "bin"),
 // under a key that hashes every input of the build: the module's non-test Go and
 // assembly files and their paths, go.mod and go.sum, the Go version, GOOS and GOARCH,
 // the GOFLAGS, CGO_ENABLED and GOEXPERIMENT settings, and the build flags (-race, the

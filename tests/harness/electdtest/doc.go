@@ -12,5 +12,5 @@
 //   - Proc's HTTP helpers read /healthz, /healthz/leader, /leader, /participants and
 //     /metrics (parsed with prometheus/common/expfmt).
 //   - Observer polls /healthz/leader of many processes into an invariant.Log, for the
-//     checks of tests/invariant.
+//     checks of tests/harness/invariant.
 package electdtest

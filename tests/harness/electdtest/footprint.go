@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/harness/invariant"
 )
 
 // Footprint reads the process's goroutines and its election's ZooKeeper

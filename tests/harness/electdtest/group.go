@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // OneLeader waits until exactly one of ms answers 200 on /healthz/leader

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/electd/electd/internal/api"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // maxBody bounds what the helpers read of an answer.
@@ -50,7 +50,7 @@ func (p *Proc) Get(ctx context.Context, path string) (int, []byte, error) {
 	return p.Do(ctx, http.MethodGet, path, "")
 }
 
-// WaitHTTP polls GET path (tests/wait) until it answers want, failing when
+// WaitHTTP polls GET path (tests/harness/wait) until it answers want, failing when
 // ctx ends or the process exits first (with the tail of its log).
 func (p *Proc) WaitHTTP(ctx context.Context, path string, want int) error {
 	return wait.Until(ctx, 0, 20*time.Millisecond, func() error {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/harness/invariant"
 )
 
 // Observer polls every participant's /healthz/leader from outside, one goroutine per

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/harness/invariant"
 )
 
 // TestObserver polls two fake participants and checks that samples carry

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/freeport"
-	"github.com/electd/electd/tests/proctest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/freeport"
+	"github.com/electd/electd/tests/harness/proctest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // Spec says how to start one electd process.
@@ -196,7 +196,7 @@ func CleanEnviron() []string {
 }
 
 // FreeAddr returns a loopback address free now, drawn below the kernel's ephemeral range
-// and locked for this process's life against other test binaries (tests/freeport), never
+// and locked for this process's life against other test binaries (tests/harness/freeport), never
 // returned before in this process.
 func FreeAddr() (string, error) { return freeport.Addrs(1) }
 

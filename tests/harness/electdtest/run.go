@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/harness/proctest"
 )
 
 // runTimeout bounds Run: electd that has nothing to serve exits at once, so this only

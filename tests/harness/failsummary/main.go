@@ -2,10 +2,10 @@
 // `go test -v` would, and ends with the output of each test that failed on
 // its own account, once more. A long run's failure then stays readable
 // where only the end of the log is kept: CI keeps the tail, and after a
-// failure tests/nodetest prints thousands of lines of component logs,
+// failure tests/harness/nodetest prints thousands of lines of component logs,
 // which pushed a failed subtest's message out of view.
 //
-//	go run ./tests/failsummary -- go test -json ./tests/e2e
+//	go run ./tests/harness/failsummary -- go test -json ./tests/e2e
 //
 // It exits with the command's status.
 package main

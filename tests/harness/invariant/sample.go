@@ -1,7 +1,7 @@
 // Package invariant states electd's election properties as pure functions over samples:
 // who claimed to lead, when, with which fencing token. Two observers feed it: the chaos
 // suite's and the end-to-end tests' poller of electd processes' /healthz/leader
-// (tests/electdtest), and the in-process sampler of Electors in internal/election's
+// (tests/harness/electdtest), and the in-process sampler of Electors in internal/election's
 // tests. The properties are those of docs/design/session-and-faults.md,
 // "Failure semantics":
 //

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/electd/electd/tests/buildcache"
-	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/harness/buildcache"
+	"github.com/electd/electd/tests/harness/proctest"
 )
 
 // CacheEnv names a directory that replaces the default cache root
@@ -260,7 +260,7 @@ func isExecutable(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// lockFile takes an exclusive flock (tests/buildcache), waiting for
+// lockFile takes an exclusive flock (tests/harness/buildcache), waiting for
 // another holder; the kernel drops it if the holder dies.
 func lockFile(path string, progress io.Writer) (unlock func(), err error) {
 	return buildcache.Lock(path, func() {

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/proctest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/proctest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // Timeouts.

@@ -3,7 +3,7 @@
 // etcd-server) as storage and kube-apiserver built from the Kubernetes
 // module, on loopback ports, with RBAC, a static admin token and
 // service-account tokens signed by a key pair made at start. The node tests
-// (tests/nodetest) run the other binaries Build returns.
+// (tests/harness/nodetest) run the other binaries Build returns.
 //
 // Every binary is built from the nested module in kube/ (its own go.mod:
 // Kubernetes never enters electd's go.mod, and `go test ./...` does not
@@ -15,7 +15,7 @@
 // (~/.cache/electd/kube/<key>/, key = hash of the module's files and the Go
 // version) and reused afterwards. A lock file serializes builds of test
 // binaries started together. CI builds them before the tests: go run
-// ./tests/kubetest/prebuild.
+// ./tests/harness/kubetest/prebuild.
 //
 // Start skips under -short. Otherwise a missing etcd or a failed build
 // fails the test, naming what to install: never a skip.

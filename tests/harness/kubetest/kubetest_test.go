@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // The cluster authenticates the admin and service-account tokens minted by

@@ -7,12 +7,12 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/electd/electd/tests/freeport"
+	"github.com/electd/electd/tests/harness/freeport"
 )
 
 // port is a loopback TCP port this process holds for a cluster's life.
 // Ports are drawn below the kernel's ephemeral range and locked against
-// other test binaries (tests/freeport).
+// other test binaries (tests/harness/freeport).
 type port struct {
 	n    int
 	lock *os.File

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""The Python application of electd's data-plane tests (tests/ledger).
+"""The Python application of electd's data-plane tests (tests/harness/ledger).
 
 An ordinary http.server, standard library only: HTTP/1.0, one request per
 connection, and never a "100 Continue" (BaseHTTPRequestHandler sends one only
 with protocol_version HTTP/1.1). It keeps the same ledger as the Go
-application (tests/ledger/goapp.go): one JSON line per event, appended with a
+application (tests/harness/ledger/goapp.go): one JSON line per event, appended with a
 single os.write on a file opened with O_APPEND, "arrive" before a byte of the
 body is read, "done" once the body (Content-Length or chunked, with its
 trailers) is read. A request to /drop is logged ("arrive"), its body read,

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/forward"
+	"github.com/electd/electd/tests/harness/proxykit"
 )
 
 // Events of a ledger line.
@@ -155,7 +155,7 @@ func Twice(entries []Entry, only func(id string) bool) []string {
 }
 
 // Unfenced lists the arrivals a fenced storage would refuse, checked in the
-// order they reached the applications as tests/forward's Fence checks them:
+// order they reached the applications as tests/harness/proxykit's Fence checks them:
 // a token lower than one seen before, a token seen at another application,
 // a leader id that is not the application's own. A request that came with no
 // token at all (the proxy did not hand it over) is one too.
@@ -169,7 +169,7 @@ func Unfenced(entries []Entry) []string {
 // whose electd was stopped between its lease check and its write delivers
 // once it goes on) apart from the others.
 func UnfencedStale(entries []Entry) (stale, other []string) {
-	f := forward.NewFence()
+	f := proxykit.NewFence()
 	for _, e := range Arrivals(entries) {
 		f.Check(e.App, e.Leader, e.Token)
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/electd/electd/tests/forward"
+	"github.com/electd/electd/tests/harness/proxykit"
 )
 
 // Target is a proxy a Load sends to, by participant name.
@@ -72,9 +72,9 @@ type LoadConfig struct {
 }
 
 // Client is an HTTP/1.1 client for the proxies: timeout bounds each
-// request, kept-alive connections close after forward.ClientIdle.
+// request, kept-alive connections close after proxykit.ClientIdle.
 func Client(timeout time.Duration) *http.Client {
-	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 32, IdleConnTimeout: forward.ClientIdle}
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 32, IdleConnTimeout: proxykit.ClientIdle}
 	return &http.Client{Transport: tr, Timeout: timeout}
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/harness/electdtest"
 )
 
 // The applications' languages.
@@ -66,7 +66,7 @@ func newApp(lang, name, dir string) (*App, error) {
 			return nil, err
 		}
 		a.bin = Python3
-		a.spec.Args = []string{filepath.Join(root, "tests", "ledger", "app.py"), name, addr, a.Ledger}
+		a.spec.Args = []string{filepath.Join(root, "tests", "harness", "ledger", "app.py"), name, addr, a.Ledger}
 	default:
 		return nil, fmt.Errorf("ledger: no application in %q", lang)
 	}

@@ -1,7 +1,7 @@
 // Package manifesttest is what the tests of the shipped manifests and
 // chart share: strict decoding of rendered objects into the Kubernetes API
 // types, kustomize (the library kubectl embeds) and server-side dry runs
-// against a real kube-apiserver (tests/kubetest). deploy/k8s's tests and
+// against a real kube-apiserver (tests/harness/kubetest). deploy/k8s's tests and
 // tests/manifests use it.
 package manifesttest
 

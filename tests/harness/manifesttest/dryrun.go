@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/electd/electd/tests/kubetest"
+	"github.com/electd/electd/tests/harness/kubetest"
 )
 
 // collections maps apiVersion and kind to the collection's path in a

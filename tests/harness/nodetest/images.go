@@ -95,7 +95,7 @@ func staticImage(ref, bin, name string) Image {
 // and returns their paths.
 func buildImages(moduleDir, work, leaseSidecar string) ([]string, error) {
 	for _, p := range []string{"podapp", "pause"} {
-		if err := goBuild(moduleDir, "./tests/nodetest/"+p, filepath.Join(work, p)); err != nil {
+		if err := goBuild(moduleDir, "./tests/harness/nodetest/"+p, filepath.Join(work, p)); err != nil {
 			return nil, err
 		}
 	}

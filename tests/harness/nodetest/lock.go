@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/electd/electd/tests/buildcache"
+	"github.com/electd/electd/tests/harness/buildcache"
 )
 
 // LockPath serializes node runs on a machine: the paths a node uses are

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/kubetest"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/kubetest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // Timeouts of a node's start and stop. They bound waits on conditions; a

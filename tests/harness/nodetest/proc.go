@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/harness/proctest"
 )
 
 // process is one component of the node: its output goes to a log file.
@@ -16,7 +16,7 @@ type process struct {
 	log  string
 }
 
-// spawner starts every component through tests/proctest's spawner, in a
+// spawner starts every component through tests/harness/proctest's spawner, in a
 // process group of its own: they get SIGKILL exactly when the test binary
 // dies, so no control plane outlives it. Containers do (they belong to
 // containerd's shims): the next run's cleanup removes them (cleanup.go).

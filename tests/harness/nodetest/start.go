@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // startAll starts the components in dependency order and waits until the
@@ -145,7 +145,7 @@ func (n *Node) startAll(images []string) error {
 	return nil
 }
 
-// waitFor polls check (tests/wait) until it passes, the process exits, or
+// waitFor polls check (tests/harness/wait) until it passes, the process exits, or
 // readyTimeout.
 func waitFor(what string, p *process, check func() error) error {
 	exited := false

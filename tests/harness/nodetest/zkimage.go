@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // ZooKeeperImage is the reference deploy/k8s/zookeeper.yaml names
@@ -24,7 +24,7 @@ const ZooKeeperImage = "docker.io/library/zookeeper:3.8"
 const zkUser = 1000
 
 // ensembleJars are what a server of an ensemble needs besides
-// tests/zktest's (standalone) server classpath: Dropwizard's metrics, which
+// tests/harness/zktest's (standalone) server classpath: Dropwizard's metrics, which
 // a quorum peer's metrics load, snappy-java, which the snapshot code names,
 // and for the admin server (the manifest's
 // liveness probe, /commands/ruok) Jetty 9.4 and the servlet API.
@@ -130,7 +130,7 @@ func zooKeeperImage() (Image, error) {
 	return Image{
 		Ref: ZooKeeperImage, Entrypoint: []string{"/docker-entrypoint.sh"}, Cmd: []string{"zkServer.sh", "start-foreground"},
 		User: fmt.Sprintf("%d:%d", zkUser, zkUser), Ports: []string{"2181/tcp", "2888/tcp", "3888/tcp", "8080/tcp"},
-		Labels: map[string]string{"org.opencontainers.image.description": "ZooKeeper 3.8 from Debian's jars and Java 17, for the node tests (tests/nodetest)"},
+		Labels: map[string]string{"org.opencontainers.image.description": "ZooKeeper 3.8 from Debian's jars and Java 17, for the node tests (tests/harness/nodetest)"},
 		Files:  files,
 	}, nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // TestServerEvaluatesRulesAndStops starts a server with one rule that always

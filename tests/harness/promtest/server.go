@@ -14,16 +14,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/freeport"
+	"github.com/electd/electd/tests/harness/freeport"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/proctest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/proctest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 const (
@@ -194,7 +194,7 @@ func launch(bin, dir, cfgPath string) (*Server, error) {
 }
 
 // freeAddr is where Prometheus listens: a port no other test binary or
-// outgoing connection takes before it binds (tests/freeport).
+// outgoing connection takes before it binds (tests/harness/freeport).
 func freeAddr() (string, error) {
 	a, err := freeport.Addrs(1)
 	if err != nil {
@@ -203,7 +203,7 @@ func freeAddr() (string, error) {
 	return a, nil
 }
 
-// waitReady polls /-/ready (tests/wait) until it answers 200, failing when
+// waitReady polls /-/ready (tests/harness/wait) until it answers 200, failing when
 // ctx ends or the server exits first.
 func (s *Server) waitReady(ctx context.Context) error {
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}

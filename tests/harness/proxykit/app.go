@@ -1,4 +1,4 @@
-package forward
+package proxykit
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/electd/electd/tests/freeport"
+	"github.com/electd/electd/tests/harness/freeport"
 )
 
 // Headers electd's forwarding proxy sets on what it hands to its

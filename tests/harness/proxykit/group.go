@@ -1,4 +1,4 @@
-package forward
+package proxykit
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
-// What the clusters of this package's tests and of tests/dataplane share:
+// What the clusters of tests/proxy's tests share:
 // their members, found, started, settled and back at rest.
 
 // Member is one participant of a test's cluster as the helpers below see
@@ -104,7 +104,7 @@ func Settled[P Participant](t testing.TB, within time.Duration, old P, ps []P) P
 
 // AtRest waits up to within until every running participant is back at
 // its rest: no more goroutines than then, and its election settled
-// (tests/invariant's Idle).
+// (tests/harness/invariant's Idle).
 func AtRest[P Participant](t testing.TB, within time.Duration, ps []P) {
 	t.Helper()
 	var procs []*electdtest.Proc

@@ -1,4 +1,4 @@
-package forward
+package proxykit
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// ClientIdle is how long the loads' clients (Load, tests/ledger's) keep an
+// ClientIdle is how long the loads' clients (Load, tests/harness/ledger's) keep an
 // idle connection: shorter than the proxies' proxy.idle_timeout (2 s in the
 // tests, 1 s or more in the bench) by
 // more than a loaded machine may keep a process from running, as a

@@ -1,4 +1,4 @@
-package forward
+package proxykit
 
 import "github.com/electd/electd/internal/api"
 

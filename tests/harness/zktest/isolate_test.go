@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // peerConns looks at every established connection to a server's real quorum or election

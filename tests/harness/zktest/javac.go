@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/electd/electd/tests/buildcache"
+	"github.com/electd/electd/tests/harness/buildcache"
 )
 
 // CompileCurator compiles one Java program, class in source, against Curator's jars
 // (CuratorClasspath) and returns that classpath and the directory of the class files. They are
-// kept in the build cache (tests/buildcache), keyed on the source, the classpath and the
+// kept in the build cache (tests/harness/buildcache), keyed on the source, the classpath and the
 // javac binary, so javac runs once per change, not once per test or bench run.
 func CompileCurator(class string, source []byte) (cp, dir string, err error) {
 	cp, err = CuratorClasspath()

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/harness/proctest"
 )
 
 // stopTimeout is how long Stop waits after SIGTERM before it kills the server.
@@ -40,7 +40,7 @@ type Member struct {
 	want bool     // started and not stopped or killed since: an exit is a crash
 }
 
-// process is one run of a server JVM (tests/proctest).
+// process is one run of a server JVM (tests/harness/proctest).
 type process struct {
 	*proctest.Process
 	logOffset int64 // where this run's output starts in the log file

@@ -9,14 +9,14 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/electd/electd/tests/freeport"
+	"github.com/electd/electd/tests/harness/freeport"
 )
 
 // A reservedPort is a loopback TCP port owned by this process for the life of an ensemble.
 //
 // Three guards keep anyone else off it:
 //   - ports are drawn at random below the kernel's ephemeral range, and a lock file keeps
-//     other test binaries off them (tests/freeport), even while a server is down or a
+//     other test binaries off them (tests/harness/freeport), even while a server is down or a
 //     follower's quorum port is not bound (only a leader binds it);
 //   - while no server listens on it, a bound but not listening socket holds it (a client
 //     dialling it is refused, as with a free port).

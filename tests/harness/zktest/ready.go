@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // WaitReady waits until every running member serves and the ensemble has a leader

@@ -1,5 +1,5 @@
 // CuratorParticipant is one real Apache Curator 5.4 election participant, driven by the Go
-// package tests/curatortest over a line protocol on stdin/stdout.
+// package tests/harness/curatortest over a line protocol on stdin/stdout.
 //
 // Usage: java -cp <curator classpath>:<classdir> CuratorParticipant <connectString> <path>
 //        <latch|selector> <id> [termMillis]

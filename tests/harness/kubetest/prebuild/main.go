@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/electd/electd/tests/kubetest"
+	"github.com/electd/electd/tests/harness/kubetest"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-// Command pause is the pod sandbox image of the node tests (tests/nodetest):
+// Command pause is the pod sandbox image of the node tests (tests/harness/nodetest):
 // it holds the pod's namespaces and does nothing until SIGTERM or SIGINT,
 // as Kubernetes' own pause does. Static, so the image needs no other file.
 package main

@@ -1,5 +1,5 @@
 // Command podapp is the example application of the node tests' pods
-// (tests/nodetest): a static HTTP server on $PORT (8080) that answers every
+// (tests/harness/nodetest): a static HTTP server on $PORT (8080) that answers every
 // request with its pod name ($POD_NAME, else the host name) and a newline,
 // so that a request through a Service says which pod answered. It logs one
 // JSON line per event to stdout (listening, the signal, its exit), which

@@ -1,9 +1,9 @@
-// Command electd-demo is `make demo` (see tests/demo). It lives beside the
+// Command electd-demo is `make demo` (see tests/harness/demo). It lives beside the
 // test infrastructure it runs (a real ZooKeeper, electd processes), since
 // binaries under cmd/ import nothing from tests/:
 //
-//	go run ./tests/demo/cmd/electd-demo --bin bin/electd          pauses between steps on a terminal
-//	go run ./tests/demo/cmd/electd-demo --bin bin/electd --ci     runs straight through; exit 1 on a bad step
+//	go run ./tests/harness/demo/cmd/electd-demo --bin bin/electd          pauses between steps on a terminal
+//	go run ./tests/harness/demo/cmd/electd-demo --bin bin/electd --ci     runs straight through; exit 1 on a bad step
 //
 // Without a terminal on stdin it never pauses. Ctrl-C stops it, and everything it
 // started, at once.
@@ -20,7 +20,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/electd/electd/tests/demo"
+	"github.com/electd/electd/tests/harness/demo"
 )
 
 func main() {
