@@ -54,28 +54,8 @@ shutdown_timeout: 5s
 // The build key covers what the go tool compiles into electd and nothing else: a test
 // file or a file under testdata changes nothing, a source file or go.sum does.
 func TestSourceKey(t *testing.T) {
-	root := t.TempDir()
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", "module x\n")
-	write("go.sum", "")
-	write("cmd/x/main.go", "package main\n")
-	key := func() string {
-		t.Helper()
-		k, err := sourceKey(root, []string{"build"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
+	root, write := sourceTree(t)
+	key := func() string { t.Helper(); return buildKey(t, root) }
 	base := key()
 	for _, rel := range []string{"cmd/x/main_test.go", "cmd/x/testdata/a.go", ".git/x.go", "README.md", "nested/go.mod", "nested/n.go"} {
 		write(rel, "package x // "+rel+"\n")
@@ -102,4 +82,35 @@ func TestBinary(t *testing.T) {
 	if want := "electd " + Version + " (commit " + Commit + ", "; r.Status != 0 || !strings.HasPrefix(r.Stdout, want) {
 		t.Errorf("electd --version: %d %q %q, want %q...", r.Status, r.Stdout, r.Stderr, want)
 	}
+}
+
+// sourceTree makes the smallest module SourceKey reads in a new directory,
+// and returns it with a function that writes a file below it.
+func sourceTree(t *testing.T) (root string, write func(rel, content string)) {
+	t.Helper()
+	root = t.TempDir()
+	write = func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module x\n")
+	write("go.sum", "")
+	write("cmd/x/main.go", "package main\n")
+	return root, write
+}
+
+// buildKey is sourceKey of root for a plain build, failing t on an error.
+func buildKey(t *testing.T, root string) string {
+	t.Helper()
+	k, err := sourceKey(root, []string{"build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -1,8 +1,6 @@
 package electdtest
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -10,20 +8,7 @@ import (
 // A file a package embeds is an input of the build: changing it changes the key, so the
 // tests never run a binary with an old copy of it (the status page's script, say).
 func TestSourceKeyEmbeds(t *testing.T) {
-	root := t.TempDir()
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", "module x\n")
-	write("go.sum", "")
-	write("cmd/x/main.go", "package main\n")
+	root, write := sourceTree(t)
 	write("internal/ui/ui.go", "package ui\n\nimport \"embed\"\n\n//go:embed page.html \"static/*.js\" all:assets\nvar files embed.FS\n")
 	write("internal/ui/ui_test.go", "package ui\n\n//go:embed fixture.txt\nvar fixture string\n")
 	for _, rel := range []string{"internal/ui/page.html", "internal/ui/static/app.js", "internal/ui/assets/a/b.css",
@@ -40,14 +25,7 @@ func TestSourceKeyEmbeds(t *testing.T) {
 		t.Errorf("buildInputs =\n%q\nwant\n%q", got, want)
 	}
 
-	key := func() string {
-		t.Helper()
-		k, err := sourceKey(root, []string{"build"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
+	key := func() string { t.Helper(); return buildKey(t, root) }
 	base := key()
 	for _, rel := range []string{"internal/ui/other.html", "internal/ui/fixture.txt", "internal/ui/static/app.css"} {
 		write(rel, "changed")
