@@ -374,11 +374,14 @@ func (f *fakeZK) Set(p string, data []byte, _ int32) (st *zk.Stat, err error) {
 	return st, err
 }
 
-func (f *fakeZK) SetACL(p string, acl []zk.ACL, _ int32) (st *zk.Stat, err error) {
+func (f *fakeZK) SetACL(p string, acl []zk.ACL, version int32) (st *zk.Stat, err error) {
 	err = f.request("setacl", p, func() error {
 		n, found := f.nodes[p]
 		if !found {
 			return zk.ErrNoNode
+		}
+		if version != -1 && version != n.stat.Aversion {
+			return zk.ErrBadVersion
 		}
 		n.acl = append([]zk.ACL(nil), acl...)
 		n.stat.Aversion++
@@ -396,6 +399,11 @@ func (f *fakeZK) Sync(p string) (string, error) {
 func (f *fakeZK) AddAuth(string, []byte) error { return nil }
 func (f *fakeZK) State() zk.State              { return zk.StateHasSession }
 func (f *fakeZK) Close()                       {}
+func (f *fakeZK) Session() (int64, []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sid, []byte("fake-password")
+}
 
 // maxWatches is the most watch channels set on any one path and type
 // (data or child), with the path: go-zookeeper keeps each until it fires.

@@ -39,6 +39,7 @@ type Session struct {
 	timeout   time.Duration
 	hadSess   bool // some session existed: later disconnects are "suspended"
 	authed    bool
+	resumed   int64 // the session resumed (SessionConfig.Resume), 0 if none
 	leaseEnd  time.Time
 	leaseSID  int64
 	// lastRenewal is the send time of the last renewal that succeeded on
@@ -72,24 +73,24 @@ func Connect(cfg SessionConfig) (*Session, error) {
 		state: StateConnecting,
 		subs:  map[chan struct{}]struct{}{},
 		done:  make(chan struct{}),
-		acl:   zk.WorldACL(zk.PermAll),
+		acl:   nodeACLFor(cfg.Auth, cfg.AuthPrevious),
 	}
-	if cfg.Auth == "" {
-		s.authed = true
-	} else {
-		user, pass, _ := strings.Cut(cfg.Auth, ":")
-		s.acl = append(zk.DigestACL(zk.PermAll, user, pass), zk.WorldACL(zk.PermRead)...)
-	}
+	s.authed = cfg.Auth == ""
 	servers := make([]string, len(cfg.Servers))
 	for i, v := range cfg.Servers {
 		servers[i] = strings.TrimSpace(v)
 	}
 	s.hosts = newHostProvider(s.log)
+	var resume Credentials
+	if cfg.Resume != nil {
+		resume = *cfg.Resume
+	}
 	conn, _, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithHostProvider(s.hosts),
 		zk.WithDialer(s.dial),
 		zk.WithEventCallback(s.onEvent),
 		zk.WithLogger(zkLogger{s.log}),
+		zk.WithSession(resume.ID, resume.Password), // id 0: a new session
 	)
 	if err != nil {
 		return nil, fmt.Errorf("election: connect: %w", err)
@@ -101,6 +102,10 @@ func Connect(cfg SessionConfig) (*Session, error) {
 	}
 	s.loops.Add(1)
 	go s.renewLoop()
+	if cfg.Keeper != nil {
+		s.loops.Add(1)
+		go s.keepLoop()
+	}
 	return s, nil
 }
 
@@ -111,8 +116,16 @@ func (s *Session) client() zkConn       { return s.conn }
 func (s *Session) nodeACL() []zk.ACL    { return s.acl }
 func (s *Session) logger() *slog.Logger { return s.log }
 func (s *Session) clockOf() clock.Clock { return s.clock }
-func (s *Session) aclPolicy() (guard, fix bool) {
-	return s.cfg.Auth != "", s.cfg.FixACL
+func (s *Session) aclPolicy() aclPolicy {
+	ids := credIDs{cur: digestID(s.cfg.Auth)}
+	if s.cfg.AuthPrevious != s.cfg.Auth {
+		ids.prev = digestID(s.cfg.AuthPrevious)
+	}
+	pol := aclPolicy{guard: s.cfg.Auth != "", fix: s.cfg.FixACL, ids: ids}
+	if pol.guard {
+		pol.cur = digestACL(zk.PermAll, s.cfg.Auth)
+	}
+	return pol
 }
 
 // expiryBound is how long the ensemble may keep this session's ephemeral
@@ -223,6 +236,7 @@ func (s *Session) Close() {
 		s.leaseEnd, s.lastRenewal = time.Time{}, time.Time{}
 		s.mu.Unlock()
 		s.notify()
+		s.forget()
 		s.log.Info("zookeeper session closed")
 	})
 }
@@ -264,11 +278,13 @@ func (s *Session) onEvent(ev zk.Event) {
 	}
 	s.mu.Lock()
 	prev, prevID, hadSess := s.state, s.sessionID, s.hadSess
+	var resumeTried, resumed bool
 	switch ev.State {
 	case zk.StateHasSession:
 		s.state = StateConnected
 		s.dialFailures, s.lastDialWarn = 0, time.Time{}
 		s.sessionID = s.negotiatedID.Load()
+		resumeTried, resumed = s.resumeOutcomeLocked(s.sessionID)
 		if ms := s.negotiatedMs.Load(); ms > 0 {
 			s.timeout = time.Duration(ms) * time.Millisecond
 		}
@@ -294,9 +310,16 @@ func (s *Session) onEvent(ev zk.Event) {
 	if cur == prev && curID == prevID {
 		return
 	}
-	s.logTransition(prev, cur, prevID, curID, timeout, ev.Server)
+	// A resume ZooKeeper refused is no expiry of a session this process had.
+	resuming := s.cfg.Resume != nil && !hadSess
+	switch {
+	case resumeTried:
+		s.logResume(resumed, curID)
+	case !(resuming && cur == StateExpired):
+		s.logTransition(prev, cur, prevID, curID, timeout, ev.Server)
+	}
 	if rec := s.cfg.Recorder; rec != nil {
-		if cur == StateExpired && prev != StateExpired {
+		if cur == StateExpired && prev != StateExpired && !resuming {
 			rec.SessionExpired()
 		}
 		if cur == StateConnected && prev != StateConnected && hadSess {
@@ -321,24 +344,31 @@ func (s *Session) logTransition(prev, cur State, prevID, curID int64, timeout ti
 	}
 }
 
-// authLoop adds the digest credentials once; go-zookeeper then re-sends them
-// on every reconnect. Until it succeeds the session reports connecting, so
-// nothing is created without them.
+// authLoop adds the digest credentials once (the previous one too while
+// rotating); go-zookeeper then re-sends them on every reconnect. Until all
+// succeed the session reports connecting, so nothing is created without them.
 func (s *Session) authLoop() {
 	defer s.loops.Done()
 	ch, cancel := s.subscribe()
 	defer cancel()
+	creds := []string{s.cfg.Auth}
+	if p := s.cfg.AuthPrevious; p != "" && p != s.cfg.Auth {
+		creds = append(creds, p)
+	}
 	for {
-		if s.State() == StateConnecting && s.conn.State() == zk.StateHasSession {
-			err := s.conn.AddAuth("digest", []byte(s.cfg.Auth))
-			if err == nil {
-				s.mu.Lock()
-				s.authed = true
-				s.mu.Unlock()
-				s.notify()
-				return
+		for len(creds) > 0 && s.State() == StateConnecting && s.conn.State() == zk.StateHasSession {
+			if err := s.conn.AddAuth("digest", []byte(creds[0])); err != nil {
+				s.log.Warn("zookeeper add auth failed; retrying", "err", err)
+				break
 			}
-			s.log.Warn("zookeeper add auth failed; retrying", "err", err)
+			creds = creds[1:]
+		}
+		if len(creds) == 0 {
+			s.mu.Lock()
+			s.authed = true
+			s.mu.Unlock()
+			s.notify()
+			return
 		}
 		retry, stop := clock.Deadline(s.clock, time.Second)
 		select {
