@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # electd container image: a static binary on distroless, running as nonroot.
 #
-# Generated from tools/dist/image (the recipe tests/nodetest also builds the
+# Generated from tools/dist/image (the recipe tests/harness/nodetest also builds the
 # node tests' image from): edit the recipe, then run go generate ./tools/dist.
 #
 #   make docker      stamps the version, commit and creation time from git

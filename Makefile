@@ -20,7 +20,7 @@ help: ## list the targets
 .PHONY: deps
 deps: ## install what the tests need: Debian packages (as root), then the Kubernetes binaries and test tools once per machine
 	@bash scripts/install-deps.sh
-	$(GO) run ./tests/kubetest/prebuild
+	$(GO) run ./tests/harness/kubetest/prebuild
 	@$(MAKE) --no-print-directory tools
 
 # Test binaries run TESTP at a time, not one per core: most of the suite
@@ -59,12 +59,12 @@ build: ## static binary in bin/electd, stamped with version and commit
 .PHONY: demo
 demo: build ## local ZooKeeper + three sidecars: election, handoff, release (interactive)
 	@bash scripts/install-deps.sh zookeeper
-	$(GO) run ./tests/demo/cmd/electd-demo --bin $(BIN)
+	$(GO) run ./tests/harness/demo/cmd/electd-demo --bin $(BIN)
 
 .PHONY: demo-ci
 demo-ci: build ## the demo without pauses; fails if a step fails
 	@bash scripts/install-deps.sh zookeeper
-	$(GO) run ./tests/demo/cmd/electd-demo --bin $(BIN) --ci
+	$(GO) run ./tests/harness/demo/cmd/electd-demo --bin $(BIN) --ci
 
 # The node scenarios (tests/e2e): the shipped manifests on a real
 # single-node Kubernetes in a network namespace (root; the Kubernetes
@@ -73,15 +73,15 @@ demo-ci: build ## the demo without pauses; fails if a step fails
 # figures beside client-go's elector, written to E2E_REPORT. About 15
 # minutes on two cores. E2EFLAGS passes more, e.g.
 # E2EFLAGS='-e2e.flavours=readiness -e2e.deletes=3'. A failure's own lines
-# come again at the end (tests/failsummary), after the node's logs.
+# come again at the end (tests/harness/failsummary), after the node's logs.
 E2E_REPORT ?= $(CURDIR)/bin/e2e-report.md
 E2EFLAGS   ?=
 .PHONY: e2e
 e2e: deps ## the node scenarios: the manifests on a real single-node Kubernetes (root), figures in bin/e2e-report.md
 	@mkdir -p $(dir $(E2E_REPORT))
 	$(GO) vet -tags e2e ./tests/...
-	$(GO) run ./tests/failsummary -- $(GO) test -json -tags e2e -race -count=1 -timeout 15m ./tests/nodetest
-	$(GO) run ./tests/failsummary -- $(GO) test -json -tags e2e -race -count=1 -timeout 75m ./tests/e2e -args -e2e.report=$(E2E_REPORT) $(E2EFLAGS)
+	$(GO) run ./tests/harness/failsummary -- $(GO) test -json -tags e2e -race -count=1 -timeout 15m ./tests/harness/nodetest
+	$(GO) run ./tests/harness/failsummary -- $(GO) test -json -tags e2e -race -count=1 -timeout 75m ./tests/e2e -args -e2e.report=$(E2E_REPORT) $(E2EFLAGS)
 
 .PHONY: chaos
 chaos: deps ## the long chaos suite (partitions, pauses, restarts) against real ZooKeeper

@@ -7,23 +7,23 @@
 #
 # The full set also needs a Java compiler (the Curator interop tests compile
 # a small Java program): when javac is missing, default-jdk-headless is added.
-# etcd-server is the storage of the kube-apiserver that tests/kubetest
+# etcd-server is the storage of the kube-apiserver that tests/harness/kubetest
 # builds and runs for the Kubernetes tests; python3 runs the Python
-# application of the data-plane tests (tests/ledger/app.py, an http.server:
+# application of the data-plane tests (tests/harness/ledger/app.py, an http.server:
 # standard library only); chromium is the headless browser
 # tests/uitest drives the status page in; prometheus brings the Prometheus
-# server that tests/promtest runs the alert rules and the dashboard in, and
+# server that tests/harness/promtest runs the alert rules and the dashboard in, and
 # promtool, which runs the rules' unit tests. prometheus is installed without
 # its recommended packages (node exporter, smartmontools, ...), and when
 # systemd starts its service on install, the service is stopped and disabled:
 # the tests run their own server on loopback, and nothing should listen on
 # :9090 because of them. containerd, runc, containernetworking-plugins
 # (bridge, host-local, loopback, portmap), iptables (kube-proxy's mode),
-# conntrack and iproute2 run the real node of `make e2e` (tests/nodetest);
+# conntrack and iproute2 run the real node of `make e2e` (tests/harness/nodetest);
 # netcat-openbsd (the ensemble's readiness probe runs `nc`), libjetty9-java
 # (ZooKeeper's admin server, its liveness probe), libdropwizard-metrics-java
 # (a quorum peer's metrics) and libsnappy-java (named by its snapshot code) go
-# into the ZooKeeper image that tests/nodetest builds from Debian's files for
+# into the ZooKeeper image that tests/harness/nodetest builds from Debian's files for
 # deploy/k8s/zookeeper.yaml.
 # haproxy is the second floor of `make bench`'s forward section (BENCHMARKS.md,
 # "Forwarding proxy"): the bench runs its own haproxy processes on loopback, so

@@ -12,5 +12,5 @@
 // are rendered with kustomize and held to the same checks plus their own;
 // every flavour passes a real kube-apiserver's server-side dry run
 // (tests/manifests). There is no Go API here: the strict decoder and
-// kustomize are tests/manifesttest's.
+// kustomize are tests/harness/manifesttest's.
 package k8s

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/electd/electd/tests/manifesttest"
+	"github.com/electd/electd/tests/harness/manifesttest"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -92,7 +92,7 @@ func manifestFiles(t *testing.T) []string {
 	return files
 }
 
-// The decoding helpers are tests/manifesttest's, shared with the Helm
+// The decoding helpers are tests/harness/manifesttest's, shared with the Helm
 // chart's tests.
 var (
 	splitDocuments  = manifesttest.SplitDocuments

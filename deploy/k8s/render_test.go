@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/electd/electd/tests/manifesttest"
+	"github.com/electd/electd/tests/harness/manifesttest"
 )
 
 // labelOverlay is the label flavour: a kustomize overlay of this directory.
@@ -15,7 +15,7 @@ const labelOverlay = "../k8s-label"
 // proxyOverlay is the proxy flavour, an overlay of this directory too.
 const proxyOverlay = "../k8s-proxy"
 
-// kustomizeBuild renders a kustomization directory (tests/manifesttest).
+// kustomizeBuild renders a kustomization directory (tests/harness/manifesttest).
 var kustomizeBuild = manifesttest.Kustomize
 
 // render decodes every object of a rendered kustomization strictly, as

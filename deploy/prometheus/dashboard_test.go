@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/electd/electd/tests/promtest"
+	"github.com/electd/electd/tests/harness/promtest"
 )
 
 const dashboardFile = repoRoot + "/deploy/grafana/electd.json"

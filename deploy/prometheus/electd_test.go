@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // scrapeLeader runs electd, with its forwarding proxy, as the one

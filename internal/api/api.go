@@ -1,7 +1,7 @@
 // Package api declares the JSON bodies of electd's HTTP API, once
 // (docs/design/http-contract.md, "HTTP API"). internal/httpapi encodes
 // them. Every client decodes them: the CLI in internal/cli,
-// tests/electdtest, tests/bench. It imports nothing of electd, so a client
+// tests/harness/electdtest, tests/bench. It imports nothing of electd, so a client
 // does not pull in the election engine. The engine's typed values (mode,
 // state, reasons) travel as their text.
 package api

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
+	"github.com/electd/electd/tests/harness/wait"
 	"github.com/electd/electd/tests/syncbuf"
-	"github.com/electd/electd/tests/wait"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 

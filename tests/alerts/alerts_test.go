@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/promtest"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/promtest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 const (

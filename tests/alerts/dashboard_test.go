@@ -14,7 +14,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/electd/electd/tests/promtest"
+	"github.com/electd/electd/tests/harness/promtest"
 )
 
 // liveBuiltins are Grafana's interval variables for a data source scraped

@@ -1,5 +1,5 @@
 // Package alerts fires every alert of deploy/prometheus/rules.yaml in a real
-// Prometheus (Debian's, run by tests/promtest) scraping real electd processes
+// Prometheus (Debian's, run by tests/harness/promtest) scraping real electd processes
 // on real ZooKeeper, each by the real fault it is for, and resolves it once
 // the fault ends (issue 31):
 //

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/curatortest"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/curatortest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // flapping: leadership released four times in a row, as an operator's

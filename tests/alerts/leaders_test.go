@@ -13,8 +13,8 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 const (

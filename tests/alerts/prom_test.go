@@ -14,7 +14,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // pollEvery spaces the queries of until: Prometheus evaluates every
@@ -22,7 +22,7 @@ import (
 const pollEvery = 250 * time.Millisecond
 
 // until waits, at most timeout, for cond to report done (the project's
-// poller, tests/wait, every pollEvery), and returns when it did. cond also
+// poller, tests/harness/wait, every pollEvery), and returns when it did. cond also
 // says what it saw: logged once done, and when the wait fails.
 func until(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) time.Time {
 	t.Helper()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // serverPIDs finds the JVM of each member: the process whose command line

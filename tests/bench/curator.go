@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/proctest"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/proctest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 //go:embed testdata/CuratorBench.java

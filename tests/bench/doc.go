@@ -10,9 +10,9 @@
 // the forwarding proxy: what a hop adds beside two floors (a bare Go
 // ReverseProxy and HAProxy), each path at saturation with its CPU per
 // request, and what a client sees through the proxies under each fault,
-// from ledgers the applications keep by request id (tests/ledger).
+// from ledgers the applications keep by request id (tests/harness/ledger).
 //
-// Run starts everything it measures with tests/zktest (real ZooKeeper
+// Run starts everything it measures with tests/harness/zktest (real ZooKeeper
 // servers), the electd binary and a Java program compiled at run time
 // against Debian's Curator jars (testdata/CuratorBench.java), and stops it
 // all before it returns. Figures are read on the bench's clock (one host,

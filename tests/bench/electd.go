@@ -12,11 +12,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
-// daemon is one electd process the bench started (tests/electdtest). Its
+// daemon is one electd process the bench started (tests/harness/electdtest). Its
 // log (JSON, debug level) goes to a file that the timeline reads.
 type daemon struct {
 	*electdtest.Proc
@@ -78,7 +78,7 @@ func (d *daemon) awaitReady(ctx context.Context) error {
 	return nil
 }
 
-// poll calls check every 20 ms (tests/wait) until it holds, or until the
+// poll calls check every 20 ms (tests/harness/wait) until it holds, or until the
 // process exits or ctx ends.
 func (d *daemon) poll(ctx context.Context, check func() bool) error {
 	return wait.Until(ctx, 0, 20*time.Millisecond, func() error {

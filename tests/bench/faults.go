@@ -13,16 +13,16 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/forward"
-	"github.com/electd/electd/tests/ledger"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/proxykit"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // What a client sees through the forwarding proxies while something fails
 // (issue 28, must have 10): three electd processes with their proxies, each
 // in front of a Go application of its own process that keeps a ledger by
-// request id (tests/ledger), each reaching ZooKeeper and its peers through a
+// request id (tests/harness/ledger), each reaching ZooKeeper and its peers through a
 // relay that can be cut (zktest.Proxy), and a paced load of GETs and POSTs
 // through the proxies. The settings are a careful operator's for an
 // application that answers at once: a short session timeout, so that a lost
@@ -175,7 +175,7 @@ func (r *faultRig) routed(ctx context.Context) string {
 		}
 		views[m.name], proxies[m.name] = v, v.Proxy.Advertise // the relay
 	}
-	return forward.Routed(views, proxies)
+	return proxykit.Routed(views, proxies)
 }
 
 // settled waits up to limit until a member other than old leads and every

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // faultKind is one fault: do injects it on the leader l, heal ends it after

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 

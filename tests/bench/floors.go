@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/proctest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/proctest"
 )
 
 // The forward section's floors: proxies that are not electd, in processes of

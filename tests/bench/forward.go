@@ -12,9 +12,9 @@ import (
 
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/config"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/forward"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/proxykit"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // ForwardResult is the forwarding proxy's section (issues 22 and 28): what
@@ -60,8 +60,8 @@ const forwardToken = "bench-forward-token"
 type forwardRig struct {
 	env   *env
 	opts  electdOpts
-	fence *forward.Fence
-	pool  *forward.Pool
+	fence *proxykit.Fence
+	pool  *proxykit.Pool
 	ms    []*forwardMember
 }
 
@@ -69,19 +69,19 @@ type forwardMember struct {
 	id    string
 	d     *daemon
 	proxy string // its proxy.listen
-	app   *forward.App
+	app   *proxykit.App
 }
 
 // newForwardRig starts n electd (ids prefix0, prefix1...) on path, each
 // with its proxy in front of an application of its own, logging at info
 // as deployed; close it even when it fails.
 func newForwardRig(ctx context.Context, env *env, path string, session time.Duration, prefix string, n int) (*forwardRig, error) {
-	r := &forwardRig{env: env, opts: env.electdOpts(path, session), fence: forward.NewFence(), pool: forward.NewPool()}
+	r := &forwardRig{env: env, opts: env.electdOpts(path, session), fence: proxykit.NewFence(), pool: proxykit.NewPool()}
 	r.opts.logLevel = "info"
 	for i := range n {
 		m := &forwardMember{id: fmt.Sprintf("%s%d", prefix, i)}
 		var err error
-		if m.app, err = forward.StartApp(m.id, r.fence); err != nil {
+		if m.app, err = proxykit.StartApp(m.id, r.fence); err != nil {
 			return r, err
 		}
 		r.ms = append(r.ms, m)
@@ -187,7 +187,7 @@ func (r *forwardRig) leader(ctx context.Context, old *forwardMember) *forwardMem
 		views[m.id], proxies[m.id] = v, v.Proxy.Advertise
 	}
 	for _, m := range r.ms {
-		if m.id == forward.Routed(views, proxies) && m != old {
+		if m.id == proxykit.Routed(views, proxies) && m != old {
 			return m
 		}
 	}
@@ -273,7 +273,7 @@ func (r *forwardRig) round(ctx context.Context, k forwardKind) (n, failed int, s
 	if err != nil {
 		return 0, 0, 0, 0, err
 	}
-	ld := forward.StartLoad(r.pool, forward.LoadConfig{Workers: forwardWorkers, Pace: 20 * time.Millisecond, Max: 5000, Timeout: 15 * time.Second})
+	ld := proxykit.StartLoad(r.pool, proxykit.LoadConfig{Workers: forwardWorkers, Pace: 20 * time.Millisecond, Max: 5000, Timeout: 15 * time.Second})
 	start := time.Now()
 	waitCount := func(want int) error {
 		for ld.Count() < want {
@@ -283,7 +283,7 @@ func (r *forwardRig) round(ctx context.Context, k forwardKind) (n, failed int, s
 		}
 		return nil
 	}
-	stop := func() []forward.Result { return ld.Stop() }
+	stop := func() []proxykit.Result { return ld.Stop() }
 	if err := waitCount(60); err != nil {
 		stop()
 		return 0, 0, 0, 0, err
@@ -307,5 +307,5 @@ func (r *forwardRig) round(ctx context.Context, k forwardKind) (n, failed int, s
 			return 0, 0, 0, 0, err
 		}
 	}
-	return len(results), len(forward.Failed(results)), forward.Slowest(results), rate, nil
+	return len(results), len(proxykit.Failed(results)), proxykit.Slowest(results), rate, nil
 }

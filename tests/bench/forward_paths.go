@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/forward"
+	"github.com/electd/electd/tests/harness/proxykit"
 )
 
 // The ways the forward section sends a request to an application: straight
@@ -187,7 +187,7 @@ func saturate(ctx context.Context, method string, r route, conns int, d time.Dur
 // proxy.
 func (r *forwardRig) paths(ctx context.Context, leader *forwardMember, res *ForwardResult) error {
 	cfg := r.env.cfg
-	direct, err := forward.StartApp(viaDirect, forward.NewFence())
+	direct, err := proxykit.StartApp(viaDirect, proxykit.NewFence())
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 func TestMain(m *testing.M) {

@@ -7,13 +7,13 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/electd/electd/tests/quote"
+	"github.com/electd/electd/tests/harness/quote"
 )
 
 // A make bench report kept in docs/bench is what BENCHMARKS.md and the
 // README's Performance section quote: the regions between
 // <!-- bench:NAME --> and <!-- /bench:NAME --> are written from the
-// report's lines (tests/quote), never by hand. quote_test.go keeps them
+// report's lines (tests/harness/quote), never by hand. quote_test.go keeps them
 // so; make quote rewrites them from the newest kept report.
 
 // KeptReport is a kept report, as far as the docs quote it.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/electd/electd/tests/quote"
+	"github.com/electd/electd/tests/harness/quote"
 )
 
 var (

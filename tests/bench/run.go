@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // Run runs the configured sections and returns their figures. It starts

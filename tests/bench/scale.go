@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // ScaleResult is participants hosted in the bench process (each its own

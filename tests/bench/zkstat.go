@@ -3,7 +3,7 @@ package bench
 import (
 	"fmt"
 
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // receivedBySession reads cons on every member: packets received per

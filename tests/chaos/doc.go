@@ -5,7 +5,7 @@
 // The observer (electdtest.Observer) polls every participant's /healthz/leader
 // every few milliseconds, one goroutine and one keep-alive connection per
 // participant, and records each answer with its request's send and receive
-// times on one monotonic clock. The checks (tests/invariant) are pure
+// times on one monotonic clock. The checks (tests/harness/invariant) are pure
 // functions of those samples:
 //
 //   - Safety: no two participants answered 200 in overlapping intervals; a
@@ -47,7 +47,7 @@
 // way /leader shows the same session id and token afterwards.
 //
 // Every participant also runs its forwarding proxy in front of an
-// application of its own (Go or Python, tests/ledger), and a paced load goes
+// application of its own (Go or Python, tests/harness/ledger), and a paced load goes
 // through the proxies while each fault lasts (traffic.go): at the end, from
 // the applications' ledgers keyed by request id and the clients' answers, no
 // POST ran twice, no request reached an application whose participant did

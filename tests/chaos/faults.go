@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
 )
 
 // faultCut (fault 1) cuts the leader off from ZooKeeper for frac x the

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // faultAppKill (fault 9) kills the leader's application with SIGKILL while

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // The ZooKeeper-side faults: a server killed (4), isolated (5), the whole

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
 )
 
 // A ZooKeeper-side fault (the leader's server killed, the standalone server restarted)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/harness/invariant"
 )
 
 const msec = time.Millisecond

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/invariant"
 )
 
 // The fourth invariant: after the faults stop and the election settles,

@@ -6,21 +6,21 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // Traffic through the proxies (issue 28, must have 9): every participant
 // runs its forwarding proxy in front of an application of its own that
-// keeps a ledger by request id (tests/ledger; Go and Python in turn), and
+// keeps a ledger by request id (tests/harness/ledger; Go and Python in turn), and
 // a paced load goes through the proxies of the participants that run, for
 // as long as each fault lasts. At the end of the run the answers and the
 // ledgers must show:
 //
 //   - no POST ran twice (a request not safe to repeat runs at most once);
 //   - no request reached an application whose participant did not lead at
-//     that moment (the fencing token check of tests/forward's Fence);
+//     that moment (the fencing token check of tests/proxy's Fence);
 //   - every request ended within the hold time + proxy.peer_timeout + the
 //     application's time + trafficSlack, in the application's answer, a clean 503/504 with
 //     Retry-After, or a 502/503 saying it may or may not have been
@@ -38,7 +38,7 @@ const (
 	peerTimeout = 2 * time.Second
 	// proxyIdle is proxy.idle_timeout: kept-alive connections close soon
 	// after the load, and well after the clients close theirs
-	// (forward.ClientIdle).
+	// (proxykit.ClientIdle).
 	proxyIdle = 2 * time.Second
 	// trafficSlack is what a request may take past its bound on a machine
 	// loaded with the chaos suite's ZooKeeper, electd and applications.

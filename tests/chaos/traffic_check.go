@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 // settleTraffic is how long the load goes on once a run has its final

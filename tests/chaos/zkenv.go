@@ -10,8 +10,8 @@ import (
 
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // env is the ZooKeeper a group of runs shares: a standalone server or a

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/testkit/testcert"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // rowRE matches one participant row of `electd status`.

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // Two real electd processes with one id on a real ZooKeeper

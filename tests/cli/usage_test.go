@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/harness/electdtest"
 )
 
 // TestE2EUsage runs the real binary's command line as a user types it

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/config"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 func TestBinaryBadConfigExits2WithOneLine(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // A process that never reached ZooKeeper has nothing to delete: SIGTERM

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/harness/electdtest"
 )
 
 // Issue 32: what --validate refuses on the real binary, each from the

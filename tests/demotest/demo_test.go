@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/demo"
-	"github.com/electd/electd/tests/doctest"
-	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/harness/demo"
+	"github.com/electd/electd/tests/harness/doctest"
+	"github.com/electd/electd/tests/harness/electdtest"
 )
 
 var (

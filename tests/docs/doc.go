@@ -2,7 +2,7 @@
 // block of README.md and docs/*.md marked "run" runs, page by page after
 // the README's setup, against real ZooKeeper, electd and scripts/app.py,
 // and prints what the block shows but for ports, ids, times and tokens
-// (tests/doctest; -update writes what drifted); every shell block says who
+// (tests/harness/doctest; -update writes what drifted); every shell block says who
 // runs it (run, node, manual). Its links: every relative link in README.md,
 // docs/ and the other *.md files names a file or directory that exists, and
 // every #anchor names a heading of its target as GitHub writes the heading's

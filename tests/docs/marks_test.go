@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/electd/electd/tests/doctest"
+	"github.com/electd/electd/tests/harness/doctest"
 )
 
 // Every shell block of README.md and docs/*.md says who runs it: "run"

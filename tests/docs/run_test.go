@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/doctest"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/doctest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 var update = flag.Bool("update", false, "write into the docs what their commands printed where it differs (go test ./tests/docs -run TestDocsRunLocally -update)")

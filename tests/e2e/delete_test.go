@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/harness/nodetest"
 )
 
 // testDelete deletes the leader's pod count times, as `kubectl delete pod`

@@ -14,8 +14,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/electd/electd/tests/nodetest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/nodetest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // ProbeInterval is how often the Service is asked who answers (as in the
@@ -207,7 +207,7 @@ func waitAnswer(ctx context.Context, p *Prober, since time.Time, pod string, tim
 }
 
 // pollEvery is how often the scenarios ask the API server whether a
-// condition holds (tests/wait's Until).
+// condition holds (tests/harness/wait's Until).
 const pollEvery = 100 * time.Millisecond
 
 // LogLine is one line of a container's log with the runtime's timestamp.

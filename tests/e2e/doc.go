@@ -1,5 +1,5 @@
 // Package e2e runs electd's Kubernetes manifests on a real node
-// (tests/nodetest) and checks what the README promises of pods, probes,
+// (tests/harness/nodetest) and checks what the README promises of pods, probes,
 // Services, rollouts and drains, in every routing flavour (Flavours: one
 // kustomize overlay each over deploy/k8s, deploy/k8s-label or
 // deploy/k8s-proxy, setting only the images, the election path and the

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/electd/electd/tests/doctest"
+	"github.com/electd/electd/tests/harness/doctest"
 )
 
 // docMask is one kind of text that differs between two runs of the same
@@ -55,7 +55,7 @@ func NormalizeOutput(line string) string {
 }
 
 // CompareOutput reports whether got is what want shows, line by line after
-// NormalizeOutput, as tests/doctest compares the pages' local commands (a
+// NormalizeOutput, as tests/harness/doctest compares the pages' local commands (a
 // want line "..." matching any number of lines), but without an ellipsis
 // the lines may come in another order (kubectl sorts its rows by generated
 // names), and empty lines at either end do not count.

@@ -18,9 +18,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/electd/electd/tests/manifesttest"
-	"github.com/electd/electd/tests/nodetest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/manifesttest"
+	"github.com/electd/electd/tests/harness/nodetest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // docStepTimeout bounds one command of the docs: a `kubectl wait` of

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // One bash for a page: what one command sets, the next sees; each

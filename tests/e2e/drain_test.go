@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/harness/nodetest"
 )
 
 // testDrain drains the node with the flavour's PodDisruptionBudget, as

@@ -10,7 +10,7 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/harness/nodetest"
 )
 
 // Endpoints are the pods a Service's EndpointSlices list, as one comparable

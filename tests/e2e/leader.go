@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/harness/nodetest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 

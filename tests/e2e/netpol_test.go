@@ -22,7 +22,7 @@ import (
 
 	"github.com/electd/electd/deploy/k8s"
 	"github.com/electd/electd/internal/api"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // testPolicies checks the flavour's NetworkPolicies, as applied, against

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/nodetest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/nodetest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 var (

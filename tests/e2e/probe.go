@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/electd/electd/tests/nodetest"
+	"github.com/electd/electd/tests/harness/nodetest"
 )
 
 // Answer is one request through a Service: when it was sent and answered,

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/electd/electd/tests/quote"
+	"github.com/electd/electd/tests/harness/quote"
 )
 
 // A make e2e report kept in docs/bench is what BENCHMARKS.md's Kubernetes
@@ -156,7 +156,7 @@ func measure(line, label string) (string, error) {
 	return m[1], nil
 }
 
-// QuoteRegion is one generated region of a file (tests/quote).
+// QuoteRegion is one generated region of a file (tests/harness/quote).
 type QuoteRegion = quote.Region[*KeptReport]
 
 // QuoteRegions renders every e2e region of regions in the files under

@@ -14,8 +14,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/electd/electd/tests/nodetest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/nodetest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // testSecrets applies the readiness flavour without the two Secrets the

@@ -18,8 +18,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/electd/electd/tests/nodetest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/nodetest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // The ensemble under the flavour's load (requests through its Service

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/curatortest"
+	"github.com/electd/electd/tests/harness/curatortest"
 )
 
 // TestZKCandidacy: a withdrawn leader hands over to the newest participant

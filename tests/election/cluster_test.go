@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // TestZKClusterKillLeaderServer kills the server the leader is connected

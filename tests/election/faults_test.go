@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 func waitReady(t testing.TB, ens *zktest.Ensemble) {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 const (
@@ -45,7 +45,7 @@ func startZK(t *testing.T) *zktest.Ensemble {
 }
 
 // waitFor polls cond until it holds, and fails the test when it did not
-// hold at a time d or more after the start (the one poller, tests/wait).
+// hold at a time d or more after the start (the one poller, tests/harness/wait).
 func waitFor(t testing.TB, d time.Duration, desc string, cond func() bool) {
 	t.Helper()
 	wait.For(t, d, desc, cond)

@@ -1,6 +1,6 @@
 package election_test
 
-// Interop with real Apache Curator 5.4 clients (each in its own JVM, see tests/curatortest)
+// Interop with real Apache Curator 5.4 clients (each in its own JVM, see tests/harness/curatortest)
 // on one standalone ZooKeeper: Curator's LeaderLatch and LeaderSelector and electd's latch and
 // selector on the same path see each other as participants, agree on one leader and on the
 // queue, and never lead at the same time; a path mixing the two recipes is refused by electd.
@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/curatortest"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/curatortest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 const (

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/curatortest"
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/curatortest"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 type interopWorld struct {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 

@@ -2,7 +2,7 @@ package election_test
 
 // The leader checker of the integration tests: a sampler reads every participant's
 // Status every 2 ms for the whole test into an invariant.Log, and the checks are
-// tests/invariant's, the same the chaos suite runs on electd processes. Reads of one
+// tests/harness/invariant's, the same the chaos suite runs on electd processes. Reads of one
 // participant after another cannot prove two leaders at once unless one of them is seen
 // leading again, with the same token, after the other claimed: CertainOverlaps. When a
 // sweep sees two leaders, the sampler reads the earlier ones again at once, so that a
@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/invariant"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // source is one participant as the sampler reads it.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/testkit/testcert"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // TestZKTLS: with SessionConfig.TLS the session speaks TLS to ZooKeeper's

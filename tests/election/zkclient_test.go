@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/zktest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 

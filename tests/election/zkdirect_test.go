@@ -17,7 +17,7 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
 	"github.com/electd/electd/internal/election"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // ---------------------------------------------------------------------------

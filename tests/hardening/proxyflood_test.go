@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/forward"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/proxykit"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // flavour is what deploy/k8s-proxy gives the electd container: its memory
@@ -59,7 +59,7 @@ func startPair(t *testing.T, bin, zk, path string, proxied bool, env string) pai
 		t.Cleanup(func() { f.Close() })
 		var cfg *electdtest.Config
 		if proxied {
-			app, err := forward.StartApp(id, forward.NewFence())
+			app, err := proxykit.StartApp(id, proxykit.NewFence())
 			if err != nil {
 				t.Fatal(err)
 			}

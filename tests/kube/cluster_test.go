@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/electd/electd/tests/kubetest"
-	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/harness/kubetest"
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 const (

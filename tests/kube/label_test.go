@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/kubetest"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/kubetest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // Deadlines. The label promises are in units of the recheck interval and

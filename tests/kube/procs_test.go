@@ -3,7 +3,7 @@ package kube
 import (
 	"testing"
 
-	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/harness/electdtest"
 )
 
 // startElectd runs electd as pod id: configured by env on top of its id,

@@ -9,6 +9,6 @@
 // rendered environment and files accepted by the real electd's --validate,
 // and bad values refused with a message that names them; and every
 // kustomize flavour and chart rendering accepted by a real
-// kube-apiserver's server-side dry run (tests/kubetest). The checks of the
+// kube-apiserver's server-side dry run (tests/harness/kubetest). The checks of the
 // manifests that need no process are deploy/k8s's own tests.
 package manifests

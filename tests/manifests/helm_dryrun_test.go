@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/electd/electd/tests/kubetest"
-	"github.com/electd/electd/tests/manifesttest"
+	"github.com/electd/electd/tests/harness/kubetest"
+	"github.com/electd/electd/tests/harness/manifesttest"
 )
 
 // Every object the chart renders, for both routings and for values that

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/electd/electd/tests/manifesttest"
+	"github.com/electd/electd/tests/harness/manifesttest"
 )
 
 const (

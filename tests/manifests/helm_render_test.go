@@ -9,7 +9,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/electd/electd/tests/manifesttest"
+	"github.com/electd/electd/tests/harness/manifesttest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/testkit/testcert"
-	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/harness/electdtest"
 )
 
 // buildElectd is the daemon of this test run (built once for all packages).

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/electd/electd/tests/kubetest"
-	"github.com/electd/electd/tests/manifesttest"
+	"github.com/electd/electd/tests/harness/kubetest"
+	"github.com/electd/electd/tests/harness/manifesttest"
 )
 
 // Every object of every flavour, rendered by kustomize, is accepted by a

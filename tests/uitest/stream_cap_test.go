@@ -12,9 +12,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/wait"
-	"github.com/electd/electd/tests/zktest"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
 )
 
 // TestStatusPageStreamCap: the page's own /events stream counts against

@@ -25,7 +25,7 @@ func readRoot(t *testing.T, name string) string {
 	return string(b)
 }
 
-// The Dockerfile is what the recipe renders (the recipe tests/nodetest
+// The Dockerfile is what the recipe renders (the recipe tests/harness/nodetest
 // builds the node's image from), and -dockerfile writes exactly that.
 func TestDockerfileIsTheRecipe(t *testing.T) {
 	if got, want := readRoot(t, "Dockerfile"), image.Electd.Dockerfile(); got != want {

@@ -1,7 +1,7 @@
 // Package testcert makes certificates at test time: a CA, the server or
 // client certificates it signs, and signing key pairs, as PEM. Tests use
 // it for TLS to ZooKeeper and for the HTTP API, and the Kubernetes
-// harnesses (tests/kubetest, tests/nodetest) for their API servers and
+// harnesses (tests/harness/kubetest, tests/harness/nodetest) for their API servers and
 // service-account tokens; nothing here is for production.
 package testcert
 

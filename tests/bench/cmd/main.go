@@ -17,8 +17,8 @@ import (
 	"syscall"
 
 	"github.com/electd/electd/tests/bench"
-	"github.com/electd/electd/tests/electdtest"
-	"github.com/electd/electd/tests/ledger"
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/ledger"
 )
 
 func main() {

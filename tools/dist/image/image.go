@@ -1,6 +1,6 @@
 // Package image is the recipe of electd's container image, in one place.
 // The Dockerfile is rendered from it (`go generate ./tools/dist`; a test
-// fails when the file differs), and tests/nodetest assembles the image the
+// fails when the file differs), and tests/harness/nodetest assembles the image the
 // node tests run from the same recipe, so the two cannot drift: the same
 // `go run ./tools/dist` build, the same files at the same paths, user,
 // port, entrypoint and labels. Only the base image differs on the node,
@@ -83,7 +83,7 @@ func (r Recipe) Dockerfile() string {
 	fmt.Fprintf(&b, "ARG GO_IMAGE=%s\nARG BASE_IMAGE=%s\n\n", r.BuildImage, r.BaseImage)
 	// The RUN line is DistArgs with the build's arguments as shell
 	// variables, so that `go run ./tools/dist` is called the same way here
-	// and in tests/nodetest.
+	// and in tests/harness/nodetest.
 	var args []string
 	for _, a := range DistArgs("${VERSION}", "${COMMIT}", "/out", "${TARGETOS}", "${TARGETARCH}") {
 		args = append(args, shellWord(a))
@@ -138,7 +138,7 @@ func shellWord(s string) string {
 const dockerfileHead = `# syntax=docker/dockerfile:1
 # electd container image: a static binary on distroless, running as nonroot.
 #
-# Generated from tools/dist/image (the recipe tests/nodetest also builds the
+# Generated from tools/dist/image (the recipe tests/harness/nodetest also builds the
 # node tests' image from): edit the recipe, then run go generate ./tools/dist.
 #
 #   make docker      stamps the version, commit and creation time from git
