@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
-	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/internal/testkit"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -322,7 +322,7 @@ func TestSessionAddsBothCredentials(t *testing.T) {
 	if st := s.State(); st != StateConnecting {
 		t.Fatalf("state %v before authenticating, want connecting", st)
 	}
-	wait.For(t, 5*time.Second, "both credentials added", func() bool {
+	testkit.For(t, 5*time.Second, "both credentials added", func() bool {
 		clk.Advance(time.Second) // the retry's timer
 		return s.State() == StateConnected
 	})

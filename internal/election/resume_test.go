@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
-	"github.com/electd/electd/tests/harness/wait"
-	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/internal/testkit"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -45,8 +44,8 @@ func (k *recKeeper) last() (Credentials, int, int) {
 
 // resumingSession is a Session before its first session, asking to resume
 // 0x1000, on a fake ZooKeeper; its log is returned.
-func resumingSession(t *testing.T, k CredentialKeeper) (*Session, *fakeZK, *syncbuf.Buffer) {
-	buf := &syncbuf.Buffer{}
+func resumingSession(t *testing.T, k CredentialKeeper) (*Session, *fakeZK, *testkit.Buffer) {
+	buf := &testkit.Buffer{}
 	f := newFakeZK(unitSession)
 	s := &Session{
 		cfg: SessionConfig{SessionTimeout: 4 * time.Second, Keeper: k,
@@ -96,7 +95,7 @@ func TestSessionKeepsAndForgets(t *testing.T) {
 	go s.keepLoop()
 	s.negotiatedID.Store(unitSession)
 	s.onEvent(zk.Event{Type: zk.EventSession, State: zk.StateHasSession})
-	wait.For(t, 5*time.Second, "the session kept", func() bool {
+	testkit.For(t, 5*time.Second, "the session kept", func() bool {
 		_, n, _ := k.last()
 		return n > 0
 	})

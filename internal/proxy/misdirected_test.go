@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/electd/electd/internal/logging"
-	"github.com/electd/electd/tests/syncbuf"
+	"github.com/electd/electd/internal/testkit"
 )
 
 // Issue 37, item 11: the election path was created anew, and one side of a
@@ -24,7 +24,7 @@ func TestHTTPForwardToAnotherIncarnationIsHeld(t *testing.T) {
 	lb := newLead(Route{Leading: true, ID: "b", Token: 7, Election: newer})
 	pb := startProxy(t, lb, appB.addr(), Config{})
 	la := newLead(following("b", 7, pb.peerAddr()))
-	logs := &syncbuf.Buffer{}
+	logs := &testkit.Buffer{}
 	pa := startProxy(t, la, appA.addr(), Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	c := newClient(t)
 	answer := func() <-chan string {
@@ -80,7 +80,7 @@ func TestHTTPForwardToAnotherIncarnationIsHeld(t *testing.T) {
 func TestHTTPMisdirectedLogsOncePerInterval(t *testing.T) {
 	baseline(t)
 	pb := startProxy(t, newLead(Route{Leading: true, ID: "b", Token: 7, Election: "/other@0x2"}), newApp(t, "b", nil).addr(), Config{})
-	logs := &syncbuf.Buffer{}
+	logs := &testkit.Buffer{}
 	pa := startProxy(t, newLead(following("b", 7, pb.peerAddr())), newApp(t, "a", nil).addr(),
 		Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	c := newClient(t)
