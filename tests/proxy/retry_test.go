@@ -104,7 +104,8 @@ func TestCrashWithDefaults(t *testing.T) {
 	done := time.Now()
 	session := 10 * time.Second // zookeeper.session_timeout's default
 	nl := c.settledWithin(l, invariant.LivenessBound(session, zookeeper(t).TickTime())+slack)
-	t.Logf("%s leads %v after the kill", nl.name, time.Since(at).Round(time.Millisecond))
+	outage := time.Since(at)
+	t.Logf("%s leads %v after the kill", nl.name, outage.Round(time.Millisecond))
 	n := ld.Count()
 	wait.For(t, patience, "requests after the new leader", func() bool { return ld.Count() >= n+80 })
 	reqs := ld.Stop()
@@ -129,10 +130,15 @@ func TestCrashWithDefaults(t *testing.T) {
 	t.Logf("%d requests through the followers; %v attempts to a leader's proxy, %v re-sends of what reached no application", len(reqs), attempts, unprocessed)
 	// Each request goes to a leader's proxy at most once but for what was
 	// in flight at the crash, re-sent once each, and the probes of the dead
-	// address, 25 ms doubling to 1 s: about 15 a follower over a 10 s
-	// outage. 100 leaves room for a slow election.
-	if extra := attempts - float64(len(reqs)); extra > 100 || unprocessed > 100 {
-		t.Errorf("%v attempts for %d requests, %v re-sends: the dead leader's address was tried too often", attempts, len(reqs), unprocessed)
+	// address, 25 ms doubling to 1 s (docs/design/proxy.md, "Retries: a
+	// budget, a probe, a ramp"): about 6 plus one a second of the outage, a
+	// follower. The outage is this run's (a loaded machine elects later);
+	// what was in flight is at most a second of the load. Twice that: an
+	// attempt and its re-send each. The issue saw 26,120.
+	probes := float64(len(fs)) * (6 + outage.Seconds())
+	limit := 2 * (probes + 40)
+	if extra := attempts - float64(len(reqs)); extra > limit || unprocessed > limit {
+		t.Errorf("%v attempts for %d requests, %v re-sends, over %.0f allowed for a %v outage: the dead leader's address was tried too often", attempts, len(reqs), unprocessed, limit, outage.Round(time.Millisecond))
 	}
 	l.app.Restart(t)
 	c.start(l)
