@@ -93,7 +93,8 @@ func TestCrashWithDefaults(t *testing.T) {
 	l := c.settled(nil)
 	fs := c.others(l)
 	before := counters(t, fs)
-	ld := ledger.StartLoad(ledger.LoadConfig{Rate: 40, Timeout: time.Minute, Prefix: "crash"}, targets(fs...)...)
+	const rate = 40 // requests a second, over both followers
+	ld := ledger.StartLoad(ledger.LoadConfig{Rate: rate, Timeout: time.Minute, Prefix: "crash"}, targets(fs...)...)
 	defer ld.Stop()
 	wait.For(t, patience, "requests before the crash", func() bool { return ld.Count() >= 40 })
 	at := time.Now()
@@ -136,7 +137,7 @@ func TestCrashWithDefaults(t *testing.T) {
 	// what was in flight is at most a second of the load. Twice that: an
 	// attempt and its re-send each. The issue saw 26,120.
 	probes := float64(len(fs)) * (6 + outage.Seconds())
-	limit := 2 * (probes + 40)
+	limit := 2 * (probes + rate)
 	if extra := attempts - float64(len(reqs)); extra > limit || unprocessed > limit {
 		t.Errorf("%v attempts for %d requests, %v re-sends, over %.0f allowed for a %v outage: the dead leader's address was tried too often", attempts, len(reqs), unprocessed, limit, outage.Round(time.Millisecond))
 	}
