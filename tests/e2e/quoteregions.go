@@ -21,9 +21,11 @@ var chooserNames = []struct{ flavour, name string }{
 var Regions = []QuoteRegion{
 	{"README.md", "chooser", renderChooser},
 	{"README.md", "summary", renderSummary},
+	{"README.md", "lost", renderLost},
 	{"docs/kubernetes.md", "sidecar", renderSidecar},
 	{"docs/kubernetes.md", "election-to-answer", renderElectionToAnswer},
 	{"docs/kubernetes.md", "readiness-rollout", renderReadinessRollout},
+	{"docs/kubernetes.md", "lost-node", renderLostNode},
 	{"BENCHMARKS.md", "run", renderRun},
 	{"BENCHMARKS.md", "table", renderTable},
 	{"BENCHMARKS.md", "sigterm", renderSigterm},
@@ -226,4 +228,71 @@ func renderDisruptions(r *KeptReport) (string, error) {
 		parts = append(parts, f.Name+":\n\n"+q)
 	}
 	return strings.Join(parts, "\n\n"), nil
+}
+
+// The unannounced table's columns.
+const (
+	colChanges  = 2
+	colNewAns   = 3
+	colSilent   = 4
+	colUFailed  = 5
+	colUnreach  = 6
+	unannCols   = 7
+	electdNames = 3 // chooserNames' electd flavours come first
+)
+
+// unannounced returns a flavour's row for one disruption.
+func (r *KeptReport) unannouncedRow(flavour, what string) ([]string, error) {
+	row, ok := r.unannounced[flavour+"/"+what]
+	if !ok || len(row) != unannCols {
+		return nil, fmt.Errorf("%s: no %q row for %s in the crash and lost-node table", r.Path, what, flavour)
+	}
+	return row, nil
+}
+
+// renderLost is the README's chooser's second table: per electd flavour,
+// what a crash, a lost pod and a credential rotation cost beside a
+// graceful delete.
+func renderLost(r *KeptReport) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "What the failures nobody announces cost in the same run ([%s](%s)), from the disruption to the\nflavour at rest again, beside the median deletion:\n\n", r.Path, r.Path)
+	b.WriteString("| flavour | deletion: first answer, failed | leader's electd SIGKILLed: leader changes, longest silence, failed | leader's pod cut off 30 s: first answer from the new leader, failed (never reached a pod) | credential rotated by a rolling restart: leader changes, failed |\n|---|---|---|---|---|\n")
+	for _, c := range chooserNames[:electdNames] {
+		del, err := cells(r, c.flavour, false, colAnswer, colFailed)
+		if err != nil {
+			return "", err
+		}
+		crash, err := r.unannouncedRow(c.flavour, crashName)
+		if err != nil {
+			return "", err
+		}
+		cut, err := r.unannouncedRow(c.flavour, cutOffName)
+		if err != nil {
+			return "", err
+		}
+		rot, err := r.unannouncedRow(c.flavour, rotationName)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "| %s | %s, %s | %s, %s, %s | %s, %s (%s) | %s, %s |\n", c.name, del[0], del[1],
+			crash[colChanges], crash[colSilent], crash[colUFailed], cut[colNewAns], cut[colUFailed], cut[colUnreach], rot[colChanges], rot[colUFailed])
+	}
+	b.WriteString("\nclient-go's elector was not put through these here. With a stable identity a restarted candidate takes its own Lease back at once; a lost holder's Lease passes on only once its lease duration (15 s by default) has run out since its last renewal. \"Never reached a pod\": connections kube-proxy sent to the cut-off pod's address before its readiness probe took it out ([docs/kubernetes.md](docs/kubernetes.md#a-crashed-sidecar-a-lost-node)).\n")
+	return b.String(), nil
+}
+
+// renderLostNode is docs/kubernetes.md's measured half of "A lost node":
+// the cut-off's figures per flavour.
+func renderLostNode(r *KeptReport) (string, error) {
+	var parts []string
+	for _, c := range chooserNames[:electdNames] {
+		cut, err := r.unannouncedRow(c.flavour, cutOffName)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, fmt.Sprintf("%s answered from the new leader after %s, with %s failed requests (%s of them never reached a pod)",
+			strings.SplitN(c.name, " (", 2)[0], cut[colNewAns], cut[colUFailed], cut[colUnreach]))
+	}
+	return fmt.Sprintf("On the test node, with the leader's pod cut off from everything for 30 s (the run in [%s](%s); a\nrequest through the Service every 20 ms): %s.",
+		strings.TrimPrefix(r.Path, "docs/"), strings.TrimPrefix(r.Path, "docs/"), strings.Join(parts, "; ")), nil
 }

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The failures nobody announces (issue 38): the leader's electd SIGKILLed,
+// the leader's pod cut off from everything, and a rolling restart with a
+// new ZooKeeper credential. Each flavour's figures go into one table of the
+// report, which the README and docs/kubernetes.md quote (quoteregions.go).
+
+// The disruptions' names, as the table's second column says them.
+const (
+	crashName    = "electd SIGKILLed"
+	cutOffName   = "cut off 30 s"
+	rotationName = "credential rotated"
+)
+
+// Unannounced is what one such disruption did to a flavour.
+type Unannounced struct {
+	What string // crashName, cutOffName or rotationName
+	F    Failover
+	// Silent is the longest time in the disruption with no request
+	// answered through the Service.
+	Silent time.Duration
+	// Unreached counts the failed requests whose connection never reached
+	// a pod: kube-proxy chose the cut-off pod's address, which nothing
+	// answers (no electd could hold them).
+	Unreached int
+}
+
+// Silence is the longest stretch in [t0, end] with no request answered
+// through the Service, by the answers' arrival.
+func (d *Deployment) Silence(t0, end time.Time) time.Duration {
+	var done []time.Time
+	for _, a := range d.Probe.Between(t0, end) {
+		if a.Err == "" {
+			done = append(done, a.Done)
+		}
+	}
+	slices.SortFunc(done, func(a, b time.Time) int { return a.Compare(b) })
+	longest, prev := time.Duration(0), t0
+	for _, at := range append(done, end) {
+		longest = max(longest, at.Sub(prev))
+		prev = at
+	}
+	return longest
+}
+
+// unreached says whether a failed request never got a connection: its
+// dial timed out (the SYN went to an address nothing answered) or found
+// no route.
+func unreached(err string) bool {
+	return strings.Contains(err, "dial tcp") || strings.Contains(err, "connect: no route to host")
+}
+
+// Unannounced records a flavour's figures for one disruption.
+func (r *Report) Unannounced(flavour string, u Unannounced) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unannounced[flavour] = append(r.unannounced[flavour], u)
+}
+
+// unannouncedHeader starts the table; KeptReport tells it from the delete
+// table by it.
+const unannouncedHeader = "| flavour | what happened to the leader's pod | leader changes | first answer from a new leader | longest time with no answer | failed requests (every 20 ms) | of those, never reached a pod |"
+
+// UnannouncedTable is every flavour's row per disruption, in the
+// flavours' order; "" if none ran.
+func (r *Report) UnannouncedTable(flavours []Flavour) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, f := range flavours {
+		for _, u := range r.unannounced[f.Name] {
+			answer := "-"
+			if u.F.Changes > 0 && u.F.Service > 0 {
+				answer = secs(u.F.Service)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %d | %d |\n", f.Name, u.What, u.F.Changes, answer, secs(u.Silent), u.F.Failed, u.Unreached)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return unannouncedHeader + "\n|---|---|---|---|---|---|---|\n" + b.String() +
+		"\nFrom the disruption's start (the SIGKILL, the first dropped packet, the Secret's change) until the flavour was at rest again; \"-\": leadership did not move.\n"
+}
