@@ -39,34 +39,41 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 		t.Fatal(err)
 	}
 	ip := pod.Status.PodIP
-	rules := [][]string{{"INPUT", "-s", ip}, {"OUTPUT", "-d", ip}, {"FORWARD", "-s", ip}, {"FORWARD", "-d", ip}}
-	iptables := func(op string, r []string) error {
-		args := append([]string{"-w", op}, r...)
-		out, err := d.N.Netns.CommandContext(ctx, "iptables", append(args, "-j", "DROP")...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("iptables %s: %v: %s", strings.Join(args, " "), err, out)
+	// One iptables-restore: every rule lands in one transaction, so the
+	// cut has one instant, t0. A request sent before it is in flight at the
+	// cut, as in any crash, and not counted (Probe.Between is by sending).
+	rules := []string{"INPUT 1 -s " + ip, "OUTPUT 1 -d " + ip, "FORWARD 1 -s " + ip, "FORWARD 1 -d " + ip}
+	apply := func(op string) error {
+		var in strings.Builder
+		in.WriteString("*filter\n")
+		for _, r := range rules {
+			if op == "-D" {
+				r = strings.Replace(r, " 1 ", " ", 1)
+			}
+			in.WriteString(op + " " + r + " -j DROP\n")
+		}
+		in.WriteString("COMMIT\n")
+		cmd := d.N.Netns.CommandContext(ctx, "iptables-restore", "-w", "--noflush")
+		cmd.Stdin = strings.NewReader(in.String())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("iptables-restore %s: %v: %s", op, err, out)
 		}
 		return nil
 	}
 	restored := false
 	restore := func() {
-		if restored {
-			return
-		}
-		restored = true
-		for _, r := range rules {
-			if err := iptables("-D", r); err != nil {
+		if !restored {
+			restored = true
+			if err := apply("-D"); err != nil {
 				t.Error(err)
 			}
 		}
 	}
-	t.Cleanup(restore)
-	t0 := time.Now()
-	for _, r := range rules {
-		if err := iptables("-I", r); err != nil {
-			t.Fatal(err)
-		}
+	if err := apply("-I"); err != nil {
+		t.Fatal(err)
 	}
+	t0 := time.Now()
+	t.Cleanup(restore)
 	timer := time.NewTimer(time.Until(t0.Add(cutOffFor)))
 	<-timer.C
 	restore()
@@ -109,7 +116,7 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	if at, ok := d.EP.Ready.First(t0, func(e Endpoints) bool { return !e.Has(leader) }); ok {
 		withdrawn = "after " + secs(at.Sub(t0))
 	}
-	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped; %s): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached a pod), %d answered (%d by a pod that was not leading); at most %d endpoints.",
+	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped; %s): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
 		secs(cutOffFor), leader, ip, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(back.Sub(t0)), secs(end.Sub(t0)),
 		secs(u.Silent), f.Failed, u.Unreached, f.Answered, f.NonLeader, f.MaxEndpoints)
 	t.Log(line)

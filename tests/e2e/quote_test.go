@@ -115,7 +115,7 @@ func TestKeptReportReadsTheUnannouncedTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "forwarding proxy answered from the new leader after 10.40 s, with 41 failed requests (41 of them never reached a pod)"; !strings.Contains(got, want) {
+	if want := "forwarding proxy answered from the new leader after 10.40 s, with 41 failed requests (41 of them never reached an electd)"; !strings.Contains(got, want) {
 		t.Errorf("lost-node region %q lacks %q", got, want)
 	}
 	if _, err := renderLost(r); err == nil || !strings.Contains(err.Error(), rotationName) {

@@ -256,7 +256,7 @@ func (r *KeptReport) unannouncedRow(flavour, what string) ([]string, error) {
 func renderLost(r *KeptReport) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "What the failures nobody announces cost in the same run ([%s](%s)), from the disruption to the\nflavour at rest again, beside the median deletion:\n\n", r.Path, r.Path)
-	b.WriteString("| flavour | deletion: first answer, failed | leader's electd SIGKILLed: leader changes, longest silence, failed | leader's pod cut off 30 s: first answer from the new leader, failed (never reached a pod) | credential rotated by a rolling restart: leader changes, failed |\n|---|---|---|---|---|\n")
+	b.WriteString("| flavour | deletion: first answer, failed | leader's electd SIGKILLed: leader changes, longest silence, failed (never reached an electd) | leader's pod cut off 30 s: first answer from the new leader, failed (never reached an electd) | credential rotated by a rolling restart: leader changes, failed |\n|---|---|---|---|---|\n")
 	for _, c := range chooserNames[:electdNames] {
 		del, err := cells(r, c.flavour, false, colAnswer, colFailed)
 		if err != nil {
@@ -274,10 +274,10 @@ func renderLost(r *KeptReport) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "| %s | %s, %s | %s, %s, %s | %s, %s (%s) | %s, %s |\n", c.name, del[0], del[1],
-			crash[colChanges], crash[colSilent], crash[colUFailed], cut[colNewAns], cut[colUFailed], cut[colUnreach], rot[colChanges], rot[colUFailed])
+		fmt.Fprintf(&b, "| %s | %s, %s | %s, %s, %s (%s) | %s, %s (%s) | %s, %s |\n", c.name, del[0], del[1],
+			crash[colChanges], crash[colSilent], crash[colUFailed], crash[colUnreach], cut[colNewAns], cut[colUFailed], cut[colUnreach], rot[colChanges], rot[colUFailed])
 	}
-	b.WriteString("\nclient-go's elector was not put through these here. With a stable identity a restarted candidate takes its own Lease back at once; a lost holder's Lease passes on only once its lease duration (15 s by default) has run out since its last renewal. \"Never reached a pod\": connections kube-proxy sent to the cut-off pod's address before its readiness probe took it out ([docs/kubernetes.md](docs/kubernetes.md#a-crashed-sidecar-a-lost-node)).\n")
+	b.WriteString("\nclient-go's elector was not put through these here. With a stable identity a restarted candidate takes its own Lease back at once; a lost holder's Lease passes on only once its lease duration (15 s by default) has run out since its last renewal. \"Never reached an electd\": connections kube-proxy sent to the crashed or cut-off pod's address before its readiness probe took it out ([docs/kubernetes.md](docs/kubernetes.md#a-crashed-sidecar-a-lost-node)).\n")
 	return b.String(), nil
 }
 
@@ -290,7 +290,7 @@ func renderLostNode(r *KeptReport) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, fmt.Sprintf("%s answered from the new leader after %s, with %s failed requests (%s of them never reached a pod)",
+		parts = append(parts, fmt.Sprintf("%s answered from the new leader after %s, with %s failed requests (%s of them never reached an electd)",
 			strings.SplitN(c.name, " (", 2)[0], cut[colNewAns], cut[colUFailed], cut[colUnreach]))
 	}
 	return fmt.Sprintf("On the test node, with the leader's pod cut off from everything for 30 s (the run in [%s](%s); a\nrequest through the Service every 20 ms): %s.",

@@ -26,9 +26,10 @@ type Unannounced struct {
 	// Silent is the longest time in the disruption with no request
 	// answered through the Service.
 	Silent time.Duration
-	// Unreached counts the failed requests whose connection never reached
-	// a pod: kube-proxy chose the cut-off pod's address, which nothing
-	// answers (no electd could hold them).
+	// Unreached counts the failed requests whose connection reached no
+	// electd: kube-proxy chose the address of a pod that nothing answers
+	// (cut off) or whose electd is down (its port refuses while the kubelet
+	// restarts it). No electd could hold them.
 	Unreached int
 }
 
@@ -50,11 +51,11 @@ func (d *Deployment) Silence(t0, end time.Time) time.Duration {
 	return longest
 }
 
-// unreached says whether a failed request never got a connection: its
-// dial timed out (the SYN went to an address nothing answered) or found
-// no route.
+// unreached says whether a failed request never got a connection to an
+// electd: its dial timed out (the SYN went to an address nothing answers),
+// was refused (nothing listened there) or found no route.
 func unreached(err string) bool {
-	return strings.Contains(err, "dial tcp") || strings.Contains(err, "connect: no route to host")
+	return strings.Contains(err, "dial tcp")
 }
 
 // Unannounced records a flavour's figures for one disruption.
@@ -66,7 +67,7 @@ func (r *Report) Unannounced(flavour string, u Unannounced) {
 
 // unannouncedHeader starts the table; KeptReport tells it from the delete
 // table by it.
-const unannouncedHeader = "| flavour | what happened to the leader's pod | leader changes | first answer from a new leader | longest time with no answer | failed requests (every 20 ms) | of those, never reached a pod |"
+const unannouncedHeader = "| flavour | what happened to the leader's pod | leader changes | first answer from a new leader | longest time with no answer | failed requests (every 20 ms) | of those, never reached an electd |"
 
 // UnannouncedTable is every flavour's row per disruption, in the
 // flavours' order; "" if none ran.
