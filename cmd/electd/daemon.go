@@ -111,7 +111,7 @@ func (d *daemon) build(log *slog.Logger, m *metrics.Metrics, reg prometheus.Regi
 	return d.side.Build(el, reg, ec.Path, d.app.SetAppRefused, d.log)
 }
 
-// serveAPI builds the HTTP API's router (docs/DESIGN.md, "HTTP API") and
+// serveAPI builds the HTTP API's router (docs/design/http-contract.md, "HTTP API") and
 // the server it runs in on ln. The API drives the election through the
 // application's side: a release lets the proxy's requests finish and
 // stops electd run's command first.

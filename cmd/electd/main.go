@@ -1,6 +1,6 @@
 // Command electd is a leader-election sidecar on Apache ZooKeeper: it joins
 // one election and tells the application next to it, over HTTP and
-// Prometheus, whether it leads and who does. See docs/DESIGN.md and --help.
+// Prometheus, whether it leads and who does. See docs/design/ and --help.
 //
 // main only wires: the configuration is internal/config's Load, the HTTP
 // API internal/httpapi served by internal/httpserver, the logs

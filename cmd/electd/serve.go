@@ -13,7 +13,7 @@ import (
 )
 
 // serve runs the election and the HTTP server until a signal or a failure,
-// then shuts down as docs/DESIGN.md's "Process" says.
+// then shuts down as docs/design/session-and-faults.md's "Process" says.
 func serve(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) int {
 	sigs := stopSignals()
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// shutdown is docs/DESIGN.md's "Process": answer 503 at once, wait
+// shutdown is docs/design/session-and-faults.md's "Process": answer 503 at once, wait
 // shutdown_grace, delete the own node, stop serving, close the session, all
 // within shutdown_timeout. With a forwarding proxy the first step is a
 // hand-over (forward.Sidecar.HandOver) and the proxy forwards to the new

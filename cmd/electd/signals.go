@@ -9,7 +9,7 @@ import (
 )
 
 // stopSignals are the signals that each start the graceful shutdown of
-// docs/DESIGN.md, "Process"; a second one exits at once. SIGHUP is one of
+// docs/design/session-and-faults.md, "Process"; a second one exits at once. SIGHUP is one of
 // them: a closed terminal or a supervisor's stop must release leadership
 // like SIGTERM, not kill the leader without deleting its node (followers
 // then waited a whole session timeout). A process started with SIGHUP

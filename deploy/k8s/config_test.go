@@ -14,7 +14,7 @@ import (
 )
 
 // designKeys are the configuration keys, read from internal/config's table
-// (docs/DESIGN.md, "Configuration"): the manifests' ELECTD_* variables must
+// (docs/design/http-contract.md, "Configuration"): the manifests' ELECTD_* variables must
 // name them.
 var designKeys = keyNames()
 

@@ -4,7 +4,7 @@
 // real configuration key, the rollout strategy and disruption budget work
 // with followers that are unready by design, no Secret is shipped (the
 // admin token and the ZooKeeper credentials are the operator's, referred
-// to as docs/DESIGN.md's "Threat model" needs), and the NetworkPolicies
+// to as docs/design/session-and-faults.md's "Threat model" needs), and the NetworkPolicies
 // admit what it says. The label flavour in ../k8s-label (a kustomize
 // overlay of this directory: every pod Ready, the leader found by its
 // label) and the proxy flavour in ../k8s-proxy (every pod Ready, the

@@ -95,7 +95,7 @@ func TestLabelFlavourRolloutAndDrain(t *testing.T) {
 
 // checkOrdinaryRollout checks a Deployment whose every joined pod is Ready:
 // a rolling update that brings one new pod before an old one goes (so the
-// leader hands over to a pod of the new ReplicaSet, docs/DESIGN.md
+// leader hands over to a pod of the new ReplicaSet, docs/design/handover.md
 // "Handoff"), whose stall is reported (a progress deadline), and a budget
 // that lets one pod go at a time.
 func checkOrdinaryRollout(t *testing.T, m *manifests, d *appsv1.Deployment) {

@@ -20,7 +20,7 @@ import (
 	"github.com/electd/electd/internal/config"
 )
 
-// electdEndpoints are the daemon's probe endpoints (docs/DESIGN.md, "HTTP API").
+// electdEndpoints are the daemon's probe endpoints (docs/design/http-contract.md, "HTTP API").
 var electdEndpoints = []string{"/healthz/leader", "/healthz", "/readyz"}
 
 // sidecar is one pod template's electd container and what the checks derive from it.
@@ -187,7 +187,8 @@ func isDuration(key string) bool {
 	return ok && k.Type == "duration"
 }
 
-// duration parses a configuration duration the way docs/DESIGN.md demands:
+// duration parses a configuration duration the way docs/design/http-contract.md,
+// "Configuration" demands:
 // a unit is required ("10" alone is an error).
 func duration(v string) (time.Duration, bool) {
 	if _, err := strconv.ParseFloat(v, 64); err == nil {
@@ -257,7 +258,7 @@ func checkElectdEnvironmentNamesRealKeys(t *testing.T, m *manifests) {
 
 		// Termination: the kubelet stops the app, then electd; the grace
 		// period must leave electd its shutdown_grace + shutdown_timeout.
-		grace, timeout := 0*time.Second, 10*time.Second // docs/DESIGN.md defaults
+		grace, timeout := 0*time.Second, 10*time.Second // configuration.md's defaults
 		if e, ok := s.env["ELECTD_SHUTDOWN_GRACE"]; ok {
 			grace, _ = duration(e.Value)
 		}

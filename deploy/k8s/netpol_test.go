@@ -152,7 +152,7 @@ func (nw netWorld) expectations() []connection {
 	return cs
 }
 
-// The NetworkPolicies admit exactly what docs/DESIGN.md ("Threat model")
+// The NetworkPolicies admit exactly what docs/design/session-and-faults.md ("Threat model")
 // says: the app's port from anywhere, electd's port to the kubelet alone,
 // ZooKeeper's client port to electd's pods alone and its quorum ports to
 // its peers. Each policy selects the pods it is meant for.

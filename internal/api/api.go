@@ -1,4 +1,4 @@
-// Package api declares the JSON bodies of electd's HTTP API (docs/DESIGN.md,
+// Package api declares the JSON bodies of electd's HTTP API (docs/design/http-contract.md,
 // "HTTP API"), once: internal/httpapi encodes them, and every client decodes
 // them (the CLI in internal/cli, tests/electdtest, tests/bench). It imports
 // nothing of electd, so a client does not pull in the election engine; the
@@ -187,7 +187,7 @@ type KubeStatus struct {
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
 }
 
-// ProxyStatus is this participant's forwarding proxy (docs/DESIGN.md,
+// ProxyStatus is this participant's forwarding proxy (docs/design/proxy.md,
 // "Forwarding"), under "proxy" on GET /leader and in /events.
 type ProxyStatus struct {
 	Mode string `json:"mode"` // http or tcp

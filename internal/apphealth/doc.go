@@ -1,5 +1,5 @@
 // Package apphealth checks the application next to electd over HTTP, the
-// way a Kubernetes httpGet probe does (docs/DESIGN.md, "Application
+// way a Kubernetes httpGet probe does (docs/design/handover.md, "Application
 // health"): a GET every interval, bounded by a timeout; an answer from 200
 // to 399 passes; failureThreshold failures in a row make the application
 // unhealthy and successThreshold passes in a row make it healthy again.

@@ -1,5 +1,5 @@
 // Package candidacy decides whether this participant stands for leadership
-// (docs/DESIGN.md, "Candidacy").
+// (docs/design/handover.md, "Candidacy").
 // Two things must allow it: the operator's setting (election.candidate at
 // start, POST /candidacy at run time) and the application: its health, when
 // app.health_url is set, and, with the forwarding proxy, its taking
@@ -181,7 +181,7 @@ func (c *Controller) SetApp(h apphealth.Health) {
 }
 
 // SetAppRefused records that the application refuses connections (why
-// says so; the forwarding proxy found it, docs/DESIGN.md "Forwarding"), or
+// says so; the forwarding proxy found it, docs/design/proxy.md "Forwarding"), or
 // takes them again (""), and lets Run apply it: a participant whose
 // application refuses connections does not stand, whatever its health
 // checks say. It never blocks.

@@ -1,5 +1,5 @@
 // Package cli is electd's client commands, `electd status` and `electd
-// release`: they ask a running electd over its HTTP API (docs/DESIGN.md,
+// release`: they ask a running electd over its HTTP API (docs/design/http-contract.md,
 // "HTTP API") and decode its answers with internal/api's types.
 package cli
 

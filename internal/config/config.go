@@ -5,7 +5,7 @@
 // --validate, config.example.yaml (go generate) and the deploy/k8s tests are
 // all built from it. Load is the one place that reads the sources (file <
 // environment < flags, merged by viper) and returns the configuration
-// checked, every error named by its key. See docs/DESIGN.md,
+// checked, every error named by its key. See docs/design/http-contract.md,
 // "Configuration".
 package config
 
@@ -110,7 +110,7 @@ type Log struct {
 }
 
 // App is the "app" section: the health of the application next to electd
-// (docs/DESIGN.md, "Candidacy"). The defaults are a
+// (docs/design/handover.md, "Candidacy"). The defaults are a
 // Kubernetes probe's (periodSeconds, timeoutSeconds, failureThreshold,
 // successThreshold).
 type App struct {
@@ -127,7 +127,7 @@ type Exec struct {
 	OnExit      string        `mapstructure:"on_exit" default:"release" help:"electd run: when the command exits while leading: release (re-queue at the back), restart (run it again) or exit (electd shuts down)"`
 }
 
-// Proxy is the "proxy" section: the forwarding proxy (docs/DESIGN.md,
+// Proxy is the "proxy" section: the forwarding proxy (docs/design/proxy.md,
 // "Forwarding"), off unless listen is set. Zero values of the timeouts and
 // caps are never set here: each has its default.
 type Proxy struct {

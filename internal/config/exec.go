@@ -10,7 +10,7 @@ import (
 	"github.com/electd/electd/internal/election"
 )
 
-// splitRun takes `run [FLAGS] -- CMD [ARGS...]` (electd run, docs/DESIGN.md
+// splitRun takes `run [FLAGS] -- CMD [ARGS...]` (electd run, docs/design/handover.md
 // "Exec mode") apart into the daemon's flags and the command; other
 // arguments pass unchanged, with isRun false.
 func splitRun(args []string) (flags, command []string, isRun bool) {

@@ -24,7 +24,7 @@ type Loaded struct {
 	Help, Version bool
 	// Validate is --validate: print the effective configuration and exit.
 	Validate bool
-	// Run is electd run (exec mode, docs/DESIGN.md "Exec mode"), and
+	// Run is electd run (exec mode, docs/design/handover.md "Exec mode"), and
 	// Command its command: what follows --.
 	Run     bool
 	Command []string
@@ -38,7 +38,7 @@ type Loaded struct {
 // Load builds electd's configuration from its arguments, `[run] [--config
 // FILE] [--KEY VALUE ...] [-- CMD ...]`, and its environment (os.Environ's
 // form): the file given by --config < ELECTD_* variables < flags named after
-// the keys (docs/DESIGN.md, "Configuration"). It decodes every value the
+// the keys (docs/design/http-contract.md, "Configuration"). It decodes every value the
 // same way whatever its source (decodeHook), derives the defaults that
 // depend on keys that were set (derive), and checks every key. Nothing
 // connects. An error is a *KeyError, or Errors when there are several:

@@ -10,7 +10,7 @@ import (
 	"github.com/electd/electd/internal/proxy"
 )
 
-// The proxy.* keys (docs/DESIGN.md, "Forwarding"): mapped onto
+// The proxy.* keys (docs/design/proxy.md, "Forwarding"): mapped onto
 // proxy.Config, which checks them (*proxy.FieldError, named through the
 // proxy tags); what is checked here is what only the daemon knows: the
 // proxy is off, its address for peers, the other ports.
@@ -220,7 +220,7 @@ func clash(a, b string) bool {
 
 // CrashTime is how long a leader whose electd dies without resigning
 // (SIGKILL, a node lost) takes to be replaced, for a session timeout: an
-// unset proxy.hold_time covers it (docs/DESIGN.md, "Hold").
+// unset proxy.hold_time covers it (docs/design/proxy.md, "Hold").
 // ZooKeeper expires the session after its timeout plus up to a tick or so
 // (its expiry runs in tick-sized buckets; a tick is at most a tenth of a
 // timeout it grants, so half the timeout bounds it generously), and

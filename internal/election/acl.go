@@ -11,7 +11,7 @@ import (
 // errOpenACL is returned by checkACL: the participant refuses to stand.
 var errOpenACL = errors.New("election: the election path's ACL lets others create or delete there")
 
-// checkACL guards the promise zookeeper.auth makes (docs/DESIGN.md,
+// checkACL guards the promise zookeeper.auth makes (docs/design/session-and-faults.md,
 // "Threat model"): that only these credentials can change the election.
 // electd creates its nodes with that ACL, but a path that already exists
 // keeps the ACL it was made with, and creating or deleting a child is

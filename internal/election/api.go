@@ -2,7 +2,7 @@ package election
 
 import "time"
 
-// Mode selects the election recipe (docs/DESIGN.md, "Election modes").
+// Mode selects the election recipe (docs/design/election-and-lease.md, "Election modes").
 type Mode string
 
 const (
@@ -27,7 +27,7 @@ const (
 )
 
 // HandoffPolicy says who takes over from a leader that leaves the election
-// for good (docs/DESIGN.md, "Handoff").
+// for good (docs/design/handover.md, "Handoff").
 type HandoffPolicy string
 
 const (

@@ -25,7 +25,7 @@ type Config struct {
 	Advertise string
 	// Proxy is the address (host:port) at which this participant's
 	// forwarding proxy takes requests from its peers, published in the meta
-	// node beside Advertise (docs/DESIGN.md, "Forwarding"): printable
+	// node beside Advertise (docs/design/proxy.md, "Forwarding"): printable
 	// UTF-8, at most MaxAdvertiseBytes. Default empty: no proxy.
 	Proxy string
 	// Term is the length of one leadership term in selector mode: 0 holds
@@ -46,7 +46,7 @@ type Config struct {
 	// AppChecked publishes whether this participant's application is up
 	// in its meta node (SetAppUp), down until it is first said up: a
 	// leader leaving for good hands over to the newest participant whose
-	// application is up (docs/DESIGN.md, "Handoff"). Default false: not
+	// application is up (docs/design/handover.md, "Handoff"). Default false: not
 	// published, and the others count it as up.
 	AppChecked bool
 	// Observer starts the participant without standing: it owns no node and
@@ -57,7 +57,7 @@ type Config struct {
 	// the one hand-over the Elector starts on its own: it is called on
 	// Run's goroutine with the release, which it calls once, after it has
 	// let what the application is doing finish (the forwarding proxy's
-	// drain, docs/DESIGN.md "Forwarding"). ctx bounds it (TermEndTimeout);
+	// drain, docs/design/proxy.md "Forwarding"). ctx bounds it (TermEndTimeout);
 	// a TermEnd that returns without calling release is released after.
 	// The other hand-overs (Release, Switchover, SetCandidate, Resign) are
 	// the caller's to wrap. Default nil: release at once.

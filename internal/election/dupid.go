@@ -8,7 +8,7 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
-// Duplicate ids (docs/DESIGN.md, "Duplicate ids"). /leader names the leader
+// Duplicate ids (docs/design/election-and-lease.md, "Duplicate ids"). /leader names the leader
 // by id, so two electd participants with one id make the leader ambiguous.
 // Each electd session claims its id with an ephemeral node under
 // <path>.ids before it joins: one create per join. ZooKeeper lets only one

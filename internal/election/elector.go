@@ -58,7 +58,7 @@ type Elector struct {
 	loop loopState // Run's goroutine only
 }
 
-// recipe is one election mode's steps over a host (docs/DESIGN.md,
+// recipe is one election mode's steps over a host (docs/design/election-and-lease.md,
 // "Election modes"): queueRecipe runs Curator's latch and selector,
 // raceRecipe the race on one node. The Elector calls it only from Run's
 // goroutine, participants excepted.

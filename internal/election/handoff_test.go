@@ -9,7 +9,7 @@ import (
 )
 
 // A leader leaving for good hands leadership to the newest participant it
-// can move the others behind (docs/DESIGN.md, "Handoff"): on Resign's leave
+// can move the others behind (docs/design/handover.md, "Handoff"): on Resign's leave
 // and on a withdrawal, not on a release; never past a Curator peer; with
 // HandoffNext, not at all.
 func TestHandOff(t *testing.T) {
@@ -89,7 +89,7 @@ func TestHandOffPicksTheNewestSession(t *testing.T) {
 
 // The newest participant whose application is down is passed over for the
 // newest one whose application is up; if none is newer than the next in
-// line, the next in line takes over (docs/DESIGN.md, "Handoff").
+// line, the next in line takes over (docs/design/handover.md, "Handoff").
 func TestHandOffSkipsAnApplicationThatIsDown(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

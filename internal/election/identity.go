@@ -6,7 +6,7 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
-// The election's identity (docs/DESIGN.md, "Every forward names its
+// The election's identity (docs/design/proxy.md, "Every forward names its
 // election and its leader"): the path, with its chroot, and the czxid of
 // the path's node as this participant last read it, "/path@0x<czxid>".
 // The path tells this election from another on the same ensemble; the
@@ -31,7 +31,7 @@ import (
 // Every participant thus names a new incarnation by the time its view
 // names a leader in it. A forward sent meanwhile is bounced by a leader
 // that names another incarnation of the same path, and the sender holds
-// it until the views agree (docs/DESIGN.md, "Every forward names its
+// it until the views agree (docs/design/proxy.md, "Every forward names its
 // election and its leader").
 
 // identify reads the election path's node once per session while its

@@ -15,7 +15,7 @@ import (
 // the path is removed (ZooKeeper's container reaper, or an operator) and
 // another participant creates it anew: without a restart, the unit names
 // the new incarnation by the time it names the leader in it, whatever its
-// role (docs/DESIGN.md, "Every forward names its election and its leader").
+// role (docs/design/proxy.md, "Every forward names its election and its leader").
 func TestIdentityFollowsTheNewPath(t *testing.T) {
 	for _, mode := range []Mode{ModeLatch, ModeSelector, ModeRace} {
 		for _, role := range []string{"leader", "follower", "observer"} {

@@ -165,7 +165,7 @@ type metaData struct {
 	Proxy     string `json:"proxy,omitempty"`
 	// AppUp is whether the participant's application is up
 	// (Config.AppChecked, Elector.SetAppUp); left out when the participant
-	// does not know, and then counted as up (docs/DESIGN.md, "Handoff").
+	// does not know, and then counted as up (docs/design/handover.md, "Handoff").
 	AppUp *bool `json:"app_up,omitempty"`
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// The lease (docs/DESIGN.md, "The lease"): how long this process is certain
+// The lease (docs/design/election-and-lease.md, "The lease"): how long this process is certain
 // the ensemble has not expired its session. go-zookeeper has no client-side
 // expiry timer and drops ping replies, so the Session renews the lease with
 // its own sync round-trips (a sync goes through the ZooKeeper leader, which

@@ -9,7 +9,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// Leaving the election for good (docs/DESIGN.md, "A queue participant's
+// Leaving the election for good (docs/design/election-and-lease.md, "A queue participant's
 // life", step 9): on Resign, on Run's context ending, and on a withdrawal.
 
 // leave deletes everything this participant has in the election, waiting
@@ -39,7 +39,7 @@ func (e *Elector) leave(ctx context.Context) error {
 			}
 			if refusedForGood(err) {
 				// No retry can change it: the node goes when the session
-				// is closed, which the caller does next (docs/DESIGN.md,
+				// is closed, which the caller does next (docs/design/session-and-faults.md,
 				// "Failure semantics").
 				return fmt.Errorf("%w: %s of session %s: %w; it goes when the session is closed",
 					ErrLeaveRefused, e.r.leftover(), sessionHex(l.sid), err)
@@ -83,7 +83,7 @@ func (e *Elector) leaveOnce(reason LossReason) (left bool, err error) {
 	if l.metaSID == l.sid && l.metaSID != 0 {
 		_ = e.delete(metaNode(e.cfg.Path, l.sid))
 		// The id's claim next: a replacement with this id may join at
-		// once (docs/DESIGN.md, "Duplicate ids").
+		// once (docs/design/election-and-lease.md, "Duplicate ids").
 		_ = e.delete(idNode(e.cfg.Path, e.cfg.ID))
 		l.metaSID = 0
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
-// The meta node carries the proxy address (docs/DESIGN.md, "Forwarding")
+// The meta node carries the proxy address (docs/design/proxy.md, "Forwarding")
 // beside the advertise data; the election node's data stays the bare id,
 // so Curator peers see nothing new.
 func TestMetaPublishesProxy(t *testing.T) {

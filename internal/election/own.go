@@ -10,7 +10,7 @@ import (
 
 // The own node's life, common to both recipes: taken (haveNode), verified
 // (armOwn), led with (takeLead), given up (release, leaveOnce) or lost
-// (forget, newSession). docs/DESIGN.md, "A queue participant's life".
+// (forget, newSession). docs/design/election-and-lease.md, "A queue participant's life".
 
 // haveNode records a node this session owns as ours.
 func (c *core) haveNode(node string, token int64) {

@@ -12,7 +12,7 @@ import (
 // The session's share of the election, which the Elector does for its
 // recipe once per session (host.preparePath, publishMeta): the election
 // path's CONTAINER parents, and the meta node every electd session
-// publishes. docs/DESIGN.md, "Node layout".
+// publishes. docs/design/election-and-lease.md, "Node layout".
 
 // preparePath makes the election path ready to join, once per session: its
 // ACL checked (checkACL) and the path and its parents created.

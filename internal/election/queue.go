@@ -10,7 +10,7 @@ import (
 // queueRecipe is Curator's LeaderLatch (latch) and LeaderSelector with
 // auto-requeue (selector): a protected EPHEMERAL_SEQUENTIAL node per
 // participant, the lowest leads, each follower watches its predecessor only
-// and, separately, the leader (docs/DESIGN.md, "Election modes", "A queue
+// and, separately, the leader (docs/design/election-and-lease.md, "Election modes", "A queue
 // participant's life"). It runs over a host (seam.go) and nothing else:
 // queue_recipe.go is its loop step, queue_join.go the join,
 // queue_follow.go a follower's watches, queue_members.go the leader's view

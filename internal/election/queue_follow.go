@@ -9,7 +9,7 @@ import (
 
 // A queue follower's two watches: its predecessor, whose going makes it
 // re-check whether it leads, and the leader, so that its /leader is current
-// without waiting for the queue to drain down to it (docs/DESIGN.md, "A
+// without waiting for the queue to drain down to it (docs/design/election-and-lease.md, "A
 // queue participant's life", steps 4 and 5). And an observer's one watch.
 
 // follow watches the predecessor (getData, not exists: a watch on a missing

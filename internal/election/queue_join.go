@@ -12,7 +12,7 @@ import (
 
 // A queue participant's join: the protected node created once per join,
 // and a create whose reply was lost settled after reconnecting
-// (docs/DESIGN.md, "A queue participant's life", steps 1 and 2).
+// (docs/design/election-and-lease.md, "A queue participant's life", steps 1 and 2).
 
 // join creates our protected EPHEMERAL_SEQUENTIAL node, unless the path
 // belongs to another mode.

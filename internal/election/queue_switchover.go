@@ -11,7 +11,7 @@ import (
 )
 
 // switchover hands leadership to the participant with id to: the queue
-// recipes' protocol (docs/DESIGN.md, "Switchover").
+// recipes' protocol (docs/design/handover.md, "Switchover").
 //
 // The leader L reads the queue [L, p1, ..., pk, T, ...]. Every queued electd
 // participant watches its own node (armOwn at its first re-check), and
@@ -85,7 +85,7 @@ const maxHandoffReads = 16
 
 // handOff, with HandoffNewest, moves every participant queued before the
 // newest one whose application is up behind it, so that it is next when
-// this leader's node goes (docs/DESIGN.md, "Handoff"). The newest is the
+// this leader's node goes (docs/design/handover.md, "Handoff"). The newest is the
 // one whose session joined last (its meta node's czxid): a participant
 // that re-queued after a release or a selector's term sits at the back but
 // is no newer. Only electd participants re-queue when their node is

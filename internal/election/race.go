@@ -20,7 +20,7 @@ import (
 const raceHoldOff = 500 * time.Millisecond
 
 // raceRecipe is the non-fair race on <path>/leader: everyone tries to create
-// it; the losers watch it and all race again when it goes (docs/DESIGN.md,
+// it; the losers watch it and all race again when it goes (docs/design/election-and-lease.md,
 // "Election modes"). Followers own no node; they are listed from their
 // session's meta node. It runs over a host (seam.go) and nothing else.
 type raceRecipe struct {

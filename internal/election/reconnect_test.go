@@ -9,7 +9,7 @@ import (
 // After a reconnect within the session every participant re-verifies once
 // and settles: at most one read of the queue, no watch set twice on a path,
 // and a wake-up with nothing changed (the lease renewals wake the loop)
-// costs no request (docs/DESIGN.md, "Watches"). A leader that kept
+// costs no request (docs/design/election-and-lease.md, "Watches"). A leader that kept
 // re-checking here spun on ZooKeeper and gained a goroutine per re-check.
 func TestReconnectSettlesOnce(t *testing.T) {
 	for _, mode := range []Mode{ModeLatch, ModeSelector, ModeRace} {

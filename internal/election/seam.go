@@ -14,7 +14,7 @@ import (
 // and publishes what the recipe found as the view behind Status. A recipe
 // reaches nothing else of the Elector: not its loop, its lock nor its
 // fields. The Elector implements it; the recipes' unit tests use a fake
-// (docs/DESIGN.md, "Election modes").
+// (docs/design/election-and-lease.md, "Election modes").
 type recipeHost interface {
 	// ZooKeeper requests on the session, each counted (Counters.Reads,
 	// Writes). recheck lists the children to decide whether this
@@ -28,7 +28,7 @@ type recipeHost interface {
 
 	// Watched reads: as get, children and exists, and ev comes back to the
 	// recipe's handle when p changes (or the watch ends). The host sets at
-	// most one watch per path and type (docs/DESIGN.md, "Watches"). A
+	// most one watch per path and type (docs/design/election-and-lease.md, "Watches"). A
 	// watch on the own node (evOwn) that sees it deleted also ends
 	// leadership in the view at once, before the recipe hears of it.
 	getW(p string, ev event) ([]byte, *zk.Stat, error)
@@ -39,7 +39,7 @@ type recipeHost interface {
 
 	// The session's share of the election, done once per session:
 	// preparePath checks the path's ACL and creates it and its parents,
-	// publishMeta creates the session's meta node (docs/DESIGN.md, "Node
+	// publishMeta creates the session's meta node (docs/design/election-and-lease.md, "Node
 	// layout"); pathGone says the path vanished, to be made again. meta is
 	// a session's meta data, read once per session, from any goroutine.
 	preparePath() error
@@ -61,7 +61,7 @@ type recipeHost interface {
 	leads() bool
 	refuse(msg string, attrs ...any)
 
-	// The lease (docs/DESIGN.md, "The lease"): wantLease says whether this
+	// The lease (docs/design/election-and-lease.md, "The lease"): wantLease says whether this
 	// participant may lead soon (it leads, or is next in line), and
 	// ensureLease renews it now when it has lapsed, before leading.
 	wantLease(want bool)

@@ -102,7 +102,7 @@ func (e *Elector) SetCandidate(ctx context.Context, candidate bool, why LossReas
 
 // Switchover hands leadership to the participant whose id is to (the first
 // in queue order if several carry it): the participants queued ahead of it
-// are moved behind it, then this leader releases (docs/DESIGN.md,
+// are moved behind it, then this leader releases (docs/design/handover.md,
 // "Switchover"). ErrNotLeader on a follower, ErrNoQueue in race mode, an
 // error wrapping ErrSwitchover when the target is unknown, not a
 // candidate, already the leader, gone, or queued behind a participant that
@@ -141,7 +141,7 @@ func (e *Elector) Resign(ctx context.Context) error {
 // SetAppUp says whether this participant's application is up. With
 // Config.AppChecked it is published in the session's meta node, which Run
 // rewrites at its next step, so that a leader leaving for good can hand
-// over to a participant whose application is up (docs/DESIGN.md,
+// over to a participant whose application is up (docs/design/handover.md,
 // "Handoff"). It never blocks.
 func (e *Elector) SetAppUp(up bool) {
 	if e.appUp.Swap(up) == up {

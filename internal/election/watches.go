@@ -5,7 +5,7 @@ import (
 )
 
 // The watched reads of the recipe's host (seam.go), over the watchSet
-// (watchset.go): docs/DESIGN.md, "Watches".
+// (watchset.go): docs/design/election-and-lease.md, "Watches".
 
 // getW reads p and makes sure a data watch on it posts ev: a GetW, unless
 // one is set already. A missing node sets no watch.

@@ -2,7 +2,7 @@ package election
 
 import "sync"
 
-// The watches an Elector has set (docs/DESIGN.md, "Watches"). go-zookeeper
+// The watches an Elector has set (docs/design/election-and-lease.md, "Watches"). go-zookeeper
 // keeps every channel a *W request returns until its watch fires (or the
 // session ends), and re-sets each one after a reconnect. Setting a watch
 // on a path that already has one therefore adds a channel, a goroutine

@@ -1,5 +1,5 @@
 // Package execmode runs a command only while this participant leads
-// (docs/DESIGN.md, "Exec mode"):
+// (docs/design/handover.md, "Exec mode"):
 // `electd run -- CMD`, as `consul lock` runs its child.
 //
 // Two processes stand between electd and the command, each with one job:

@@ -1,5 +1,5 @@
 // Package follow makes leadership follow the application next to electd
-// (docs/DESIGN.md, "Following the application"): the health checks of
+// (docs/design/handover.md, "Following the application"): the health checks of
 // app.health_url, the candidacy that they and the operator decide, in
 // `electd run` the command that runs only while this participant leads,
 // and the hand-overs that let those go first. An App holds them; Yielding

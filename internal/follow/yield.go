@@ -30,8 +30,8 @@ type Yielder interface {
 
 // Yielding is the Elector whose hand-overs go through Yield of each of
 // yields, the first outermost: a release, a switchover and a withdrawal
-// let them go first (docs/DESIGN.md, "Forwarding": hand-overs; "Exec
-// mode"); standing again needs no yield.
+// let them go first (docs/design/proxy-app.md, "Hand-overs";
+// docs/design/handover.md, "Exec mode"); standing again needs no yield.
 type Yielding struct {
 	Elector
 	yields []Yielder

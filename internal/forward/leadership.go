@@ -1,6 +1,6 @@
 // Package forward joins the forwarding proxy (internal/proxy) to the
 // election (internal/election), which know nothing of each other
-// (docs/DESIGN.md, "Forwarding"): the Sidecar is the proxy as the daemon
+// (docs/design/proxy.md, "Forwarding"): the Sidecar is the proxy as the daemon
 // runs it, on the election seen as the proxy's Leadership; the hand-overs
 // go through its Yield so that the requests the application has finish
 // first, and a step-down when the application refuses connections
@@ -28,7 +28,7 @@ type Election interface {
 	// shutdown's hand-over withdraws (Sidecar.HandOver).
 	SetCandidate(ctx context.Context, candidate bool, why election.LossReason) error
 	// SetAppUp publishes whether the application takes connections, for
-	// the hand-over to a participant that is ready (docs/DESIGN.md,
+	// the hand-over to a participant that is ready (docs/design/handover.md,
 	// "Handoff"). It must not block.
 	SetAppUp(up bool)
 }

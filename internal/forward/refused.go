@@ -11,7 +11,7 @@ import (
 )
 
 // refusals turns the proxy's step-downs into a withdrawal that lasts while
-// the application refuses connections (docs/DESIGN.md, "Forwarding": the
+// the application refuses connections (docs/design/proxy-app.md, "Forwarding": the
 // application stops first). StepDown records the refusal (the candidacy
 // withdraws this participant, through the proxy's Yield, and with election.handoff
 // newest a pod deletion hands over as a shutdown does); Run then dials the
@@ -120,7 +120,7 @@ func (r *refusals) Run(ctx context.Context) {
 // takes a first connection, and then says so with Set(""), unless a
 // refusal was recorded meanwhile (Run lifts that one). Until then electd
 // publishes that its application is not up, so that a leader leaving for
-// good does not hand over to it (docs/DESIGN.md, "Handoff"); it stands
+// good does not hand over to it (docs/design/handover.md, "Handoff"); it stands
 // meanwhile.
 func (r *refusals) Probe(ctx context.Context) {
 	r.mu.Lock()

@@ -15,7 +15,7 @@ import (
 	"github.com/electd/electd/internal/proxy"
 )
 
-// Sidecar is the forwarding proxy as electd runs it (docs/DESIGN.md,
+// Sidecar is the forwarding proxy as electd runs it (docs/design/proxy.md,
 // "Forwarding"): its ports, bound before anything touches ZooKeeper; the
 // proxy on the election's Leadership; the refusals that withdraw this
 // participant while its application refuses connections. Listen, then
@@ -75,7 +75,7 @@ func withPort(advertise string, bound net.Addr) string {
 }
 
 // ChecksApp says whether this participant publishes whether its
-// application is up (the proxy's view of it: docs/DESIGN.md, "Handoff"):
+// application is up (the proxy's view of it: docs/design/handover.md, "Handoff"):
 // only a working Sidecar does.
 func (s *Sidecar) ChecksApp() bool { return s.on }
 
@@ -176,7 +176,7 @@ func (s *Sidecar) Serve() error {
 	return err
 }
 
-// HandOver is the start of the shutdown (docs/DESIGN.md, "Process"):
+// HandOver is the start of the shutdown (docs/design/session-and-faults.md, "Process"):
 // stop answers 503 and stops exec mode's command. With a proxy it runs in
 // the proxy's Yield, and this participant then withdraws, so that
 // election.handoff picks its successor now and the held requests go to

@@ -12,7 +12,7 @@ import (
 const trimEvery = 10 * time.Second
 
 // trimWhenQuiet gives back to the system, once, the memory a burst of
-// traffic left behind (docs/DESIGN.md, "Forwarding": bounds): when served
+// traffic left behind (docs/design/proxy-app.md, "Forwarding": bounds): when served
 // moved during one period of trimEvery and not during the next, it calls
 // release. A proxy that has carried load keeps megabytes of garbage and of
 // freed heap until the runtime's two-minute collection and its slow

@@ -1,5 +1,5 @@
 // Package history keeps the last transitions of one participant's election
-// in memory, for GET /history (docs/DESIGN.md, "HTTP API"): who led with
+// in memory, for GET /history (docs/design/http-contract.md, "HTTP API"): who led with
 // which fencing token, when this participant was elected or revoked, and
 // when its connection state, session or candidacy changed.
 //

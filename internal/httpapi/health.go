@@ -103,7 +103,7 @@ func parseWait(q url.Values, maxWait time.Duration) (time.Duration, error) {
 }
 
 // readyz serves GET /readyz: 200 while this participant is connected, has
-// joined and knows who leads (docs/DESIGN.md, "HTTP API"), from memory. It
+// joined and knows who leads (docs/design/http-contract.md, "HTTP API"), from memory. It
 // is the startup probe: the app starts once electd's /leader names the
 // leader, and it says nothing about liveness (that is /healthz).
 func readyz(el statusReader) http.HandlerFunc {
@@ -121,7 +121,7 @@ func readyz(el statusReader) http.HandlerFunc {
 // notReadyReason is why st is not ready, or "" when it is. A participant
 // whose id another live one holds is not ready: it does not stand, so a
 // newer duplicate pod never becomes ready and a rollout stops at it, while
-// the older one serves on (docs/DESIGN.md, "Duplicate ids").
+// the older one serves on (docs/design/election-and-lease.md, "Duplicate ids").
 func notReadyReason(st election.Status) string {
 	switch {
 	case st.State != election.StateConnected:

@@ -13,7 +13,7 @@ import (
 // holding its goroutine for ever.
 const WriteTimeout = 10 * time.Second
 
-// Defaults of the caps in Options (docs/DESIGN.md, "HTTP API": past a cap
+// Defaults of the caps in Options (docs/design/http-contract.md, "HTTP API": past a cap
 // the answer is 503 with Retry-After; the probes never count against one).
 const (
 	DefaultMaxStreams = 64

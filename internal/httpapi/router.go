@@ -1,4 +1,4 @@
-// Package httpapi serves electd's HTTP API (docs/DESIGN.md, "HTTP API"): who
+// Package httpapi serves electd's HTTP API (docs/design/http-contract.md, "HTTP API"): who
 // leads, whether this participant leads, liveness, readiness, the queue,
 // a stream of changes, an admin release, the recent transitions, and a
 // status page for people (GET /) built on the rest.

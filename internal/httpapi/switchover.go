@@ -26,7 +26,7 @@ type Switcher interface {
 }
 
 // withSwitchover serves POST /leader/release?to=<id> with sw and hands
-// every other release to next: the switchover of docs/DESIGN.md,
+// every other release to next: the switchover of docs/design/handover.md,
 // "Switchover". Its answers:
 //
 //   - 202 once this leader has released and to is next in line;

@@ -1,5 +1,5 @@
 // Package httpserver serves electd's HTTP API (the router internal/httpapi
-// builds) the way docs/DESIGN.md's "HTTP API" bounds it: HTTP/1.1 with
+// builds) the way docs/design/http-contract.md's "HTTP API" bounds it: HTTP/1.1 with
 // fixed header and write limits, at most http.max_connections connections
 // (connLimit evicts the idlest of the busiest client rather than refusing
 // a probe; Held tells it which requests its caps bound), TLS from a
@@ -123,7 +123,7 @@ func (s *Server) Serve() error {
 
 // Stop lets requests in flight finish for at most drainTimeout (and never
 // past ctx), then closes every connection left: a client that holds a
-// request open never makes shutdown wait (docs/DESIGN.md, "Process").
+// request open never makes shutdown wait (docs/design/session-and-faults.md, "Process").
 func (s *Server) Stop(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
 	defer cancel()

@@ -1,5 +1,5 @@
 // Package kube mirrors an election's leadership into Kubernetes, for the
-// label flavour of the manifests (docs/DESIGN.md, "Kubernetes"): while this
+// label flavour of the manifests (docs/design/kubernetes.md, "Kubernetes"): while this
 // participant leads, its own pod carries <leader_label>=true, so a Service
 // that selects the label routes to the leader and every pod can stay Ready.
 // Optionally it also mirrors the leader into a coordination.k8s.io/v1 Lease,

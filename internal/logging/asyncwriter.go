@@ -11,7 +11,7 @@ import (
 // a few seconds of a busy debug log, a fixed cost in memory.
 const logQueueBytes = 256 << 10
 
-// AsyncWriter makes the daemon's log writes non-blocking (docs/DESIGN.md,
+// AsyncWriter makes the daemon's log writes non-blocking (docs/design/session-and-faults.md,
 // "Process": nothing may wait on a log write). Write queues a copy of the
 // line and returns at once; one goroutine writes the queue to w. When the
 // queue is full (the reader of stderr stalls) lines are dropped and

@@ -1,4 +1,4 @@
-// Package logging is how electd logs (docs/DESIGN.md, "Process"): one
+// Package logging is how electd logs (docs/design/session-and-faults.md, "Process"): one
 // *slog.Logger built by New, written through an AsyncWriter so that neither
 // the election nor the shutdown ever waits on a log write, and Throttle for
 // the lines whoever reaches the HTTP port could make electd write at will.

@@ -8,7 +8,7 @@ import (
 )
 
 // AppSource is read at scrape time for electd_app_healthy
-// (docs/DESIGN.md, "Application health").
+// (docs/design/handover.md, "Application health").
 // electd_candidate is the status collector's (Status.Candidate).
 type AppSource interface {
 	// AppHealthy is false while the application fails its checks or has

@@ -105,7 +105,8 @@ func New(reg prometheus.Registerer, path string, info BuildInfo) *Metrics {
 	// Not client_golang's collectors/version: it labels <program>_build_info
 	// with revision, branch, tags, goos and goarch from the globals of
 	// prometheus/common/version (empty or "unknown" unless set at link time
-	// there). docs/DESIGN.md's contract is electd_build_info{version,commit,
+	// there). the contract (docs/design/http-contract.md, "Metrics") is
+	// electd_build_info{version,commit,
 	// goversion}; adding commit as an extra label would leave a revision
 	// that repeats it and labels that say nothing. This is that one gauge.
 	f.NewGaugeFunc(prometheus.GaugeOpts{

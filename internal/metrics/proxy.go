@@ -23,7 +23,7 @@ type ProxySource interface {
 	Buffered() int64
 }
 
-// Proxy counts what the forwarding proxy did (docs/DESIGN.md,
+// Proxy counts what the forwarding proxy did (docs/design/proxy.md,
 // "Forwarding"); it implements proxy.Recorder and never blocks.
 type Proxy struct {
 	requests  *prometheus.CounterVec

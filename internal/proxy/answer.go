@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// Answers from the leader's proxy (docs/DESIGN.md, "Forwarding": an answer
+// Answers from the leader's proxy (docs/design/proxy.md, "Forwarding": an answer
 // is relayed whole or not at all). HTTP/2 writes an answer's headers and
 // its body apart, so a leader stopped or killed between the two (or
 // mid-body) would leave the client of a follower's proxy with headers and

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// The proxy's own check of its application (docs/DESIGN.md, "Hand-overs":
+// The proxy's own check of its application (docs/design/proxy-app.md, "Hand-overs":
 // a hung application). An answer that times out proves nothing alone: any
 // client can ask for a slow path. So a timeout only starts a check, one at
 // a time: a probe of the application on a new connection, with a short

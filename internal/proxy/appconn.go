@@ -10,7 +10,7 @@ import (
 
 // A connection to the application, watched for the one fact about a
 // request that fails on it which proves the application never had it
-// (docs/DESIGN.md, "Forwarding": what may be sent again): the application
+// (docs/design/proxy.md, "Forwarding": what may be sent again): the application
 // had closed the connection (its FIN, or a reset, had arrived) before the
 // request's first byte was written. An application closes a kept-alive
 // connection it no longer wants, between requests (Go's Server.Shutdown

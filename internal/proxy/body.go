@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 )
 
-// Bounds of the copies kept of streamed request bodies (docs/DESIGN.md,
+// Bounds of the copies kept of streamed request bodies (docs/design/proxy.md,
 // "Forwarding": what may be sent again). A body of a declared length up to
 // Config.BufferSize is received whole before the request goes anywhere
 // (buffer.go); a longer one, or one of unknown length, is streamed, and

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// Request buffering (docs/DESIGN.md, "Forwarding": isolation of clients), as nginx's
+// Request buffering (docs/design/proxy-app.md, "Forwarding": isolation of clients), as nginx's
 // proxy_request_buffering: a body of a declared length up to BufferSize is
 // received whole, within ClientBodyTimeout in total, before the request
 // goes anywhere, so that a client that sends its body slowly holds only

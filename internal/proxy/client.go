@@ -10,7 +10,7 @@ import (
 )
 
 // A client's request on its way through the proxy it came to
-// (docs/DESIGN.md, "Forwarding"): admitted (its Electd-* headers gone, the
+// (docs/design/proxy.md, "Forwarding"): admitted (its Electd-* headers gone, the
 // forwarding headers and its id set), its body buffered or streamed,
 // routed, held, handed over, judged, sent again when that is allowed.
 

@@ -31,12 +31,12 @@ type AppProtocol string
 
 const (
 	// AppHTTP1 sends every request to the application as HTTP/1.1, those
-	// that came as HTTP/2 included (docs/DESIGN.md, "Any application").
+	// that came as HTTP/2 included (docs/design/proxy-app.md, "Any application").
 	AppHTTP1 AppProtocol = "http1"
 	// AppH2C sends every request but an upgrade (WebSocket) to the
 	// application as HTTP/2 with prior knowledge, as gRPC needs. An
 	// application that stops then says with its GOAWAY which requests it
-	// never took, so that they go to the new leader (docs/DESIGN.md,
+	// never took, so that they go to the new leader (docs/design/proxy-app.md,
 	// "Forwarding": hand-overs).
 	AppH2C AppProtocol = "h2c"
 )
@@ -98,7 +98,7 @@ func fieldErr(field, format string, args ...any) error {
 	return fielderr.Errorf("proxy", field, format, args...)
 }
 
-// Config configures a Proxy (docs/DESIGN.md, "Forwarding").
+// Config configures a Proxy (docs/design/proxy.md, "Forwarding").
 type Config struct {
 	// Mode is ModeHTTP or ModeTCP. Default ModeHTTP.
 	Mode Mode
@@ -198,7 +198,7 @@ type Config struct {
 	// application in a row, with no answer between them, must fail to step
 	// this participant down, as for an application that refuses
 	// connections. An answer timeout starts the checks; it never steps
-	// down alone (docs/DESIGN.md, "Hand-overs"). Default 3.
+	// down alone (docs/design/proxy-app.md, "Hand-overs"). Default 3.
 	AppTimeoutStepDown int
 	// HealthURL is what those checks GET (200 to 399 passes): the daemon
 	// sets app.health_url's. Default: HEAD / on a new connection to App,

@@ -1,5 +1,5 @@
 // Package proxy forwards an application's traffic to the participant that
-// leads (docs/DESIGN.md, "Forwarding"), so that clients reach the leader
+// leads (docs/design/proxy.md, "Forwarding"), so that clients reach the leader
 // through any participant within milliseconds of a change, without waiting
 // for a load balancer to follow it.
 //

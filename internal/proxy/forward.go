@@ -17,7 +17,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// One hand-over of a request (docs/DESIGN.md, "Forwarding"): to the
+// One hand-over of a request (docs/design/proxy.md, "Forwarding"): to the
 // application, or to the leader's proxy; bound to the leadership it goes
 // to; judged by what it learnt (resend.go).
 
@@ -133,7 +133,7 @@ func (h *httpProxy) forward(q *request, d decision) outcome {
 	defer a.end()
 	if d.way == toApp {
 		// The application gets the protocol it speaks, whatever the
-		// client spoke (docs/DESIGN.md, "Any application").
+		// client spoke (docs/design/proxy-app.md, "Any application").
 		a.to, a.h2 = TargetApp, p.cfg.AppProtocol == AppH2C && !isUpgrade(q.r.Header)
 		a.inflight = true // decide counted it for Yield
 		if !a.h2 && q.h2 && isGRPC(q.r.Header) && h.grpcWarned.CompareAndSwap(false, true) {

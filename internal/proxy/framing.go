@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 )
 
-// Strict HTTP/1 framing (docs/DESIGN.md, "Forwarding": framing). net/http's
+// Strict HTTP/1 framing (docs/design/proxy-app.md, "Forwarding": framing). net/http's
 // server is lenient where a front proxy must not be: it drops
 // Content-Length beside Transfer-Encoding, ignores Transfer-Encoding on
 // HTTP/1.0, takes bare LF and obs-fold, and with full duplex on (a streamed
@@ -137,7 +137,7 @@ func (b framingBody) Read(p []byte) (int, error) {
 }
 
 // checkFraming answers r 400 and closes its connection when its framing
-// is at fault (docs/DESIGN.md, "Forwarding": framing); false then. Every
+// is at fault (docs/design/proxy-app.md, "Forwarding": framing); false then. Every
 // HTTP/1 request of a port passes here first, in order.
 func checkFraming(w *writer, r *http.Request, rec Recorder) bool {
 	tc := connOf(r)

@@ -16,7 +16,7 @@ var (
 	errIdle = errors.New("proxy: idle past the idle timeout")
 )
 
-// guard bounds how long a flow of bytes may stall (docs/DESIGN.md,
+// guard bounds how long a flow of bytes may stall (docs/design/proxy-app.md,
 // "Forwarding": bounds). A slot is active while bytes are
 // due on it (a body not yet at its end, a write in progress) and holds the
 // time of its last progress; trip is called once when an active slot made

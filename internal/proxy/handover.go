@@ -9,7 +9,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// Hand-overs (docs/DESIGN.md, "Forwarding"): Yield around a graceful
+// Hand-overs (docs/design/proxy.md, "Forwarding"): Yield around a graceful
 // one, the step-down when the application refuses connections, and the
 // proxy's state as people see it.
 
@@ -18,7 +18,7 @@ import (
 // runs f, typically the election's release, and then routes again:
 // traffic that arrived meanwhile was held and goes to the new leader.
 // Release, switchover, withdrawal and shutdown should all go through it,
-// so that a graceful hand-over fails no request (docs/DESIGN.md,
+// so that a graceful hand-over fails no request (docs/design/proxy.md,
 // "Forwarding"). Upgraded and spliced connections are not waited for:
 // they are cut when leadership ends. Under a context from ReportDrain,
 // what the drain did is reported there.

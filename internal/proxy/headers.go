@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Headers of the forwarding contract (docs/DESIGN.md, "Forwarding").
+// Headers of the forwarding contract (docs/design/proxy.md, "Forwarding").
 const (
 	// HeaderFencingToken and HeaderLeaderID are set on every request the
 	// leader's proxy hands to its application: the token to fence writes
@@ -196,7 +196,7 @@ const (
 )
 
 // owned is the one table of the request fields the proxy owns
-// (docs/DESIGN.md, "Fencing and forwarding headers"), besides every
+// (docs/design/proxy-app.md, "Fencing and forwarding headers"), besides every
 // Electd-* field, which the proxy alone sets. Any other form of these names
 // (CGI and WSGI read '_' as '-': X_Forwarded_For is X-Forwarded-For there)
 // is removed from every request, and none of them, in any form, may come
@@ -309,7 +309,7 @@ func guardTrailers(r *http.Request) {
 
 // dropH2CUpgrade withdraws an HTTP/1.1 request's offer to switch to HTTP/2
 // (Upgrade: h2c with HTTP2-Settings, RFC 7540 3.2): the proxy serves it as
-// the HTTP/1.1 request it also is (docs/DESIGN.md, "Any application"), as
+// the HTTP/1.1 request it also is (docs/design/proxy-app.md, "Any application"), as
 // RFC 9113 lets a server do, and the application never sees the offer.
 func dropH2CUpgrade(h http.Header) {
 	h.Del("Http2-Settings")
@@ -369,7 +369,7 @@ func saneID(id string) bool {
 }
 
 // admit sets, on a request a client sent to this proxy, what the first
-// proxy on its way sets (docs/DESIGN.md, "Forwarding": forwarding
+// proxy on its way sets (docs/design/proxy-app.md, "Forwarding": forwarding
 // headers): X-Forwarded-For with one entry, the client's address, appended
 // to what a trusted front proxy sent (replacing what anyone else sent);
 // X-Forwarded-Proto, X-Forwarded-Host and an RFC 7239 Forwarded element

@@ -9,7 +9,7 @@ import (
 
 // The first proxy sets the forwarding headers once; what a client sent is
 // kept only from a trusted front proxy, with the client's address
-// appended (docs/DESIGN.md, "Forwarding": forwarding headers).
+// appended (docs/design/proxy-app.md, "Forwarding": forwarding headers).
 func TestAdmitForwardingHeaders(t *testing.T) {
 	trusted, err := ParseTrusted([]string{"10.0.0.0/8", "fd00::1"})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // holder is one request's or connection's wait for somewhere to go
-// (docs/DESIGN.md, "Forwarding": hold). Its budget starts when the request
+// (docs/design/proxy.md, "Forwarding": hold). Its budget starts when the request
 // (or connection) arrives and spans every wait and retry, a refused dial
 // or a peer that would not take it included, so that it is answered
 // within the hold time; a forwarded request brings what is left of its

@@ -134,7 +134,7 @@ func (h *httpProxy) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // serve serves clients on client and peers on peer until ctx ends, then
-// drains (docs/DESIGN.md, "Forwarding": shutdown).
+// drains (docs/design/proxy.md, "Forwarding": shutdown).
 func (h *httpProxy) serve(ctx context.Context, client, peer net.Listener) error {
 	p := h.p
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))

@@ -15,7 +15,7 @@ import (
 )
 
 // The owned names leave a request in every form but their own, and their
-// own from a sender not trusted with them (docs/DESIGN.md, "Fencing and
+// own from a sender not trusted with them (docs/design/proxy-app.md, "Fencing and
 // forwarding headers").
 func TestCleanHeaders(t *testing.T) {
 	in := func() http.Header {

@@ -18,7 +18,7 @@ import (
 // A forward the old leader's proxy had not taken (it held it while it
 // handed over) when a newer leader is known goes to the new leader at
 // once: the old proxy answered a ping without having said it took it, and
-// never takes anything once its term ended (docs/DESIGN.md, "Forwarding":
+// never takes anything once its term ended (docs/design/proxy.md, "Forwarding":
 // a forward is bound to its leader's term).
 func TestHTTPUntakenForwardGoesToTheNewLeader(t *testing.T) {
 	baseline(t)
@@ -303,7 +303,7 @@ func TestHTTPNoElectdHeaderLeaks(t *testing.T) {
 // and its body apart) leaves the client of a follower's proxy nothing of
 // that answer: a GET is sent again and answered whole, a POST gets a 503
 // saying it may or may not have been processed, never an answer broken
-// off (docs/DESIGN.md, "Forwarding": an answer is relayed whole or not at
+// off (docs/design/proxy.md, "Forwarding": an answer is relayed whole or not at
 // all). The relay stops what goes to b on the connection the request came
 // on just before b's application answers: b's proxy writes the headers
 // and the first part, and never answers the follower's ping.

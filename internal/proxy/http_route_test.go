@@ -10,7 +10,7 @@ import (
 )
 
 // The leader hands requests to its application with its fencing token and
-// id; whatever electd headers the client sent are gone (docs/DESIGN.md,
+// id; whatever electd headers the client sent are gone (docs/design/proxy-app.md,
 // "Forwarding": a client must not be able to forge them).
 func TestHTTPLeaderHandsToApp(t *testing.T) {
 	baseline(t)

@@ -111,7 +111,7 @@ func unavailable(w *writer, res Result, msg string) Result {
 
 // gatewayTimeout answers 504 with Retry-After and msg, unless an answer is
 // under way: every 503 and 504 of the proxy says when to try again
-// (docs/DESIGN.md, "Forwarding": bounded time).
+// (docs/design/proxy.md, "Forwarding": bounded time).
 func gatewayTimeout(w *writer, msg string) {
 	if !w.started.Load() {
 		w.Header().Set("Retry-After", retryAfter)

@@ -48,7 +48,7 @@ type Leadership interface {
 	// so that no change falls between the two. Broadcast implements it.
 	Changed() <-chan struct{}
 	// StepDown asks the election to give leadership up because the local
-	// application refuses connections or answers nothing (docs/DESIGN.md,
+	// application refuses connections or answers nothing (docs/design/proxy-app.md,
 	// "Forwarding": hand-overs). It
 	// must not block: start the hand-over and return. The proxy asks at
 	// most once per leadership (fencing token). Wire it through

@@ -6,7 +6,7 @@ import (
 )
 
 // A 421 whose view names another election than the forward did
-// (docs/DESIGN.md, "Every forward names its election and its leader"). An
+// (docs/design/proxy.md, "Every forward names its election and its leader"). An
 // election's identity is its path and the czxid of the path's node
 // ("/path@0x<czxid>"). Another path is another election: a
 // misconfiguration, answered 503 at once. The same path with another czxid

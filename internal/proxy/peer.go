@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// A forward from a peer's proxy, on PeerListen (docs/DESIGN.md,
+// A forward from a peer's proxy, on PeerListen (docs/design/proxy.md,
 // "Forwarding": every forward names its election and its leader). Only a
 // peer that completed the TLS handshake with the election's key gets
 // here (peertls.go), so only participants see the 421's view. It names

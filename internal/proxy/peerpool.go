@@ -12,7 +12,7 @@ import (
 )
 
 // The pool of connections to the other participants' proxies
-// (docs/DESIGN.md, "Forwarding": two ports). HTTP/2 over mutual TLS
+// (docs/design/proxy.md, "Forwarding": two ports). HTTP/2 over mutual TLS
 // (peertls.go, ALPN h2): one connection carries up to PeerStreams forwards at once,
 // so a follower's forwards hold streams, not connections, at the leader,
 // and the leader's PeerStreams cap on each connection is the share every

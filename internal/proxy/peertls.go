@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// Peers authenticate each other with mutual TLS (docs/DESIGN.md,
+// Peers authenticate each other with mutual TLS (docs/design/proxy.md,
 // "Forwarding": two ports). Every participant derives one Ed25519 key
 // and one self-signed certificate from the election's shared PeerKey;
 // both ends of a peer connection present it and accept only a peer that

@@ -11,7 +11,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// A route that fails is probed by one attempt at a time (docs/DESIGN.md,
+// A route that fails is probed by one attempt at a time (docs/design/proxy.md,
 // "Retries: a budget, a probe, a ramp"). A dead leader's address refuses
 // every dial until ZooKeeper expires its session, seconds later; an
 // application that refuses does so until leadership moves. Held

@@ -13,7 +13,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// maxHops bounds forwarding in TCP mode (docs/DESIGN.md, "Forwarding"): a
+// maxHops bounds forwarding in TCP mode (docs/design/proxy.md, "Forwarding"): a
 // follower forwards with hop 1; a proxy that no longer leads when a
 // connection arrives forwards it once more with hop 2; a proxy never
 // forwards what arrived with hop 2. It bounces it instead, at once and
@@ -336,7 +336,7 @@ func (p *Proxy) routeLocked() Route {
 
 // redirect records the leadership a peer's 421 named, when it is newer
 // than this participant's view of the same election: the next attempt
-// goes there at once (docs/DESIGN.md, "Forwarding"). It reports whether
+// goes there at once (docs/design/proxy.md, "Forwarding"). It reports whether
 // the route moved.
 func (p *Proxy) redirect(v Route) bool {
 	p.mu.Lock()
@@ -364,7 +364,7 @@ func (p *Proxy) currentLocked() (r Route, closed bool) {
 }
 
 // decide re-checks the route right before traffic is handed on
-// (docs/DESIGN.md, "Forwarding"). hop is how many proxies forwarded it
+// (docs/design/proxy.md, "Forwarding"). hop is how many proxies forwarded it
 // already (TCP mode; a client's request or connection has 0); drain
 // counts a toApp request as in flight for Yield, until appDone.
 func (p *Proxy) decide(hop int, drain bool) decision {

@@ -3,7 +3,7 @@ package proxy
 import "time"
 
 // Result says how one request (HTTP mode) or connection ended; it labels
-// the metrics (docs/DESIGN.md, "Forwarding").
+// the metrics (docs/design/proxy.md, "Forwarding").
 type Result string
 
 // Results of a request or connection. Which apply to which is listed in
@@ -94,7 +94,7 @@ const (
 // Targets lists the targets, for metric labels.
 var Targets = []Target{TargetApp, TargetLeader}
 
-// Resend says why a request was sent again (docs/DESIGN.md, "Forwarding":
+// Resend says why a request was sent again (docs/design/proxy.md, "Forwarding":
 // what may be sent again).
 type Resend string
 

@@ -1,6 +1,6 @@
 package proxy
 
-// What may be sent again (docs/DESIGN.md, "Forwarding"); how often, and
+// What may be sent again (docs/design/proxy.md, "Forwarding"); how often, and
 // when, is retry.go's and probe.go's. A request is sent again, wherever the route says now, only
 // when it provably reached no application, or when it says it may be
 // repeated and nothing of its answer was relayed yet. The rule is a pure

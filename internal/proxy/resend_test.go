@@ -2,7 +2,7 @@ package proxy
 
 import "testing"
 
-// The resend rule (docs/DESIGN.md, "Forwarding": what may be sent again):
+// The resend rule (docs/design/proxy.md, "Forwarding": what may be sent again):
 // at most once by default; again only when provably unprocessed, or
 // declared safe and nothing of the answer relayed.
 func TestResendable(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// Re-sends that may repeat work (docs/DESIGN.md, "Retries: a budget, a
+// Re-sends that may repeat work (docs/design/proxy.md, "Retries: a budget, a
 // probe, a ramp"): a request that says it may be repeated (ResendSafe) or
 // whose body the application never asked for (ResendUnreadBody) may have
 // reached the application, so each re-send can run it once more. They are bounded

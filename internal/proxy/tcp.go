@@ -20,7 +20,7 @@ import (
 // hold time in milliseconds. A separate port, because a client's first
 // bytes cannot be told from a preamble: many protocols (MySQL, SMTP) wait
 // for the server to speak first, so a shared port would have to wait on
-// every client to see whether it is a peer (docs/DESIGN.md, "Forwarding").
+// every client to see whether it is a peer (docs/design/proxy.md, "Forwarding").
 const preambleLen = 12
 
 // The receiving proxy answers a preamble with one byte once it has placed

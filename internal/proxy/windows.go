@@ -2,7 +2,7 @@ package proxy
 
 import "net/http"
 
-// HTTP/2 flow control between the proxies (docs/DESIGN.md, "Forwarding":
+// HTTP/2 flow control between the proxies (docs/design/proxy-app.md, "Forwarding":
 // bounds). What a receiver holds unread is what its windows let the sender
 // send. x/net's defaults (4 MiB a stream, 1 GiB a connection at the
 // transport) let each client of a follower that reads nothing of a large

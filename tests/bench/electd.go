@@ -56,7 +56,7 @@ func startDaemon(ctx context.Context, o electdOpts, id string, extra ...string) 
 		"--log.level", o.logLevel, "--log.format", "json",
 		// The next in line takes over, as in Curator and ZooKeeper's floor:
 		// the handoff compared is the same one, and the bench knows the
-		// successor (docs/DESIGN.md, "Handoff").
+		// successor (docs/design/handover.md, "Handoff").
 		"--election.handoff", handoff}, extra...)
 	p, err := electdtest.Launch(o.binary, electdtest.Spec{Name: id, Addr: addr, Args: args, Dir: o.dir, FreshLog: true})
 	if err != nil {

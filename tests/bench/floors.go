@@ -120,7 +120,7 @@ const haproxyBinary = "haproxy"
 // both sides (option http-keep-alive; http-reuse always shares idle server
 // connections between client connections, as a Go Transport's pool does),
 // no logging, its default threads (one per CPU, as GOMAXPROCS); and the
-// headers electd's proxy sets (docs/DESIGN.md, "Forwarding"): an
+// headers electd's proxy sets (docs/design/proxy.md, "Forwarding"): an
 // X-Forwarded-For (option forwardfor), an X-Request-Id unless the request
 // has one, and the fencing token and leader id, so that each floor and
 // electd do the same work and the same application serves them all.

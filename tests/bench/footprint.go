@@ -38,7 +38,7 @@ type IdleProxy struct {
 
 // proxyQuiet is how long the footprint waits after the burst: internal/forward
 // gives back what a burst left behind once the proxy has been quiet for a
-// whole period of 10 s after a busy one (docs/DESIGN.md, "Forwarding":
+// whole period of 10 s after a busy one (docs/design/proxy-app.md, "Forwarding":
 // bounds), so within two periods, and the peers' and the application's
 // connections close within the rig's idle_timeout (2 s).
 const proxyQuiet = 25 * time.Second

@@ -9,7 +9,7 @@ import (
 // election.handoff alternates, newest and next, round by round (the
 // leaving leader's policy is the one that acts), so that the machine's
 // drifting load weighs on both alike. With two participants the next in
-// line is the newest: the two should take the same time (docs/DESIGN.md,
+// line is the newest: the two should take the same time (docs/design/handover.md,
 // "Handoff": no reads then).
 func runPolicies(ctx context.Context, env *env, warmup, rounds int, res *HandoffResult) error {
 	rig := &handoffRig{env: env, opts: env.electdOpts("/bench/policy", env.cfg.SessionTimeout),

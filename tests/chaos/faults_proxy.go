@@ -10,7 +10,7 @@ import (
 // faultAppKill (fault 9) kills the leader's application with SIGKILL while
 // the traffic runs, once it has a POST in hand (acted on, its body not
 // read yet): its proxy finds the application refusing connections
-// and steps down (docs/DESIGN.md, "Forwarding": the application stops
+// and steps down (docs/design/proxy-app.md, "Forwarding": the application stops
 // first), another participant leads, and what the dead application had in
 // hand ends as "may or may not have been processed", never run again. The
 // application then starts again in place and its participant stands again.

@@ -9,8 +9,8 @@ import (
 )
 
 // A ZooKeeper-side fault (the leader's server killed, the standalone server restarted)
-// cuts the leader's session off for a while. With on_suspend hold, docs/DESIGN.md
-// promises that a disconnect shorter than the lease changes nothing; a longer one lets the
+// cuts the leader's session off for a while. With on_suspend hold, docs/design/election-and-lease.md
+// ("The lease") promises that a disconnect shorter than the lease changes nothing; a longer one lets the
 // lease lapse, rightly: the leader stops claiming, and claims again with the same
 // session and token once it has renewed, while nobody else may lead since its node
 // stayed. How long the outage lasts is up to the machine (a JVM restart took 7 s of an

@@ -11,7 +11,7 @@ import (
 )
 
 // The fourth invariant: after the faults stop and the election settles,
-// every participant is back to its idle footprint (docs/DESIGN.md,
+// every participant is back to its idle footprint (docs/design/election-and-lease.md,
 // "Watches"), which overlapping leaders alone would never show. A loop
 // that keeps re-reading the queue, or a watch goroutine per reconnect,
 // leaves the election safe and live and ZooKeeper loaded for good.

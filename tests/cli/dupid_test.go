@@ -15,7 +15,7 @@ import (
 )
 
 // Two real electd processes with one id on a real ZooKeeper
-// (docs/DESIGN.md, "Duplicate ids"): the newer one says so in its log and
+// (docs/design/election-and-lease.md, "Duplicate ids"): the newer one says so in its log and
 // on /readyz and stays out of the queue; `electd status` marks only the
 // electd asked; once the older one leaves, the newer one joins and is
 // ready.

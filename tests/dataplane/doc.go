@@ -1,5 +1,5 @@
 // Package dataplane proves, with real processes, that electd's forwarding
-// proxy (docs/DESIGN.md, "Forwarding") is a data plane an operator can trust
+// proxy (docs/design/proxy.md, "Forwarding") is a data plane an operator can trust
 // (issue 28): real ZooKeeper (tests/zktest), real electd processes with
 // proxy.listen (tests/electdtest), and applications in two languages behind
 // them, each a process of its own that keeps a ledger of what reached it

@@ -24,7 +24,7 @@ import (
 // other's forwards as another election's (503). Now every participant
 // follows the path's incarnation: every request through every proxy is
 // answered 200 by the leader's application, and every participant is idle
-// again afterwards (docs/DESIGN.md, "Every forward names its election and
+// again afterwards (docs/design/proxy.md, "Every forward names its election and
 // its leader"). The race is run too: its followers and observers own no
 // node, and see a new leader without listing the path.
 func TestOneIdentityAfterThePathIsMadeAnew(t *testing.T) {

@@ -125,7 +125,7 @@ func TestSlug(t *testing.T) {
 		{"`election.on_suspend`: `hold` or `step-down`", "electionon_suspend-hold-or-step-down"},
 		{"Where this departs from the starting contract, and why", "where-this-departs-from-the-starting-contract-and-why"},
 		{"The label flavour: `kubectl apply -k deploy/k8s-label`", "the-label-flavour-kubectl-apply--k-deployk8s-label"},
-		{"See [the design](docs/DESIGN.md) *now*", "see-the-design-now"},
+		{"See [the design](docs/design/README.md) *now*", "see-the-design-now"},
 		{"Größe über 10 × 2", "größe-über-10--2"},
 	} {
 		if got := slug(c.heading); got != c.want {
@@ -205,7 +205,7 @@ func markdownFiles(t *testing.T, root string) []string {
 func TestLinksResolve(t *testing.T) {
 	root := repoRoot(t)
 	files := markdownFiles(t, root)
-	for _, want := range []string{"README.md", "docs/DESIGN.md", "docs/http-api.md", "docs/configuration.md"} {
+	for _, want := range []string{"README.md", "docs/design/README.md", "docs/http-api.md", "docs/configuration.md"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("%s is missing", want)
 		}

@@ -27,7 +27,7 @@ const cutOffFor = 30 * time.Second
 // answer from the new leader within the session timeout plus 1 s (issue
 // 38's bar). A connection kube-proxy sent to the lost pod's address never
 // reached an electd: counted apart, it is what the Service's readiness
-// costs (docs/kubernetes.md, "A lost node").
+// costs (docs/kubernetes.md, "A crashed sidecar, a lost node").
 func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	ctx := context.Background()
 	leader, err := d.WaitStable(ctx, 3*time.Minute)

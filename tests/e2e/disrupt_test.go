@@ -19,10 +19,11 @@ import (
 // Killing electd leaves its ZooKeeper session alive while its pod's app
 // keeps running: the restarted electd resumes that session and so keeps
 // the leadership (checkCrash). Should it not, its session expires and
-// another pod leads (docs/DESIGN.md, "Failure semantics"); the label
-// flavour keeps the label on the pod until the new leader removes it, so
-// requests may still reach the old app for a moment: counted and reported,
-// since the README calls the label routing, not a lock. Killing the app leaves electd leading,
+// another pod leads (docs/design/session-and-faults.md, "Failure
+// semantics"); the label flavour keeps the label on the pod until the new
+// leader removes it, so requests may still reach the old app for a moment:
+// counted and reported, since the README calls the label routing, not a
+// lock. Killing the app leaves electd leading,
 // but for the proxy flavour, whose leader hands over once its app refuses
 // connections (and stands again once the restarted app takes them).
 func testKill(t *testing.T, d *Deployment, container string, rep *Report) {

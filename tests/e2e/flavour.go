@@ -36,7 +36,7 @@ type Flavour struct {
 	// does for this flavour's strategy.
 	RolloutStatusReturns bool
 	// OneHandoffPerRollout: a rollout moves leadership once, to a pod of
-	// the new ReplicaSet (docs/DESIGN.md, "Handoff"): the flavour's strategy
+	// the new ReplicaSet (docs/design/handover.md, "Handoff"): the flavour's strategy
 	// brings a new pod in before an old one goes.
 	OneHandoffPerRollout bool
 	// DrainEvictsAll: what the flavour's PodDisruptionBudget lets a drain

@@ -23,7 +23,7 @@ const zooKeeperUser = 1000
 
 // WatchZooKeeperLeader records who leads the election at path as
 // ZooKeeper itself says: the id stored in the participant node that sorts
-// first (docs/DESIGN.md, "Node layout"), "" while there is none. It asks the
+// first (docs/design/election-and-lease.md, "Node layout"), "" while there is none. It asks the
 // ensemble in ns by its servers' names, as electd does (podHosts), from
 // inside the node's namespace, and runs until ctx ends.
 func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, ns, path string, tl *Timeline[string]) error {

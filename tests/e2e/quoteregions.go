@@ -281,7 +281,7 @@ func renderLost(r *KeptReport) (string, error) {
 	return b.String(), nil
 }
 
-// renderLostNode is docs/kubernetes.md's measured half of "A lost node":
+// renderLostNode is the measured half of docs/kubernetes.md, "A crashed sidecar, a lost node":
 // the cut-off's figures per flavour.
 func renderLostNode(r *KeptReport) (string, error) {
 	var parts []string

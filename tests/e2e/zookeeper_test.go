@@ -24,7 +24,7 @@ import (
 
 // The ensemble under the flavour's load (requests through its Service
 // every 20 ms), as an operator would disturb it (deploy/k8s/zookeeper.yaml,
-// three servers behind their budget). What docs/DESIGN.md ("Failure
+// three servers behind their budget). What docs/design/session-and-faults.md ("Failure
 // semantics", "election.on_suspend") promises there: a ZooKeeper server's
 // restart, or its leader's, costs no leadership change while the
 // connection comes back within the lease; no request is answered by a pod

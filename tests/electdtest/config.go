@@ -8,7 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Config is an electd configuration file. Its fields are docs/DESIGN.md's keys, spelled
+// Config is an electd configuration file. Its fields are configuration.md's keys, spelled
 // here rather than taken from cmd/electd, so that the tests say what a user writes. Zero
 // fields are left out of the file: electd's defaults apply.
 type Config struct {
@@ -58,7 +58,7 @@ type Config struct {
 	ShutdownTimeout time.Duration
 }
 
-// The file's shape: sections as docs/DESIGN.md nests them, durations as Go writes them.
+// The file's shape: sections as docs/configuration.md nests them, durations as Go writes them.
 type (
 	yamlFile struct {
 		ID              string        `yaml:"id,omitempty"`

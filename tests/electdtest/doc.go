@@ -5,7 +5,7 @@
 //     ask (build.go), and skips the test in -short mode: every test that runs electd goes
 //     through it, so that decision is made here and nowhere else.
 //   - Start and Launch run one process from a Config (written as YAML with
-//     docs/DESIGN.md's key names, independent of cmd/electd's own types) and/or raw
+//     docs/configuration.md's key names, independent of cmd/electd's own types) and/or raw
 //     arguments and environment; its output goes to a log file, printed when the test
 //     fails. Proc sends signals (SIGTERM, SIGKILL, SIGSTOP, SIGCONT, SIGHUP), waits for
 //     the exit and reports its status.

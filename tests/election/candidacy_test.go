@@ -133,7 +133,7 @@ func TestZKSwitchover(t *testing.T) {
 // an old version, then three of a new one; the old ones leave one after
 // the other, the leader first. The leader hands over to the newest
 // participant, so the rollout changes the leader once, and never to a
-// participant that leaves next (docs/DESIGN.md, "Handoff").
+// participant that leaves next (docs/design/handover.md, "Handoff").
 func TestZKHandoffNewest(t *testing.T) {
 	ens := startZK(t)
 	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {

@@ -494,7 +494,7 @@ func TestZKCurator(t *testing.T) {
 	})
 
 	// Unlike Curator, electd refuses a second participant with a live
-	// one's id (docs/DESIGN.md, "Duplicate ids"): the newer one stays out
+	// one's id (docs/design/election-and-lease.md, "Duplicate ids"): the newer one stays out
 	// and says why, and joins once the older one has left.
 	t.Run("duplicate-ids", func(t *testing.T) {
 		h := newHarness(t, ens, "/curator/dup", election.ModeLatch)

@@ -17,7 +17,7 @@ func (c *renewCounter) LeaseRenewed(time.Duration) { c.n.Add(1) }
 
 // TestZKRenewalLoad: only the leader and its successor renew the lease with
 // syncs; every other follower costs ZooKeeper only its pings, so syncs per
-// election do not grow with the participants (docs/DESIGN.md, "The
+// election do not grow with the participants (docs/design/election-and-lease.md, "The
 // lease"). After a handoff the new successor takes over the renewing.
 func TestZKRenewalLoad(t *testing.T) {
 	ens := startZK(t)

@@ -1,4 +1,4 @@
-// Package execmode tests `electd run -- CMD` (docs/DESIGN.md, "Exec
+// Package execmode tests `electd run -- CMD` (docs/design/handover.md, "Exec
 // mode") with real electd processes on a real ZooKeeper: the command runs
 // only while its participant leads, never two at once (an exclusive flock
 // says so exactly), through releases, SIGTERM, SIGKILL, a stopped electd

@@ -82,7 +82,7 @@ func TestE2EExec(t *testing.T) {
 	wait.For(t, 10*time.Second, "d in the queue", func() bool { queue = lead3.Queue(); return len(queue) == 3 })
 	// Who is next is the queue's business, not the test's: the SIGTERM's
 	// hand-over above went to the participant whose session joined last
-	// (docs/DESIGN.md, "Handoff"), which may be the one that released.
+	// (docs/design/handover.md, "Handoff"), which may be the one that released.
 	lead4 := electdtest.ByID(append(ps, d), queue[1].ID)
 	if queue[0].ID != lead3.Name || lead4 == nil || lead4 == d {
 		t.Fatalf("the queue is %+v, want %s first and an old participant next, d last", queue, lead3.Name)

@@ -16,7 +16,7 @@ import (
 )
 
 // Three electd processes on a real ZooKeeper, each with a small HTTP
-// application whose health the test flips (docs/DESIGN.md, "Candidacy").
+// application whose health the test flips (docs/design/handover.md, "Candidacy").
 func TestE2EAppHealth(t *testing.T) {
 	zk := zktest.Standalone(t)
 	const interval, failures = 200 * time.Millisecond, 2
@@ -98,7 +98,7 @@ func TestE2EAppHealth(t *testing.T) {
 }
 
 // election.candidate: false observes; POST /candidacy withdraws and
-// restores at run time (docs/DESIGN.md, "Candidacy").
+// restores at run time (docs/design/handover.md, "Candidacy").
 func TestE2ECandidacy(t *testing.T) {
 	zk := zktest.Standalone(t)
 	p0 := electdtest.StartMember(t, zk, "/e2e/candidacy", "p0", "latch")

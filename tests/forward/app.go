@@ -16,7 +16,7 @@ import (
 )
 
 // Headers electd's forwarding proxy sets on what it hands to its
-// application (docs/DESIGN.md, "Forwarding": fencing headers), spelled here
+// application (docs/design/proxy-app.md, "Forwarding": fencing headers), spelled here
 // rather than imported: the tests say what an application reads.
 const (
 	HeaderFencingToken = "Electd-Fencing-Token"
@@ -24,7 +24,7 @@ const (
 )
 
 // Fence is the storage every application of one election writes to, as
-// docs/DESIGN.md's "The gap, and the fencing token" asks: it refuses a
+// docs/design/session-and-faults.md's "The gap, and the fencing token" asks: it refuses a
 // token lower than one it has seen. Here it only records: a request that
 // carries a token lower than the highest seen, a token already seen at
 // another application, or a leader id that is not the application's own,

@@ -1,4 +1,4 @@
-// Package forward proves electd's forwarding proxy (docs/DESIGN.md,
+// Package forward proves electd's forwarding proxy (docs/design/proxy.md,
 // "Forwarding") with real parts: real ZooKeeper (tests/zktest), real electd
 // processes (tests/electdtest), each with its proxy in front of a small HTTP
 // application in the test process, and a paced load through every

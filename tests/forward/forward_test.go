@@ -70,7 +70,7 @@ func TestForwardingResendUnreadBody(t *testing.T) {
 // TestForwardingH2CApplicationStops: an application that speaks HTTP/2
 // without TLS, with proxy.app_protocol h2c, stops on its own and loses no
 // request it never took: its GOAWAY names the last one it took, and the
-// rest go to the new leader (docs/DESIGN.md, "Forwarding": hand-overs).
+// rest go to the new leader (docs/design/proxy-app.md, "Forwarding": hand-overs).
 func TestForwardingH2CApplicationStops(t *testing.T) {
 	c := startClusterWith(t, 3, options{h2c: true})
 	run(t, c, appStops(t, "ran"))

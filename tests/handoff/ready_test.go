@@ -1,6 +1,6 @@
 // Package handoff_test runs real electd processes on a real ZooKeeper and
 // checks how a leader leaving for good hands leadership on: to whom
-// (docs/DESIGN.md, "Handoff"), and how soon when ZooKeeper will not delete
+// (docs/design/handover.md, "Handoff"), and how soon when ZooKeeper will not delete
 // its node ("Failure semantics").
 package handoff_test
 

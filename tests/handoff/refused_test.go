@@ -18,7 +18,7 @@ const (
 	// node if the old leader left it behind: its session's expiry.
 	sessionTimeout = 15 * time.Second
 	// handoffBound is how soon after SIGTERM the successor must lead. The
-	// design (docs/DESIGN.md, "Failure semantics") takes a few round-trips:
+	// design (docs/design/session-and-faults.md, "Failure semantics") takes a few round-trips:
 	// the refused delete, the session's close (ZooKeeper deletes the node
 	// with it), the successor's watch and its re-check, each about a
 	// millisecond on loopback. The bound leaves three orders of magnitude

@@ -301,7 +301,7 @@ type floodFigures struct {
 	evicted, refused  float64
 }
 
-// What the floods on the proxy's ports send (docs/DESIGN.md, "Forwarding"):
+// What the floods on the proxy's ports send (docs/design/proxy.md, "Forwarding"):
 // requests the application answers, pipelined, each with a header of 8
 // KiB (a quarter of proxy.max_header_bytes); bytes that are no TLS record
 // (an h2c preface and noise, as a peer without the key might send); and

@@ -60,7 +60,7 @@ func TestHardeningHelpSaysWhatEachSignalDoes(t *testing.T) {
 func TestHardeningSIGHUPReleases(t *testing.T) {
 	if signal.Ignored(syscall.SIGHUP) {
 		// Run under nohup: a child inherits the ignored SIGHUP, and electd
-		// keeps it ignored by design (docs/DESIGN.md, "Process"). A handler
+		// keeps it ignored by design (docs/design/session-and-faults.md, "Process"). A handler
 		// here makes exec give the children the default disposition back;
 		// the channel is never read, so this process still ignores SIGHUP.
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)

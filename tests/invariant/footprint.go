@@ -7,7 +7,7 @@ import (
 
 // Footprint is what one participant holds and has asked of ZooKeeper, read
 // from its /metrics at one instant: goroutines, and the cumulative queue
-// re-checks and election requests (docs/DESIGN.md, "Watches": a settled
+// re-checks and election requests (docs/design/election-and-lease.md, "Watches": a settled
 // participant reads nothing until something changes).
 type Footprint struct {
 	Goroutines int

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// LivenessBound is how soon docs/DESIGN.md promises a leader once the ensemble is
+// LivenessBound is how soon docs/design/session-and-faults.md ("Failure semantics") promises a leader once the ensemble is
 // reachable after the last leader's crash: the negotiated session timeout (the crashed
 // leader's session must expire), 1.5 x tickTime (ZooKeeper expires sessions on tick
 // boundaries and followers report activity every half tick), and one second of

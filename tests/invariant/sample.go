@@ -2,7 +2,8 @@
 // who claimed to lead, when, with which fencing token. Two observers feed it: the chaos
 // suite's and the end-to-end tests' poller of electd processes' /healthz/leader
 // (tests/electdtest), and the in-process sampler of Electors in internal/election's
-// tests. The properties are those of docs/DESIGN.md:
+// tests. The properties are those of docs/design/session-and-faults.md,
+// "Failure semantics":
 //
 //   - Safety: no two participants claim to lead at once (Overlaps, InferredOverlaps,
 //     CertainOverlaps: from the strictest reading of the samples to what they prove).

@@ -1,5 +1,5 @@
 // Package ledger is the application the data-plane tests put behind electd's
-// forwarding proxy (docs/DESIGN.md, "Forwarding"), in two languages, and the
+// forwarding proxy (docs/design/proxy.md, "Forwarding"), in two languages, and the
 // ledger it keeps: what reached an application, by request id, which is what
 // "no request ran twice" and "none was answered by a participant that did not
 // lead" are judged from.

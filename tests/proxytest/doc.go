@@ -2,6 +2,6 @@
 // real electors on a real ZooKeeper (tests/zktest) by internal/forward, as
 // the daemon joins them, in one process: participants that each run an
 // elector, a proxy and a fenced application, while leadership moves
-// (docs/DESIGN.md, "Forwarding"). The tests with electd processes are in
+// (docs/design/proxy.md, "Forwarding"). The tests with electd processes are in
 // tests/forward.
 package proxytest

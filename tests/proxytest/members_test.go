@@ -25,7 +25,7 @@ import (
 )
 
 // fence is the storage every application writes to: it refuses a token
-// lower than one it has seen (docs/DESIGN.md, "Failure semantics"), and
+// lower than one it has seen (docs/design/session-and-faults.md, "Failure semantics"), and
 // it is the ledger of the requests the applications ran, by request id:
 // none may run twice.
 type fence struct {

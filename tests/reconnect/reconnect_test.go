@@ -7,7 +7,7 @@
 // fault leadership is where it was and every participant is idle again:
 // no more goroutines than before, no re-checks or requests beyond those of
 // a participant at rest, and the same watches on the servers
-// (docs/DESIGN.md, "Watches").
+// (docs/design/election-and-lease.md, "Watches").
 package reconnect
 
 import (

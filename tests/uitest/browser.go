@@ -1,4 +1,4 @@
-// Package uitest drives electd's status page (GET /, docs/DESIGN.md "HTTP
+// Package uitest drives electd's status page (GET /, docs/design/http-contract.md "HTTP
 // API") in a real headless Chromium, Debian's chromium package, through the
 // DevTools protocol (chromedp), for the tests that look at the page as a
 // person does.

@@ -302,7 +302,7 @@ func checkHostile(t *testing.T, p page) {
 }
 
 // checkRequests checks the page's requests against the API's bounds
-// (docs/DESIGN.md, "HTTP API"): GET only, its own origin only, one /events
+// (docs/design/http-contract.md, "HTTP API"): GET only, its own origin only, one /events
 // stream, and /participants re-read at most once a second.
 func checkRequests(t *testing.T, tab *Tab, base string, took time.Duration) {
 	t.Helper()

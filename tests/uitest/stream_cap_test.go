@@ -18,7 +18,7 @@ import (
 )
 
 // TestStatusPageStreamCap: the page's own /events stream counts against
-// http.max_streams (docs/DESIGN.md, "HTTP API"). With the cap at 1 and the
+// http.max_streams (docs/design/http-contract.md, "HTTP API"). With the cap at 1 and the
 // slot taken, the page says that live updates are refused and still shows
 // the election from /leader; it takes the slot once it is free; and a
 // hidden page gives the slot back until it is shown again.

@@ -1,4 +1,4 @@
-// electd's status page (docs/DESIGN.md, "HTTP API"). The server draws it
+// electd's status page (docs/design/http-contract.md, "HTTP API"). The server draws it
 // with the values of the moment; this script reads the API of the electd
 // that serves it and keeps the page current from GET /events.
 //
@@ -207,7 +207,7 @@
   }
 
   // renderProxy shows where this participant's forwarding proxy sends the
-  // application's traffic, when it runs one (docs/DESIGN.md, "Forwarding").
+  // application's traffic, when it runs one (docs/design/proxy.md, "Forwarding").
   function renderProxy() {
     const p = view.event.proxy;
     document.querySelectorAll(".proxy").forEach((el) => {

@@ -7,7 +7,7 @@
 // It keeps up to 64 idle connections to its target, as electd's proxy does
 // (net/http's default of 2 would dial and close a connection for most
 // requests from 16 clients at once), and sets the headers electd's proxy
-// hands its application (docs/DESIGN.md, "Forwarding": the fencing token,
+// hands its application (docs/design/proxy-app.md, "Forwarding": the fencing token,
 // the leader id, and an X-Request-Id unless the request has one), so that
 // one application serves every path the bench times.
 package main
