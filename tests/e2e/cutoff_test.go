@@ -89,7 +89,7 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	for _, a := range d.Probe.Between(t0, end) {
 		switch {
 		case a.Err == "":
-		case unreached(a.Err):
+		case unreached(a):
 			u.Unreached++
 		default:
 			reached = append(reached, fmt.Sprintf("sent +%s, done +%s: %s", secs(a.Sent.Sub(t0)), secs(a.Done.Sub(t0)), a.Err))

@@ -124,7 +124,7 @@ func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, end t
 	for _, a := range d.Probe.Between(t0, end) {
 		switch {
 		case a.Err == "":
-		case unreached(a.Err):
+		case unreached(a):
 			// The crashed pod's own proxy port refuses until electd is back:
 			// no electd can hold what kube-proxy sends there.
 			u.Unreached++

@@ -54,8 +54,8 @@ func (d *Deployment) Silence(t0, end time.Time) time.Duration {
 // unreached says whether a failed request never got a connection to an
 // electd: its dial timed out (the SYN went to an address nothing answers),
 // was refused (nothing listened there) or found no route.
-func unreached(err string) bool {
-	return strings.Contains(err, "dial tcp")
+func unreached(a Answer) bool {
+	return a.Err != "" && !a.Connected
 }
 
 // Unannounced records a flavour's figures for one disruption.
