@@ -18,19 +18,21 @@ import (
 // rotationDoc is where the rotation procedure this scenario follows is
 // documented: the scenario fails at once while it is missing.
 const (
-	rotationDoc     = "docs/security.md"
+	rotationDoc     = "docs/operations.md"
 	rotationHeading = "## Rotating the ZooKeeper credential"
 )
 
 // rotationSteps are that procedure's Secret contents, one rolling restart
-// each: the new credential beside the previous one (the pods then read
-// both, and the election path's ACL names both), then the new one alone.
+// each: the new credential beside the previous one (the Secret's key
+// auth_previous, which the manifests pass as zookeeper.auth_previous: the
+// pods hold both, and the election's paths accept both), then the new
+// one alone.
 // The credentials are the test's own (testdata/common sets the first).
 var rotationSteps = []struct {
 	what string
 	data map[string]string // the Secret's keys; a key not named is removed
 }{
-	{"the new credential beside the previous one", map[string]string{"auth": "electd:e2e-zookeeper-secret-2", "previous": "electd:e2e-zookeeper-secret"}},
+	{"the new credential beside the previous one", map[string]string{"auth": "electd:e2e-zookeeper-secret-2", "auth_previous": "electd:e2e-zookeeper-secret"}},
 	{"the new credential alone", map[string]string{"auth": "electd:e2e-zookeeper-secret-2"}},
 }
 
