@@ -112,9 +112,10 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 				leader, newLeader, secs(f.Service), secs(bar))
 		}
 	}
+	u.Withdrawn = d.withdrawn(t0, leader)
 	withdrawn := "never"
-	if at, ok := d.EP.Ready.First(t0, func(e Endpoints) bool { return !e.Has(leader) }); ok {
-		withdrawn = "after " + secs(at.Sub(t0))
+	if u.Withdrawn > 0 {
+		withdrawn = "after " + secs(u.Withdrawn)
 	}
 	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped; %s): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
 		secs(cutOffFor), leader, ip, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(back.Sub(t0)), secs(end.Sub(t0)),

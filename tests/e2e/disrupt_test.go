@@ -120,7 +120,7 @@ func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, end t
 	// The runtime's start time is in whole seconds: one more covers it.
 	restartSecond := started.Add(2 * time.Second)
 	var late []string
-	u := Unannounced{What: crashName, F: f, Silent: d.Silence(t0, end)}
+	u := Unannounced{What: crashName, F: f, Silent: d.Silence(t0, end), Withdrawn: d.withdrawn(t0, leader)}
 	for _, a := range d.Probe.Between(t0, end) {
 		switch {
 		case a.Err == "":

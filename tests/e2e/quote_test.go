@@ -99,7 +99,7 @@ func TestKeptReportReadsTheUnannouncedTable(t *testing.T) {
 		fl = append(fl, f)
 		rep.Deletes(f.Name, []Failover{{Service: 170 * time.Millisecond}})
 		rep.Unannounced(f.Name, Unannounced{What: crashName, Silent: 40 * time.Millisecond})
-		rep.Unannounced(f.Name, Unannounced{What: cutOffName, F: Failover{Changes: 1, Service: 10400 * time.Millisecond, Failed: 41}, Unreached: 41})
+		rep.Unannounced(f.Name, Unannounced{What: cutOffName, F: Failover{Changes: 1, Service: 10400 * time.Millisecond, Failed: 41}, Unreached: 41, Withdrawn: 3430 * time.Millisecond})
 	}
 	md := "Run at commit `abc` (working tree clean).\n\n" + rep.Markdown(fl)
 	os.MkdirAll(filepath.Join(root, "docs", "bench"), 0o755)
@@ -115,7 +115,7 @@ func TestKeptReportReadsTheUnannouncedTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "forwarding proxy answered from the new leader after 10.40 s, with 41 failed requests (41 of them never reached an electd)"; !strings.Contains(got, want) {
+	if want := "forwarding proxy stopped routing to the lost pod after 3.43 s and answered from the new leader after 10.40 s, with 41 failed requests (41 of them never reached an electd)"; !strings.Contains(got, want) {
 		t.Errorf("lost-node region %q lacks %q", got, want)
 	}
 	if _, err := renderLost(r); err == nil || !strings.Contains(err.Error(), rotationName) {

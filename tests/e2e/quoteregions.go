@@ -214,7 +214,7 @@ func renderDisruptions(r *KeptReport) (string, error) {
 			continue
 		}
 		var lines []string
-		for _, p := range []string{"SIGKILL of the leader's", "`kubectl rollout restart`"} {
+		for _, p := range []string{"SIGKILL of the leader's", "Cut off for", "`kubectl rollout restart`", "Credential rotated"} {
 			lines = append(lines, r.linesStarting(f.Name, p)...)
 		}
 		drain := r.linesStarting(f.Name, "`kubectl drain`")
@@ -237,7 +237,8 @@ const (
 	colSilent   = 4
 	colUFailed  = 5
 	colUnreach  = 6
-	unannCols   = 7
+	colOut      = 7
+	unannCols   = 8
 	electdNames = 3 // chooserNames' electd flavours come first
 )
 
@@ -256,7 +257,7 @@ func (r *KeptReport) unannouncedRow(flavour, what string) ([]string, error) {
 func renderLost(r *KeptReport) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "What the failures nobody announces cost in the same run ([%s](%s)), from the disruption to the\nflavour at rest again, beside the median deletion:\n\n", r.Path, r.Path)
-	b.WriteString("| flavour | deletion: first answer, failed | leader's electd SIGKILLed: leader changes, longest silence, failed (never reached an electd) | leader's pod cut off 30 s: first answer from the new leader, failed (never reached an electd) | credential rotated by a rolling restart: leader changes, failed |\n|---|---|---|---|---|\n")
+	b.WriteString("| flavour | deletion: first answer, failed | leader's electd SIGKILLed: leader changes, longest silence, failed (never reached an electd) | leader's pod cut off 30 s: out of the Service, first answer from the new leader, failed (never reached an electd) | credential rotated by a rolling restart: leader changes, failed |\n|---|---|---|---|---|\n")
 	for _, c := range chooserNames[:electdNames] {
 		del, err := cells(r, c.flavour, false, colAnswer, colFailed)
 		if err != nil {
@@ -274,8 +275,8 @@ func renderLost(r *KeptReport) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "| %s | %s, %s | %s, %s, %s (%s) | %s, %s (%s) | %s, %s |\n", c.name, del[0], del[1],
-			crash[colChanges], crash[colSilent], crash[colUFailed], crash[colUnreach], cut[colNewAns], cut[colUFailed], cut[colUnreach], rot[colChanges], rot[colUFailed])
+		fmt.Fprintf(&b, "| %s | %s, %s | %s, %s, %s (%s) | %s, %s, %s (%s) | %s, %s |\n", c.name, del[0], del[1],
+			crash[colChanges], crash[colSilent], crash[colUFailed], crash[colUnreach], cut[colOut], cut[colNewAns], cut[colUFailed], cut[colUnreach], rot[colChanges], rot[colUFailed])
 	}
 	b.WriteString("\nclient-go's elector was not put through these here. With a stable identity a restarted candidate takes its own Lease back at once; a lost holder's Lease passes on only once its lease duration (15 s by default) has run out since its last renewal. \"Never reached an electd\": connections kube-proxy sent to the crashed or cut-off pod's address before its readiness probe took it out ([docs/kubernetes.md](docs/kubernetes.md#a-crashed-sidecar-a-lost-node)).\n")
 	return b.String(), nil
@@ -290,8 +291,8 @@ func renderLostNode(r *KeptReport) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		parts = append(parts, fmt.Sprintf("%s answered from the new leader after %s, with %s failed requests (%s of them never reached an electd)",
-			strings.SplitN(c.name, " (", 2)[0], cut[colNewAns], cut[colUFailed], cut[colUnreach]))
+		parts = append(parts, fmt.Sprintf("%s stopped routing to the lost pod after %s and answered from the new leader after %s, with %s failed requests (%s of them never reached an electd)",
+			strings.SplitN(c.name, " (", 2)[0], cut[colOut], cut[colNewAns], cut[colUFailed], cut[colUnreach]))
 	}
 	return fmt.Sprintf("On the test node, with the leader's pod cut off from everything for 30 s (the run in [%s](%s); a\nrequest through the Service every 20 ms): %s.",
 		strings.TrimPrefix(r.Path, "docs/"), strings.TrimPrefix(r.Path, "docs/"), strings.Join(parts, "; ")), nil

@@ -31,6 +31,9 @@ type Unannounced struct {
 	// (cut off) or whose electd is down (its port refuses while the kubelet
 	// restarts it). No electd could hold them.
 	Unreached int
+	// Withdrawn is when the Service's ready endpoints stopped listing the
+	// disrupted pod; 0 if they never did.
+	Withdrawn time.Duration
 }
 
 // Silence is the longest stretch in [t0, end] with no request answered
@@ -67,7 +70,7 @@ func (r *Report) Unannounced(flavour string, u Unannounced) {
 
 // unannouncedHeader starts the table; KeptReport tells it from the delete
 // table by it.
-const unannouncedHeader = "| flavour | what happened to the leader's pod | leader changes | first answer from a new leader | longest time with no answer | failed requests (every 20 ms) | of those, never reached an electd |"
+const unannouncedHeader = "| flavour | what happened to the leader's pod | leader changes | first answer from a new leader | longest time with no answer | failed requests (every 20 ms) | of those, never reached an electd | the pod out of the Service |"
 
 // UnannouncedTable is every flavour's row per disruption, in the
 // flavours' order; "" if none ran.
@@ -81,12 +84,28 @@ func (r *Report) UnannouncedTable(flavours []Flavour) string {
 			if u.F.Changes > 0 && u.F.Service > 0 {
 				answer = secs(u.F.Service)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %d | %d |\n", f.Name, u.What, u.F.Changes, answer, secs(u.Silent), u.F.Failed, u.Unreached)
+			out := "-"
+			if u.Withdrawn > 0 {
+				out = secs(u.Withdrawn)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %d | %d | %s |\n", f.Name, u.What, u.F.Changes, answer, secs(u.Silent), u.F.Failed, u.Unreached, out)
 		}
 	}
 	if b.Len() == 0 {
 		return ""
 	}
 	return unannouncedHeader + "\n|---|---|---|---|---|---|---|\n" + b.String() +
-		"\nFrom the disruption's start (the SIGKILL, the first dropped packet, the Secret's change) until the flavour was at rest again; \"-\": leadership did not move.\n"
+		"\nFrom the disruption's start (the SIGKILL, the first dropped packet, the Secret's change) until the flavour was at rest again; \"-\": leadership did not move, or the pod stayed listed.\n"
+}
+
+// withdrawn is how long after t0 the ready endpoints first left pod out
+// while it was listed at t0; 0 if it was not listed or never left.
+func (d *Deployment) withdrawn(t0 time.Time, pod string) time.Duration {
+	if at, ok := d.EP.Ready.At(t0); !ok || !at.Has(pod) {
+		return 0
+	}
+	if at, ok := d.EP.Ready.First(t0, func(e Endpoints) bool { return !e.Has(pod) }); ok {
+		return at.Sub(t0)
+	}
+	return 0
 }
