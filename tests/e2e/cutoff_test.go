@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,18 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	}
 	t0 := time.Now()
 	t.Cleanup(restore)
-	timer := time.NewTimer(time.Until(t0.Add(cutOffFor)))
+	// The cut holds: electd's own port does not answer from the node, and
+	// the connections kube-proxy sent to the pod meanwhile stay unanswered.
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	if c, err := d.N.Netns.DialContext(dctx, "tcp", net.JoinHostPort(ip, "4040")); err == nil {
+		c.Close()
+		t.Errorf("%s:4040 still answers from the node after the cut", ip)
+	}
+	cancel()
+	timer := time.NewTimer(time.Until(t0.Add(3 * time.Second)))
+	<-timer.C
+	stuck := unreplied(d, ip)
+	timer.Reset(time.Until(t0.Add(cutOffFor)))
 	<-timer.C
 	restore()
 	back := time.Now()
@@ -117,10 +129,19 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	if u.Withdrawn > 0 {
 		withdrawn = "after " + secs(u.Withdrawn)
 	}
-	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped; %s): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
-		secs(cutOffFor), leader, ip, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(back.Sub(t0)), secs(end.Sub(t0)),
+	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped; %s; %d connections to it unanswered 3 s in): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
+		secs(cutOffFor), leader, ip, stuck, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(back.Sub(t0)), secs(end.Sub(t0)),
 		secs(u.Silent), f.Failed, u.Unreached, f.Answered, f.NonLeader, f.MaxEndpoints)
 	t.Log(line)
 	rep.Add(d.F.Name, line)
 	rep.Unannounced(d.F.Name, u)
+}
+
+// unreplied counts the node's connections to ip that conntrack has seen
+// no answer to: what kube-proxy sent to a cut-off pod.
+func unreplied(d *Deployment, ip string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, _ := d.N.Netns.CommandContext(ctx, "conntrack", "-L", "-p", "tcp", "--reply-src", ip).CombinedOutput()
+	return strings.Count(string(out), "UNREPLIED")
 }
