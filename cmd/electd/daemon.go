@@ -23,6 +23,7 @@ import (
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/logging"
 	"github.com/electd/electd/internal/metrics"
+	"github.com/electd/electd/internal/sessionfile"
 )
 
 // daemon is one electd: built by newDaemon, run by serve, stopped by
@@ -34,6 +35,7 @@ type daemon struct {
 	logs           *logging.AsyncWriter
 	signals        []os.Signal // that stop it, see stopSignals
 	sess           *election.Session
+	sessFile       *sessionfile.File // zookeeper.session_file, locked for the process's life; nil when off
 	el             *election.Elector
 	side           *forward.Sidecar // the forwarding proxy
 	kube           *kube.Labeler    // the leader label and Lease mirror
@@ -69,6 +71,7 @@ func newDaemon(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) 
 	m := metrics.New(reg, p.Election.Path, buildInfo())
 	sc := p.Session
 	sc.Logger, sc.Recorder = d.log, m
+	d.sessFile = resumeFrom(cfg, &sc, d.log)
 	if d.sess, err = election.Connect(sc); err == nil {
 		err = d.build(log, m, reg, boundAddr(cfg.HTTP.Addr, ln.Addr()))
 		if err != nil {

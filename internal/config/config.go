@@ -60,6 +60,7 @@ type ZooKeeper struct {
 	TLSCertFile    string        `mapstructure:"tls_cert_file" default:"" help:"PEM client certificate, with zookeeper.tls_key_file; reloaded when it changes (needs zookeeper.tls)"`
 	TLSKeyFile     string        `mapstructure:"tls_key_file" default:"" help:"PEM private key of zookeeper.tls_cert_file (needs zookeeper.tls)"`
 	TLSServerName  string        `mapstructure:"tls_server_name" default:"" help:"name the servers' certificates must carry; empty: each server's host name (needs zookeeper.tls)"`
+	SessionFile    string        `mapstructure:"session_file" default:"" help:"file (mode 0600) keeping the session's id and password, so that a restarted electd resumes its session, node and leadership; put it where only a restart of this pod finds it (an emptyDir with medium Memory); empty: off"`
 }
 
 // Election is the "election" section.

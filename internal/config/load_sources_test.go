@@ -30,6 +30,7 @@ func everyKey(t *testing.T) map[string]string {
 		"zookeeper.tls_cert_file":   cert,
 		"zookeeper.tls_key_file":    key,
 		"zookeeper.tls_server_name": "zk.test",
+		"zookeeper.session_file":    "/run/electd/session",
 		"election.path":             "/services/web",
 		"election.mode":             "selector",
 		"election.term":             "1m30s",
@@ -115,7 +116,7 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 	z := &want.ZooKeeper
 	z.Servers = []string{"zk-0:2181", "zk-1:2181", "zk-2:2181"}
 	z.Chroot, z.SessionTimeout, z.Auth, z.FixACL = "/prod", 4*time.Second, "electd:s3cret", true
-	z.TLS, z.TLSServerName = true, "zk.test"
+	z.TLS, z.TLSServerName, z.SessionFile = true, "zk.test", "/run/electd/session"
 	z.TLSCAFile, z.TLSCertFile, z.TLSKeyFile = every["zookeeper.tls_ca_file"], every["zookeeper.tls_cert_file"], every["zookeeper.tls_key_file"]
 	e := &want.Election
 	e.Path, e.Mode, e.Term, e.OnSuspend = "/services/web", "selector", 90*time.Second, "step-down"

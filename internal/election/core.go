@@ -33,6 +33,7 @@ type core struct {
 	dirty    bool            // the queue (race: the leader node) must be read again
 	holdOff  time.Time       // no join (misconfigured) or no race (just released) before this
 	standing bool            // a candidate: joins and may lead (SetCandidate)
+	adopt    bool            // a resumed session: find its node before anything else (adopt.go)
 }
 
 // coreHooks are the recipe's own parts of the shared steps.

@@ -64,9 +64,9 @@ type Elector struct {
 // goroutine, participants excepted.
 type recipe interface {
 	// newSession moves the recipe to session sid: what the old session
-	// owned is gone. stand makes it a candidate or an observer. verify
+	// owned is gone; a resumed session's node is adopted. stand makes it a candidate or an observer. verify
 	// makes the next step read the election again (a reconnect).
-	newSession(sid int64)
+	newSession(sid int64, resumed bool)
 	stand(standing bool)
 	verify()
 	// step does the next piece of work on a live session; again reports

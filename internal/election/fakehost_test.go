@@ -181,7 +181,7 @@ func newSeamUnit(t *testing.T, cfg Config) *seamUnit {
 	} else {
 		u.r = newQueueRecipe(u.h, cfg, logger, u.h.clk, nopRecorder{})
 	}
-	u.r.newSession(unitSession)
+	u.r.newSession(unitSession, false)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("recipe log:\n%s", u.log.String())

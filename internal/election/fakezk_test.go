@@ -396,6 +396,11 @@ func (f *fakeZK) Sync(p string) (string, error) {
 func (f *fakeZK) AddAuth(string, []byte) error { return nil }
 func (f *fakeZK) State() zk.State              { return zk.StateHasSession }
 func (f *fakeZK) Close()                       {}
+func (f *fakeZK) Session() (int64, []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sid, []byte("fake-password")
+}
 
 // maxWatches is the most watch channels set on any one path and type
 // (data or child), with the path: go-zookeeper keeps each until it fires.

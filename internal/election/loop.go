@@ -186,7 +186,7 @@ func (e *Elector) step() (again bool, err error) {
 		e.r.verify() // re-verify after any reconnect
 	}
 	if sid != l.sid {
-		e.r.newSession(sid)
+		e.r.newSession(sid, sid == e.s.Resumed())
 		l.sid, l.parentsOK = sid, false
 		e.ws.reset()
 	}

@@ -48,14 +48,15 @@ func (c *core) forget(hint LossReason) {
 }
 
 // newSession moves to session sid: what the old one owned went with it
-// (a pending create's node, if any, becomes an orphan).
-func (c *core) newSession(sid int64) {
+// (a pending create's node, if any, becomes an orphan). A session resumed
+// from a previous process may own a node already: the next step adopts it.
+func (c *core) newSession(sid int64, resumed bool) {
 	if c.sid != 0 {
 		c.log.Warn("session changed; rejoining", "old_session", sessionHex(c.sid), "session", sessionHex(sid))
 		c.forget(LossExpired)
 		c.abandonPending()
 	}
-	c.sid, c.dirty = sid, true
+	c.sid, c.dirty, c.adopt = sid, true, resumed
 	c.gen++
 }
 

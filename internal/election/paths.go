@@ -73,7 +73,13 @@ func (e *Elector) publishMeta() error {
 	own, up := e.ownMeta()
 	data, _ := json.Marshal(own)
 	_, err := e.create(metaNode(e.cfg.Path, l.sid), data, zk.FlagEphemeral)
-	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if errors.Is(err, zk.ErrNodeExists) {
+		// Ours already: a lost reply, or a resumed session whose previous
+		// process may have said otherwise.
+		e.nWrites.Add(1)
+		_, err = e.zk.Set(metaNode(e.cfg.Path, l.sid), data, -1)
+	}
+	if err != nil {
 		if errors.Is(err, zk.ErrNoAuth) {
 			e.refuse(noPermission(mp, err), "node", mp, "err", err)
 		}

@@ -18,10 +18,13 @@ func newQueueRecipe(h recipeHost, cfg Config, log *slog.Logger, clk clock.Clock,
 	return q
 }
 
-// step does the next piece of work: settle a lost create, observe (not
+// step does the next piece of work: adopt a resumed session's node, settle a lost create, observe (not
 // standing), join, re-check the queue after a change, read the leader's
 // changed queue, end a selector's term. again reports that more may follow.
 func (q *queueRecipe) step() (bool, error) {
+	if q.adopt {
+		return true, q.adoptOwn()
+	}
 	if q.pending != nil {
 		if err := q.resolvePending(); err != nil {
 			return false, err

@@ -42,6 +42,9 @@ func (r *raceRecipe) leaderPath() string { return nodePath(r.cfg.Path, raceNode)
 // won, or race for it (observers and followers in a hold-off watch it
 // instead). again reports that more may follow.
 func (r *raceRecipe) step() (bool, error) {
+	if r.adopt {
+		return true, r.adoptLeader()
+	}
 	if r.pending != nil {
 		return true, r.resolvePending()
 	}

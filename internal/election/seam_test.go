@@ -91,7 +91,7 @@ func TestSeamQueueHandOffToNewest(t *testing.T) {
 func TestSeamQueueNewSessionForgetsTheNode(t *testing.T) {
 	u := newSeamUnit(t, Config{})
 	u.settle()
-	u.r.newSession(0x5000)
+	u.r.newSession(0x5000, false)
 	if v := u.h.viewed(); v.holds || v.node != "" || v.lossHint != LossExpired || u.r.owns() {
 		t.Fatalf("view %+v after a new session: want no node, loss expired", v)
 	}

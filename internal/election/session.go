@@ -39,6 +39,7 @@ type Session struct {
 	timeout   time.Duration
 	hadSess   bool // some session existed: later disconnects are "suspended"
 	authed    bool
+	resumed   int64 // the session resumed (SessionConfig.Resume), 0 if none
 	leaseEnd  time.Time
 	leaseSID  int64
 	// lastRenewal is the send time of the last renewal that succeeded on
@@ -85,11 +86,16 @@ func Connect(cfg SessionConfig) (*Session, error) {
 		servers[i] = strings.TrimSpace(v)
 	}
 	s.hosts = newHostProvider(s.log)
+	var resume Credentials
+	if cfg.Resume != nil {
+		resume = *cfg.Resume
+	}
 	conn, _, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithHostProvider(s.hosts),
 		zk.WithDialer(s.dial),
 		zk.WithEventCallback(s.onEvent),
 		zk.WithLogger(zkLogger{s.log}),
+		zk.WithSession(resume.ID, resume.Password), // id 0: a new session
 	)
 	if err != nil {
 		return nil, fmt.Errorf("election: connect: %w", err)
@@ -101,6 +107,10 @@ func Connect(cfg SessionConfig) (*Session, error) {
 	}
 	s.loops.Add(1)
 	go s.renewLoop()
+	if cfg.Keeper != nil {
+		s.loops.Add(1)
+		go s.keepLoop()
+	}
 	return s, nil
 }
 
@@ -223,6 +233,7 @@ func (s *Session) Close() {
 		s.leaseEnd, s.lastRenewal = time.Time{}, time.Time{}
 		s.mu.Unlock()
 		s.notify()
+		s.forget()
 		s.log.Info("zookeeper session closed")
 	})
 }
@@ -264,11 +275,13 @@ func (s *Session) onEvent(ev zk.Event) {
 	}
 	s.mu.Lock()
 	prev, prevID, hadSess := s.state, s.sessionID, s.hadSess
+	var resumeTried, resumed bool
 	switch ev.State {
 	case zk.StateHasSession:
 		s.state = StateConnected
 		s.dialFailures, s.lastDialWarn = 0, time.Time{}
 		s.sessionID = s.negotiatedID.Load()
+		resumeTried, resumed = s.resumeOutcomeLocked(s.sessionID)
 		if ms := s.negotiatedMs.Load(); ms > 0 {
 			s.timeout = time.Duration(ms) * time.Millisecond
 		}
@@ -294,9 +307,16 @@ func (s *Session) onEvent(ev zk.Event) {
 	if cur == prev && curID == prevID {
 		return
 	}
-	s.logTransition(prev, cur, prevID, curID, timeout, ev.Server)
+	// A resume ZooKeeper refused is no expiry of a session this process had.
+	resuming := s.cfg.Resume != nil && !hadSess
+	switch {
+	case resumeTried:
+		s.logResume(resumed, curID)
+	case !(resuming && cur == StateExpired):
+		s.logTransition(prev, cur, prevID, curID, timeout, ev.Server)
+	}
 	if rec := s.cfg.Recorder; rec != nil {
-		if cur == StateExpired && prev != StateExpired {
+		if cur == StateExpired && prev != StateExpired && !resuming {
 			rec.SessionExpired()
 		}
 		if cur == StateConnected && prev != StateConnected && hadSess {

@@ -40,6 +40,13 @@ type SessionConfig struct {
 	Clock clock.Clock
 	// Recorder counts expirations and reconnects. Default: none.
 	Recorder SessionRecorder
+	// Resume, when set, makes the first connection ask for this existing
+	// session rather than a new one; a session ZooKeeper has expired is
+	// replaced by a new one, as after any expiry. Default nil.
+	Resume *Credentials
+	// Keeper, when set, is given the credentials of each new session, and
+	// told to forget them when the session is closed. Default nil.
+	Keeper CredentialKeeper
 }
 
 func (c *SessionConfig) setDefaults() {
@@ -72,6 +79,9 @@ func (c SessionConfig) Validate() error {
 	}
 	if err := validateAuth(c.Auth); err != nil {
 		errs = append(errs, &FieldError{Pkg: "election", Field: "Auth", Err: err})
+	}
+	if c.Resume != nil && !c.Resume.valid() {
+		errs = append(errs, fieldErr("Resume", "needs a session id and a password"))
 	}
 	if c.RenewInterval < 0 {
 		errs = append(errs, fieldErr("RenewInterval", "must not be negative"))

@@ -22,6 +22,7 @@ type zkConn interface {
 	Sync(path string) (string, error)
 	AddAuth(scheme string, auth []byte) error
 	State() zk.State
+	Session() (int64, []byte)
 	Close()
 }
 

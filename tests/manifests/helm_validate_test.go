@@ -105,6 +105,8 @@ func (k *kubelet) env(t *testing.T, c *corev1.Container) ([]string, error) {
 				v = k.namespace
 			case "status.podIP":
 				v = "10.0.0.7"
+			case "metadata.uid":
+				v = "6f1c2a84-9d3e-4b7a-8c51-0e2f3a4b5c6d"
 			default:
 				t.Fatalf("%s: fieldRef %s is not one this test resolves", e.Name, e.ValueFrom.FieldRef.FieldPath)
 			}
@@ -209,8 +211,10 @@ func (k *kubelet) volumeFiles(t *testing.T, v *corev1.Volume) (map[string]string
 				t.Fatalf("volume %s: projection %+v is not one this test resolves", v.Name, src)
 			}
 		}
+	case v.EmptyDir != nil:
+		// An empty directory (electd's kept session).
 	default:
-		t.Fatalf("volume %s is neither a Secret nor a projected volume", v.Name)
+		t.Fatalf("volume %s is neither a Secret, a projected volume nor an emptyDir", v.Name)
 	}
 	return files, nil
 }
@@ -248,6 +252,7 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 			`servers: ["app-zookeeper-0.app-zookeeper-headless:2181", "app-zookeeper-1.app-zookeeper-headless:2181", "app-zookeeper-2.app-zookeeper-headless:2181"]`,
 			`path: "/services/app"`, `mode: "latch"`, `admin_token: "***"`, `addr: ":4040"`, `format: "json"`,
 			`auth_file: "{root}/etc/electd/zookeeper/auth"`, `shutdown_grace: 0s`, `shutdown_timeout: 10s`, `leader_label: ""`,
+			`session_file: "{root}/run/electd/session"`,
 		}},
 		{name: "custom values", args: []string{"-f", values},
 			secrets: map[string]map[string]string{"web-zookeeper": {"digest": "electd:s3cret"}, "web-admin": {"admin-token": "s3cret-token"}},
@@ -277,6 +282,8 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 		{name: "zookeeperAuth off: no credentials needed", args: []string{"--set", "electd.zookeeperAuth.enabled=false"},
 			secrets: map[string]map[string]string{},
 			want:    []string{`auth_file: ""`, `admin_token: ""`}},
+		{name: "keepSession off: a restart joins anew", args: []string{"--set", "electd.keepSession=false"}, secrets: both,
+			want: []string{`session_file: ""`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, sc := sidecar(t, decodeAll(t, "helm template", render(t, c.args...)))

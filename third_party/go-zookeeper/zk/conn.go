@@ -75,6 +75,7 @@ type Conn struct {
 	xid              uint32
 	sessionTimeoutMs int32 // session timeout in milliseconds
 	passwd           []byte
+	sessionMu        sync.Mutex // electd patch: guards passwd's writes and Session's reads
 
 	dialer         Dialer
 	hostProvider   HostProvider
@@ -236,6 +237,20 @@ func WithDialer(dialer Dialer) connOption {
 	}
 }
 
+// WithSession returns a connection option that makes the first connect ask
+// for an existing session rather than a new one (electd patch). A session
+// the ensemble has expired ends in StateExpired, then a new session. An id
+// of 0 asks for a new session, as without the option.
+func WithSession(id int64, passwd []byte) connOption {
+	return func(c *Conn) {
+		if id == 0 {
+			return
+		}
+		c.sessionID = id
+		c.passwd = append([]byte(nil), passwd...)
+	}
+}
+
 // WithHostProvider returns a connection option specifying a non-default HostProvider.
 func WithHostProvider(hostProvider HostProvider) connOption {
 	return func(c *Conn) {
@@ -331,6 +346,18 @@ func (c *Conn) State() State {
 // SessionID returns the current session id of the connection.
 func (c *Conn) SessionID() int64 {
 	return atomic.LoadInt64(&c.sessionID)
+}
+
+// Session returns the current session's id and password, 0 and nil while
+// there is none, so that a restarted process can resume it (electd patch).
+func (c *Conn) Session() (int64, []byte) {
+	c.sessionMu.Lock()
+	defer c.sessionMu.Unlock()
+	id := atomic.LoadInt64(&c.sessionID)
+	if id == 0 {
+		return 0, nil
+	}
+	return id, append([]byte(nil), c.passwd...)
 }
 
 // SetLogger sets the logger to be used for printing errors.
@@ -710,16 +737,20 @@ func (c *Conn) authenticate() error {
 		return err
 	}
 	if r.SessionID == 0 {
+		c.sessionMu.Lock()
 		atomic.StoreInt64(&c.sessionID, int64(0))
 		c.passwd = emptyPassword
+		c.sessionMu.Unlock()
 		c.lastZxid = 0
 		c.setState(StateExpired)
 		return ErrSessionExpired
 	}
 
+	c.sessionMu.Lock()
 	atomic.StoreInt64(&c.sessionID, r.SessionID)
-	c.setTimeouts(r.TimeOut)
 	c.passwd = r.Passwd
+	c.sessionMu.Unlock()
+	c.setTimeouts(r.TimeOut)
 	c.setState(StateHasSession)
 
 	return nil

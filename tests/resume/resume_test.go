@@ -1,0 +1,232 @@
+package resume
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/tests/electdtest"
+	"github.com/electd/electd/tests/invariant"
+	"github.com/electd/electd/tests/wait"
+	"github.com/electd/electd/tests/zktest"
+)
+
+var modes = []string{"latch", "selector", "race"}
+
+const resumedLine = "zookeeper session resumed"
+
+// The leader's electd SIGKILLed and started again at once, in every mode:
+// it resumes its session and leads on with the same node and fencing
+// token; nobody saw the leader change; its first 200 comes with a lease
+// proved on the resumed session; and every participant is idle again, with
+// the watches it had.
+func TestKilledLeaderResumes(t *testing.T) {
+	ens := zktest.Start(t, zktest.Options{})
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			g := startGroup(t, ens, mode)
+			g.waitSettled(t)
+			l := g.leader()
+			was := view(t, l.proc)
+			sid := sessionOf(t, l.proc)
+			changes := map[string]float64{}
+			for _, m := range g.members[1:] {
+				changes[m.proc.Name] = electdtest.Bind(t, m.proc).MetricOf("electd_leader_changes_total")
+			}
+			windows, err := electdtest.FootprintWindow(ctxFor(t, 30*time.Second), g.procs(), window)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rest []invariant.Rest
+			for _, w := range windows {
+				rest = append(rest, invariant.RestOf(w))
+			}
+			watches := sessionWatches(t, ens, g)
+
+			l.proc.Kill()
+			l.start(t)
+			first := waitLeads(t, l.proc)
+			if first.LeaseRemainingMs <= 0 {
+				t.Errorf("first 200 with lease %v ms, want a lease proved on the resumed session", first.LeaseRemainingMs)
+			}
+			if n := renewals(t, l.proc); n == 0 {
+				t.Error("leading again with no lease renewal made by the restarted process")
+			}
+			if got := sessionOf(t, l.proc); got != sid {
+				t.Fatalf("restarted in session %#x, was %#x", got, sid)
+			}
+			now := view(t, l.proc)
+			if now.Leader.Node != was.Leader.Node || now.Leader.FencingToken != was.Leader.FencingToken ||
+				first.FencingToken != was.Leader.FencingToken {
+				t.Errorf("leads with node %s token %d (healthz %d), was %s token %d", now.Leader.Node,
+					now.Leader.FencingToken, first.FencingToken, was.Leader.Node, was.Leader.FencingToken)
+			}
+			if n := electdtest.Bind(t, l.proc).LogCount(resumedLine); n != 1 {
+				t.Errorf("%q logged %d times, want once", resumedLine, n)
+			}
+			g.waitSettled(t)
+			for _, m := range g.members[1:] {
+				if got := electdtest.Bind(t, m.proc).MetricOf("electd_leader_changes_total"); got != changes[m.proc.Name] {
+					t.Errorf("%s saw %v leader changes, had seen %v: the restart changed the leader",
+						m.proc.Name, got, changes[m.proc.Name])
+				}
+			}
+			if err := electdtest.WaitIdle(ctxFor(t, 45*time.Second), g.procs(), rest, window); err != nil {
+				t.Error(err)
+			}
+			wait.For(t, 30*time.Second, "the watches set before the restart, and no others", func() bool {
+				return reflect.DeepEqual(sessionWatches(t, ens, g), watches)
+			})
+		})
+	}
+}
+
+// waitLeads polls /healthz/leader until it answers 200 and returns that
+// answer; any 200 must carry a lease.
+func waitLeads(t *testing.T, p *electdtest.Proc) electdtest.Health {
+	t.Helper()
+	var h electdtest.Health
+	wait.For(t, 30*time.Second, p.Name+" leading again", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var err error
+		h, err = p.LeaderHealth(ctx)
+		return err == nil && h.Status == http.StatusOK
+	})
+	return h
+}
+
+// sessionWatches reads the servers' watches of every member's session.
+func sessionWatches(t *testing.T, ens *zktest.Ensemble, g *group) map[int64][]string {
+	t.Helper()
+	all, err := ens.Watches()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64][]string{}
+	for _, m := range g.members {
+		sid := sessionOf(t, m.proc)
+		out[sid] = all[sid]
+	}
+	return out
+}
+
+// The leader SIGKILLed and started again only after ZooKeeper expired its
+// session: it says so, joins anew behind the new leader, and keeps the new
+// session in its file.
+func TestRestartAfterExpiryJoinsAnew(t *testing.T) {
+	ens := zktest.Start(t, zktest.Options{})
+	g := startGroup(t, ens, "latch")
+	g.waitSettled(t)
+	l, next := g.leader(), g.members[1]
+	old := sessionOf(t, l.proc)
+	l.proc.Kill()
+	wait.For(t, 60*time.Second, next.proc.Name+" leading after the session expired", func() bool {
+		return next.proc.IsLeader(context.Background())
+	})
+	l.start(t)
+	wait.For(t, 60*time.Second, l.proc.Name+" following "+next.proc.Name, func() bool {
+		v, err := l.proc.View(context.Background())
+		return err == nil && v.LeaderID() == next.proc.Name && v.Self.State == "connected"
+	})
+	sid := sessionOf(t, l.proc)
+	if sid == old {
+		t.Fatalf("still in session %#x, which expired", old)
+	}
+	if !l.proc.LogHas("zookeeper session not resumed: zookeeper answered that it expired") || l.proc.LogHas(resumedLine) {
+		t.Errorf("the restart did not say that the session had expired")
+	}
+	wait.For(t, 30*time.Second, "the new session kept in the file", func() bool {
+		return keptSession(t, l.sessionFile()) == sid
+	})
+}
+
+// keptSession is the session a session file holds, 0 when none.
+func keptSession(t *testing.T, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s has mode %v, want 0600", path, fi.Mode().Perm())
+	}
+	var r struct{ Session int64 }
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &r); err != nil {
+			return 0 // being written
+		}
+	}
+	return r.Session
+}
+
+// A file written by another pod (a copied volume: another POD_UID) is not
+// resumed: the process takes a session of its own.
+func TestFileOfAnotherPodIgnored(t *testing.T) {
+	ens := zktest.Start(t, zktest.Options{})
+	path := "/resume/pod"
+	a := newMember(t, ens, path, "latch", "web-1", false, "POD_UID=pod-a")
+	a.start(t)
+	wait.For(t, 60*time.Second, "web-1 leading", func() bool { return a.proc.IsLeader(context.Background()) })
+	old := sessionOf(t, a.proc)
+	wait.For(t, 30*time.Second, "the session kept", func() bool { return keptSession(t, a.sessionFile()) == old })
+	a.proc.Kill()
+	a.spec.Env = []string{"POD_UID=pod-b"}
+	a.start(t)
+	wait.For(t, 60*time.Second, "web-1 connected", func() bool {
+		v, err := a.proc.View(context.Background())
+		return err == nil && v.Self.State == "connected"
+	})
+	if sid := sessionOf(t, a.proc); sid == old {
+		t.Fatalf("resumed session %#x from another pod's file", old)
+	}
+	if !a.proc.LogHas("zookeeper session not resumed: the session file belongs to another pod or configuration") ||
+		a.proc.LogHas(resumedLine) {
+		t.Error("the restart did not say why it did not resume")
+	}
+}
+
+// Two processes on one session file: the second neither resumes nor
+// writes it, and the first keeps its session and leadership.
+func TestSecondProcessOnOneFile(t *testing.T) {
+	ens := zktest.Start(t, zktest.Options{})
+	path := "/resume/two"
+	a := newMember(t, ens, path, "latch", "web-1", false)
+	a.start(t)
+	wait.For(t, 60*time.Second, "web-1 leading", func() bool { return a.proc.IsLeader(context.Background()) })
+	sid := sessionOf(t, a.proc)
+	wait.For(t, 30*time.Second, "the session kept", func() bool { return keptSession(t, a.sessionFile()) == sid })
+
+	b := newMember(t, ens, path, "latch", "web-1", false)
+	b.spec.Name = "web-1-second"
+	b.spec.Args = []string{"--zookeeper.session_file", a.sessionFile()}
+	b.start(t)
+	// Its id is the first's: it stays out as a duplicate, /leader answers 503.
+	second := electdtest.Bind(t, b.proc)
+	var v api.Leader
+	wait.For(t, 60*time.Second, "the second process connected", func() bool {
+		st, body := second.Fetch("/leader")
+		return st != 0 && json.Unmarshal(body, &v) == nil && v.Self.State == "connected"
+	})
+	if got := v.Self.Session; electdtest.SessionID(got) == sid {
+		t.Fatalf("the second process took session %#x", sid)
+	}
+	if !b.proc.LogHas("zookeeper session not resumed, nor kept for a restart: another process holds the session file") {
+		t.Error("the second process did not say why it did not resume")
+	}
+	if got := sessionOf(t, a.proc); got != sid || !a.proc.IsLeader(context.Background()) {
+		t.Errorf("the first process is in session %#x (was %#x), leading %v", got, sid, a.proc.IsLeader(context.Background()))
+	}
+	if got := keptSession(t, a.sessionFile()); got != sid {
+		t.Errorf("the file holds session %#x, want the first process's %#x", got, sid)
+	}
+}
