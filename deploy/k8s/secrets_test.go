@@ -120,6 +120,47 @@ func checkZooKeeperAuthIsARequiredSecretFile(t *testing.T, m *manifests) {
 	}
 }
 
+// The credential a rotation replaces comes from the same Secret's key
+// auth_previous, through an optional secretKeyRef: the key exists only
+// while rotating (docs/operations.md, "Rotating the ZooKeeper
+// credential"), and without it the variable is left out. Not a file from an
+// optional volume: electd exits 2 when a named file is missing.
+func TestZooKeeperAuthPreviousIsAnOptionalSecretRef(t *testing.T) {
+	forEachFlavour(t, checkZooKeeperAuthPreviousIsAnOptionalSecretRef)
+}
+
+func checkZooKeeperAuthPreviousIsAnOptionalSecretRef(t *testing.T, m *manifests) {
+	for _, s := range sidecars(t, m) {
+		if _, ok := s.env["ELECTD_ZOOKEEPER_AUTH_PREVIOUS_FILE"]; ok {
+			t.Errorf("%s: ELECTD_ZOOKEEPER_AUTH_PREVIOUS_FILE is set: electd exits 2 while its file is missing", s.w.ref)
+		}
+		e, ok := s.env["ELECTD_ZOOKEEPER_AUTH_PREVIOUS"]
+		if !ok {
+			t.Errorf("%s: no ELECTD_ZOOKEEPER_AUTH_PREVIOUS: the credential cannot rotate without a stall", s.w.ref)
+			continue
+		}
+		ref := e.ValueFrom
+		if e.Value != "" || ref == nil || ref.SecretKeyRef == nil {
+			t.Errorf("%s: ELECTD_ZOOKEEPER_AUTH_PREVIOUS must come from a secretKeyRef, not a literal", s.w.ref)
+			continue
+		}
+		if k := ref.SecretKeyRef; k.Name != zkAuthSecret || k.Key != "auth_previous" {
+			t.Errorf("%s: ELECTD_ZOOKEEPER_AUTH_PREVIOUS refers to Secret %s key %s, want %s key auth_previous (docs/operations.md's procedure)",
+				s.w.ref, k.Name, k.Key, zkAuthSecret)
+		}
+		if o := ref.SecretKeyRef.Optional; o == nil || !*o {
+			t.Errorf("%s: ELECTD_ZOOKEEPER_AUTH_PREVIOUS's secretKeyRef is not optional: outside a rotation the pod would not start", s.w.ref)
+		}
+		for _, c := range allContainers(&s.w.template.Spec) {
+			for _, ev := range c.Env {
+				if r := ev.ValueFrom; c != s.c && r != nil && r.SecretKeyRef != nil && r.SecretKeyRef.Name == zkAuthSecret {
+					t.Errorf("%s: container %s reads the ZooKeeper credentials too (%s)", s.w.ref, c.Name, ev.Name)
+				}
+			}
+		}
+	}
+}
+
 // secretFile finds the Secret volume that container c sees at file, and
 // the Secret's key that becomes that file.
 func secretFile(tmpl *corev1.PodTemplateSpec, c *corev1.Container, file string) (*corev1.Volume, string) {

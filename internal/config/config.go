@@ -49,18 +49,20 @@ type Config struct {
 
 // ZooKeeper is the "zookeeper" section.
 type ZooKeeper struct {
-	Servers        []string      `mapstructure:"servers" key:"required" example:"127.0.0.1:2181" engine:"Servers" help:"host:port list, comma-separated in env and flags; each host a DNS name or an IP address; names that do not resolve yet are retried, never fatal"`
-	Chroot         string        `mapstructure:"chroot" default:"" help:"path prefix for everything electd reads and writes, e.g. /prod"`
-	SessionTimeout time.Duration `mapstructure:"session_timeout" engine:"SessionTimeout" help:"requested session timeout, 1s to 10m; the negotiated one counts (electd_zk_session_timeout_seconds)"`
-	Auth           string        `mapstructure:"auth" default:"" key:"secret,file=auth_file" engine:"Auth" help:"digest credentials user:password; nodes then get ACLs that only these may change"`
-	AuthFile       string        `mapstructure:"auth_file" default:"" help:"file holding the user:password of zookeeper.auth (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`
-	FixACL         bool          `mapstructure:"fix_acl" default:"false" engine:"FixACL" help:"with zookeeper.auth set, when the election path's ACL lets others create or delete there, replace it with electd's ACL (needs ADMIN permission) instead of refusing to stand"`
-	TLS            bool          `mapstructure:"tls" default:"false" help:"connect to ZooKeeper over TLS (its secureClientPort)"`
-	TLSCAFile      string        `mapstructure:"tls_ca_file" default:"" help:"PEM CA certificates that sign the servers' certificates; empty: the system's (needs zookeeper.tls)"`
-	TLSCertFile    string        `mapstructure:"tls_cert_file" default:"" help:"PEM client certificate, with zookeeper.tls_key_file; reloaded when it changes (needs zookeeper.tls)"`
-	TLSKeyFile     string        `mapstructure:"tls_key_file" default:"" help:"PEM private key of zookeeper.tls_cert_file (needs zookeeper.tls)"`
-	TLSServerName  string        `mapstructure:"tls_server_name" default:"" help:"name the servers' certificates must carry; empty: each server's host name (needs zookeeper.tls)"`
-	SessionFile    string        `mapstructure:"session_file" default:"" help:"file (mode 0600) keeping the session's id and password, so that a restarted electd resumes its session, node and leadership; put it where only a restart of this pod finds it (an emptyDir with medium Memory); empty: off"`
+	Servers          []string      `mapstructure:"servers" key:"required" example:"127.0.0.1:2181" engine:"Servers" help:"host:port list, comma-separated in env and flags; each host a DNS name or an IP address; names that do not resolve yet are retried, never fatal"`
+	Chroot           string        `mapstructure:"chroot" default:"" help:"path prefix for everything electd reads and writes, e.g. /prod"`
+	SessionTimeout   time.Duration `mapstructure:"session_timeout" engine:"SessionTimeout" help:"requested session timeout, 1s to 10m; the negotiated one counts (electd_zk_session_timeout_seconds)"`
+	Auth             string        `mapstructure:"auth" default:"" key:"secret,file=auth_file" engine:"Auth" help:"digest credentials user:password; nodes then get ACLs that only these may change"`
+	AuthFile         string        `mapstructure:"auth_file" default:"" help:"file holding the user:password of zookeeper.auth (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`
+	AuthPrevious     string        `mapstructure:"auth_previous" default:"" key:"secret,file=auth_previous_file" engine:"AuthPrevious" help:"while rotating zookeeper.auth: the credential it replaces, also accepted until every participant has the new one; leave it unset otherwise (docs/operations.md)"`
+	AuthPreviousFile string        `mapstructure:"auth_previous_file" default:"" help:"file holding zookeeper.auth_previous (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`
+	FixACL           bool          `mapstructure:"fix_acl" default:"false" engine:"FixACL" help:"with zookeeper.auth set, when the election path's ACL lets others create or delete there, replace it with electd's ACL (needs ADMIN permission) instead of refusing to stand"`
+	TLS              bool          `mapstructure:"tls" default:"false" help:"connect to ZooKeeper over TLS (its secureClientPort)"`
+	TLSCAFile        string        `mapstructure:"tls_ca_file" default:"" help:"PEM CA certificates that sign the servers' certificates; empty: the system's (needs zookeeper.tls)"`
+	TLSCertFile      string        `mapstructure:"tls_cert_file" default:"" help:"PEM client certificate, with zookeeper.tls_key_file; reloaded when it changes (needs zookeeper.tls)"`
+	TLSKeyFile       string        `mapstructure:"tls_key_file" default:"" help:"PEM private key of zookeeper.tls_cert_file (needs zookeeper.tls)"`
+	TLSServerName    string        `mapstructure:"tls_server_name" default:"" help:"name the servers' certificates must carry; empty: each server's host name (needs zookeeper.tls)"`
+	SessionFile      string        `mapstructure:"session_file" default:"" help:"file (mode 0600) keeping the session's id and password, so that a restarted electd resumes its session, node and leadership; put it where only a restart of this pod finds it (an emptyDir with medium Memory); empty: off"`
 }
 
 // Election is the "election" section.

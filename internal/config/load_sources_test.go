@@ -24,6 +24,7 @@ func everyKey(t *testing.T) map[string]string {
 		"zookeeper.chroot":          "/prod",
 		"zookeeper.session_timeout": "4s",
 		"zookeeper.auth":            "electd:s3cret",
+		"zookeeper.auth_previous":   "electd:0ld",
 		"zookeeper.fix_acl":         "true",
 		"zookeeper.tls":             "true",
 		"zookeeper.tls_ca_file":     cert,
@@ -116,6 +117,7 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 	z := &want.ZooKeeper
 	z.Servers = []string{"zk-0:2181", "zk-1:2181", "zk-2:2181"}
 	z.Chroot, z.SessionTimeout, z.Auth, z.FixACL = "/prod", 4*time.Second, "electd:s3cret", true
+	z.AuthPrevious = "electd:0ld"
 	z.TLS, z.TLSServerName, z.SessionFile = true, "zk.test", "/run/electd/session"
 	z.TLSCAFile, z.TLSCertFile, z.TLSKeyFile = every["zookeeper.tls_ca_file"], every["zookeeper.tls_cert_file"], every["zookeeper.tls_key_file"]
 	e := &want.Election
@@ -152,7 +154,7 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 		t.Errorf("path with chroot = %q, want %q", got, want)
 	}
 	s := c.Prepared.Session
-	if s.TLS == nil || s.TLS.ServerName != "zk.test" || s.TLS.RootCAs == nil || s.TLS.GetClientCertificate == nil || !s.FixACL {
+	if s.TLS == nil || s.TLS.ServerName != "zk.test" || s.TLS.RootCAs == nil || s.TLS.GetClientCertificate == nil || !s.FixACL || s.AuthPrevious != "electd:0ld" {
 		t.Errorf("session config: %+v", s)
 	}
 	if c.Prepared.HTTPCert == nil {

@@ -96,6 +96,7 @@ func (c *Config) session(t *tls.Config) election.SessionConfig {
 		Servers:        c.ZooKeeper.Servers,
 		SessionTimeout: c.ZooKeeper.SessionTimeout,
 		Auth:           c.ZooKeeper.Auth,
+		AuthPrevious:   c.ZooKeeper.AuthPrevious,
 		FixACL:         c.ZooKeeper.FixACL,
 		TLS:            t,
 	}

@@ -57,7 +57,7 @@ func (e *Elector) claimID() error {
 		}
 		if !errors.Is(err, zk.ErrNodeExists) {
 			if errors.Is(err, zk.ErrNoAuth) {
-				e.refuse(noPermission(p, err), "node", p, "err", err)
+				e.refuse(e.noPermission(p, err), "node", p, "err", err)
 			}
 			return fmt.Errorf("claim id: %w", err)
 		}

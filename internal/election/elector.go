@@ -115,6 +115,9 @@ type loopState struct {
 	// identified is the session in which the election's identity was read
 	// (identity.go).
 	identified int64
+	// hiddenACL holds, by path, the credentials an ACL check could not
+	// tell apart (checkACL, aclHidden), to name them if ZooKeeper refuses.
+	hiddenACL map[string][]string
 }
 
 type cmdKind int

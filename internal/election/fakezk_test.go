@@ -374,11 +374,14 @@ func (f *fakeZK) Set(p string, data []byte, _ int32) (st *zk.Stat, err error) {
 	return st, err
 }
 
-func (f *fakeZK) SetACL(p string, acl []zk.ACL, _ int32) (st *zk.Stat, err error) {
+func (f *fakeZK) SetACL(p string, acl []zk.ACL, version int32) (st *zk.Stat, err error) {
 	err = f.request("setacl", p, func() error {
 		n, found := f.nodes[p]
 		if !found {
 			return zk.ErrNoNode
+		}
+		if version != -1 && version != n.stat.Aversion {
+			return zk.ErrBadVersion
 		}
 		n.acl = append([]zk.ACL(nil), acl...)
 		n.stat.Aversion++

@@ -47,7 +47,7 @@ func (e *Elector) ensureParents(p string) error {
 		_, err := e.zk.CreateContainer(cur, nil, zk.FlagContainer, e.s.nodeACL())
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			if errors.Is(err, zk.ErrNoAuth) {
-				e.refuse(noPermission(cur, err), "node", cur, "err", err)
+				e.refuse(e.noPermission(cur, err), "node", cur, "err", err)
 			}
 			return fmt.Errorf("create %s: %w", cur, err)
 		}
@@ -81,7 +81,7 @@ func (e *Elector) publishMeta() error {
 	}
 	if err != nil {
 		if errors.Is(err, zk.ErrNoAuth) {
-			e.refuse(noPermission(mp, err), "node", mp, "err", err)
+			e.refuse(e.noPermission(mp, err), "node", mp, "err", err)
 		}
 		return fmt.Errorf("publish advertise: %w", err)
 	}

@@ -73,14 +73,9 @@ func Connect(cfg SessionConfig) (*Session, error) {
 		state: StateConnecting,
 		subs:  map[chan struct{}]struct{}{},
 		done:  make(chan struct{}),
-		acl:   zk.WorldACL(zk.PermAll),
+		acl:   nodeACLFor(cfg.Auth, cfg.AuthPrevious),
 	}
-	if cfg.Auth == "" {
-		s.authed = true
-	} else {
-		user, pass, _ := strings.Cut(cfg.Auth, ":")
-		s.acl = append(zk.DigestACL(zk.PermAll, user, pass), zk.WorldACL(zk.PermRead)...)
-	}
+	s.authed = cfg.Auth == ""
 	servers := make([]string, len(cfg.Servers))
 	for i, v := range cfg.Servers {
 		servers[i] = strings.TrimSpace(v)
@@ -121,8 +116,12 @@ func (s *Session) client() zkConn       { return s.conn }
 func (s *Session) nodeACL() []zk.ACL    { return s.acl }
 func (s *Session) logger() *slog.Logger { return s.log }
 func (s *Session) clockOf() clock.Clock { return s.clock }
-func (s *Session) aclPolicy() (guard, fix bool) {
-	return s.cfg.Auth != "", s.cfg.FixACL
+func (s *Session) aclPolicy() aclPolicy {
+	ids := credIDs{cur: digestID(s.cfg.Auth)}
+	if s.cfg.AuthPrevious != s.cfg.Auth {
+		ids.prev = digestID(s.cfg.AuthPrevious)
+	}
+	return aclPolicy{guard: s.cfg.Auth != "", fix: s.cfg.FixACL, ids: ids}
 }
 
 // expiryBound is how long the ensemble may keep this session's ephemeral
@@ -341,24 +340,31 @@ func (s *Session) logTransition(prev, cur State, prevID, curID int64, timeout ti
 	}
 }
 
-// authLoop adds the digest credentials once; go-zookeeper then re-sends them
-// on every reconnect. Until it succeeds the session reports connecting, so
-// nothing is created without them.
+// authLoop adds the digest credentials once (the previous one too while
+// rotating); go-zookeeper then re-sends them on every reconnect. Until all
+// succeed the session reports connecting, so nothing is created without them.
 func (s *Session) authLoop() {
 	defer s.loops.Done()
 	ch, cancel := s.subscribe()
 	defer cancel()
+	creds := []string{s.cfg.Auth}
+	if p := s.cfg.AuthPrevious; p != "" && p != s.cfg.Auth {
+		creds = append(creds, p)
+	}
 	for {
-		if s.State() == StateConnecting && s.conn.State() == zk.StateHasSession {
-			err := s.conn.AddAuth("digest", []byte(s.cfg.Auth))
-			if err == nil {
-				s.mu.Lock()
-				s.authed = true
-				s.mu.Unlock()
-				s.notify()
-				return
+		for len(creds) > 0 && s.State() == StateConnecting && s.conn.State() == zk.StateHasSession {
+			if err := s.conn.AddAuth("digest", []byte(creds[0])); err != nil {
+				s.log.Warn("zookeeper add auth failed; retrying", "err", err)
+				break
 			}
-			s.log.Warn("zookeeper add auth failed; retrying", "err", err)
+			creds = creds[1:]
+		}
+		if len(creds) == 0 {
+			s.mu.Lock()
+			s.authed = true
+			s.mu.Unlock()
+			s.notify()
+			return
 		}
 		retry, stop := clock.Deadline(s.clock, time.Second)
 		select {

@@ -22,6 +22,11 @@ type SessionConfig struct {
 	// Auth is "user:password" digest credentials, or empty. When set, nodes
 	// are created with ACLs that only these credentials may change.
 	Auth string
+	// AuthPrevious is the credential Auth replaces, set only while it is
+	// rotated: the session authenticates with both, its nodes grant it all
+	// but ADMIN, and paths that name it alone get Auth added (checkACL).
+	// Ignored when equal to Auth. Default "".
+	AuthPrevious string
 	// FixACL, with Auth set, replaces the ACL of an existing election path
 	// (or its meta path) that lets others create or delete there with the
 	// Session's own ACL (needs ADMIN permission) instead of refusing to
@@ -82,6 +87,11 @@ func (c SessionConfig) Validate() error {
 	}
 	if c.Resume != nil && !c.Resume.valid() {
 		errs = append(errs, fieldErr("Resume", "needs a session id and a password"))
+	}
+	if err := validateAuth(c.AuthPrevious); err != nil {
+		errs = append(errs, &FieldError{Pkg: "election", Field: "AuthPrevious", Err: err})
+	} else if c.AuthPrevious != "" && c.Auth == "" {
+		errs = append(errs, fieldErr("AuthPrevious", "set without Auth: the previous credential is accepted only beside the current one while rotating"))
 	}
 	if c.RenewInterval < 0 {
 		errs = append(errs, fieldErr("RenewInterval", "must not be negative"))

@@ -24,6 +24,8 @@ func TestBinaryBadConfigExits2WithOneLine(t *testing.T) {
 		{"election.path", nil, []string{"--zookeeper.servers", "127.0.0.1:2181", "--election.path", "x"}},
 		{"zookeeper.session_timeout", []string{"ELECTD_ZOOKEEPER_SESSION_TIMEOUT=10", "ELECTD_ZOOKEEPER_SERVERS=a:1", "ELECTD_ELECTION_PATH=/x"}, nil},
 		{"config", nil, []string{"--config", "/nonexistent.yaml"}},
+		{"zookeeper.auth_previous", nil, []string{"--zookeeper.servers", "127.0.0.1:2181", "--election.path", "/x", "--zookeeper.auth_previous", "electd:old"}},
+		{"zookeeper.auth_previous_file", []string{"ELECTD_ZOOKEEPER_AUTH=electd:new", "ELECTD_ZOOKEEPER_AUTH_PREVIOUS_FILE=/nonexistent/auth_previous"}, []string{"--zookeeper.servers", "127.0.0.1:2181", "--election.path", "/x"}},
 		{"--no-such-flag", nil, []string{"--no-such-flag"}},
 	} {
 		status, stdout, stderr := electdtest.Run(t, c.env, c.args...).Outcome()

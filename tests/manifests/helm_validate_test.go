@@ -253,7 +253,11 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 			`path: "/services/app"`, `mode: "latch"`, `admin_token: "***"`, `addr: ":4040"`, `format: "json"`,
 			`auth_file: "{root}/etc/electd/zookeeper/auth"`, `shutdown_grace: 0s`, `shutdown_timeout: 10s`, `leader_label: ""`,
 			`session_file: "{root}/run/electd/session"`,
+			`auth_previous: ""`,
 		}},
+		{name: "rotating: the Secret holds the previous credential too",
+			secrets: map[string]map[string]string{"app-electd-zookeeper-auth": {"auth": "electd:new", "auth_previous": "electd:old"}, "app-electd-admin": adminTok},
+			want:    []string{`auth_file: "{root}/etc/electd/zookeeper/auth"`, `auth_previous: "***"`}},
 		{name: "custom values", args: []string{"-f", values},
 			secrets: map[string]map[string]string{"web-zookeeper": {"digest": "electd:s3cret"}, "web-admin": {"admin-token": "s3cret-token"}},
 			want: []string{

@@ -61,6 +61,7 @@ electd:
   zookeeperAuth:
     secretName: web-zookeeper
     key: digest
+    previousKey: digest-previous
   resources:
     requests: {cpu: 20m, memory: 48Mi}
     limits: {memory: 96Mi}
@@ -107,6 +108,10 @@ func TestChartValues(t *testing.T) {
 	ref := env["ELECTD_HTTP_ADMIN_TOKEN"].ValueFrom
 	if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "web-admin" || ref.SecretKeyRef.Key != "admin-token" {
 		t.Errorf("ELECTD_HTTP_ADMIN_TOKEN: %+v, want Secret web-admin key admin-token", env["ELECTD_HTTP_ADMIN_TOKEN"])
+	}
+	if ref := env["ELECTD_ZOOKEEPER_AUTH_PREVIOUS"].ValueFrom; ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "web-zookeeper" ||
+		ref.SecretKeyRef.Key != "digest-previous" || ref.SecretKeyRef.Optional == nil || !*ref.SecretKeyRef.Optional {
+		t.Errorf("ELECTD_ZOOKEEPER_AUTH_PREVIOUS: %+v, want Secret web-zookeeper key digest-previous, optional", env["ELECTD_ZOOKEEPER_AUTH_PREVIOUS"])
 	}
 	want := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("48Mi")},
