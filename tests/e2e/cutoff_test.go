@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -18,11 +19,9 @@ import (
 const cutOffFor = 30 * time.Second
 
 // testCutOff cuts the leader's pod off from everything for cutOffFor, as
-// the rest of a cluster sees a lost node: every packet to or from its
-// address is dropped in the node's namespace (bridged pod-to-pod traffic
-// passes the FORWARD chain, the kubelet's probes and the prober OUTPUT and
-// INPUT). Its session expires after the session timeout and another pod
-// leads; no answer may come from a pod that did not lead. The proxy
+// the rest of a cluster sees a lost node: the pod drops every packet but
+// its loopback's, in its own network namespace. Its session expires
+// after the session timeout and another pod leads; no answer may come from a pod that did not lead. The proxy
 // flavour must fail no request that reached a pod (the followers' proxies
 // hold what arrives for the lost leader until the new one takes it) and
 // answer from the new leader within the session timeout plus 1 s (issue
@@ -40,10 +39,21 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 		t.Fatal(err)
 	}
 	ip := pod.Status.PodIP
-	// One iptables-restore: every rule lands in one transaction, so the
-	// cut has one instant, t0. A request sent before it is in flight at the
-	// cut, as in any crash, and not counted (Probe.Between is by sending).
-	rules := []string{"INPUT 1 -s " + ip, "OUTPUT 1 -d " + ip, "FORWARD 1 -s " + ip, "FORWARD 1 -d " + ip}
+	pid, err := d.N.ContainerPID(ContainerID(pod, "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pod drops everything but loopback in its own network namespace,
+	// so the node sees a pod that stopped answering, as other nodes see a
+	// lost one: a connection kube-proxy sent there is tracked (its SYN
+	// left) and its retries follow it. A drop in the node's own OUTPUT
+	// would come before conntrack confirms the connection, and each retry
+	// would be balanced anew, which no real client's node does. One
+	// iptables-restore: every rule lands at once, so the cut has one
+	// instant, t0; a request sent before it is in flight at the cut, as in
+	// any crash, and not counted (Probe.Between is by sending).
+	netns := fmt.Sprintf("--net=/proc/%d/ns/net", pid)
+	rules := []string{"INPUT 1 ! -i lo", "OUTPUT 1 ! -o lo"}
 	apply := func(op string) error {
 		var in strings.Builder
 		in.WriteString("*filter\n")
@@ -54,10 +64,10 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 			in.WriteString(op + " " + r + " -j DROP\n")
 		}
 		in.WriteString("COMMIT\n")
-		cmd := d.N.Netns.CommandContext(ctx, "iptables-restore", "-w", "--noflush")
+		cmd := exec.CommandContext(ctx, "nsenter", netns, "--", "iptables-restore", "-w", "--noflush")
 		cmd.Stdin = strings.NewReader(in.String())
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("iptables-restore %s: %v: %s", op, err, out)
+			return fmt.Errorf("iptables-restore %s in %s's namespace: %v: %s", op, leader, err, out)
 		}
 		return nil
 	}
@@ -76,7 +86,8 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	t0 := time.Now()
 	t.Cleanup(restore)
 	// The cut holds: electd's own port does not answer from the node, and
-	// the connections kube-proxy sent to the pod meanwhile stay unanswered.
+	// the connections kube-proxy sent to the pod meanwhile stay unanswered
+	// (conntrack shows them).
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	if c, err := d.N.Netns.DialContext(dctx, "tcp", net.JoinHostPort(ip, "4040")); err == nil {
 		c.Close()
@@ -129,7 +140,7 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	if u.Withdrawn > 0 {
 		withdrawn = "after " + secs(u.Withdrawn)
 	}
-	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped; %s; %d connections to it unanswered 3 s in): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
+	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped in its namespace; %s; %d connections to it unanswered 3 s in): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
 		secs(cutOffFor), leader, ip, stuck, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(back.Sub(t0)), secs(end.Sub(t0)),
 		secs(u.Silent), f.Failed, u.Unreached, f.Answered, f.NonLeader, f.MaxEndpoints)
 	t.Log(line)
