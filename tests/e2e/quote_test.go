@@ -102,6 +102,9 @@ func TestKeptReportReadsTheUnannouncedTable(t *testing.T) {
 		rep.Unannounced(f.Name, Unannounced{What: cutOffName, F: Failover{Changes: 1, Service: 10400 * time.Millisecond, Failed: 41}, Unreached: 41, Withdrawn: 3430 * time.Millisecond})
 	}
 	md := "Run at commit `abc` (working tree clean).\n\n" + rep.Markdown(fl)
+	if !strings.Contains(md, unannouncedHeader+"\n|---|---|---|---|---|---|---|---|\n") {
+		t.Errorf("the table's separator does not match its header:\n%s", md)
+	}
 	os.MkdirAll(filepath.Join(root, "docs", "bench"), 0o755)
 	os.WriteFile(filepath.Join(root, "docs", "bench", "e2e-abc.md"), []byte(md), 0o644)
 	r, err := ReadKeptReport(root, "docs/bench/e2e-abc.md")

@@ -94,7 +94,7 @@ func (r *Report) UnannouncedTable(flavours []Flavour) string {
 	if b.Len() == 0 {
 		return ""
 	}
-	return unannouncedHeader + "\n|---|---|---|---|---|---|---|\n" + b.String() +
+	return unannouncedHeader + "\n|---|---|---|---|---|---|---|---|\n" + b.String() +
 		"\nFrom the disruption's start (the SIGKILL, the first dropped packet, the Secret's change) until the flavour was at rest again; \"-\": leadership did not move, or the pod stayed listed.\n"
 }
 
