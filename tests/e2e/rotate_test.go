@@ -63,6 +63,14 @@ func testRotation(t *testing.T, d *Deployment, moduleDir string, rep *Report) {
 		if err != nil {
 			t.Fatalf("step %d: not at rest before: %v", i+1, err)
 		}
+		before, err := d.Pods()
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := map[string]bool{}
+		for _, p := range before {
+			old[p.Labels["pod-template-hash"]] = true
+		}
 		s0 := time.Now()
 		if err := d.setSecret(ctx, "electd-zookeeper-auth", st.data); err != nil {
 			t.Fatal(err)
@@ -70,7 +78,20 @@ func testRotation(t *testing.T, d *Deployment, moduleDir string, rep *Report) {
 		if _, err := d.N.Kubectl(ctx, "rollout", "restart", "deployment/app", "-n", d.F.Namespace); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.N.Kubectl(ctx, "wait", "deploy/app", "-n", d.F.Namespace, "--for=jsonpath={.status.updatedReplicas}=3", "--timeout=5m"); err != nil {
+		// Every pod replaced: the Deployment's status may still count the
+		// old ReplicaSet's pods as updated right after the restart.
+		if err := wait.Until(ctx, 5*time.Minute, pollEvery, func() error {
+			pods, err := d.Pods()
+			if err != nil {
+				return err
+			}
+			for _, p := range pods {
+				if old[p.Labels["pod-template-hash"]] {
+					return fmt.Errorf("%s of the outgoing ReplicaSet is still there", p.Name)
+				}
+			}
+			return nil
+		}); err != nil {
 			t.Fatalf("step %d (%s): the rollout did not finish: %v", i+1, st.what, err)
 		}
 		newLeader, err = d.WaitStable(ctx, 3*time.Minute)
