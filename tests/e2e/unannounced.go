@@ -81,7 +81,9 @@ func (r *Report) UnannouncedTable(flavours []Flavour) string {
 	for _, f := range flavours {
 		for _, u := range r.unannounced[f.Name] {
 			answer := "-"
-			if u.F.Changes > 0 && u.F.Service > 0 {
+			// A rotation moves leadership by design: its first answer from the
+			// last leader says nothing of a failure.
+			if u.F.Changes > 0 && u.F.Service > 0 && u.What != rotationName {
 				answer = secs(u.F.Service)
 			}
 			out := "-"
