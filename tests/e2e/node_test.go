@@ -47,7 +47,7 @@ func TestNode(t *testing.T) {
 			continue
 		}
 		ran = append(ran, f)
-		t.Run(f.Name, func(t *testing.T) { runFlavour(t, n, f, rep) })
+		t.Run(f.Name, func(t *testing.T) { runFlavour(t, n, moduleDir, f, rep) })
 	}
 	md := "# make e2e: electd's manifests on a real node\n\n" + run.End(reproFlags()) + "\n\n" + rep.Markdown(ran)
 	if t.Failed() {
@@ -81,7 +81,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
+func runFlavour(t *testing.T, n *nodetest.Node, moduleDir string, f Flavour, rep *Report) {
 	ctx := context.Background()
 	d, err := Deploy(ctx, n, f)
 	if err != nil {
@@ -110,6 +110,7 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 	}
 	t.Run("kill-electd", func(t *testing.T) { testKill(t, d, "electd", rep) })
 	t.Run("kill-app", func(t *testing.T) { testKill(t, d, "app", rep) })
+	t.Run("cutoff", func(t *testing.T) { testCutOff(t, d, rep) })
 	t.Run("rollout", func(t *testing.T) { testRollout(t, d, rep) })
 	for range *drainsFlag {
 		t.Run("drain", func(t *testing.T) { testDrain(t, d, rep) })
@@ -117,6 +118,8 @@ func runFlavour(t *testing.T, n *nodetest.Node, f Flavour, rep *Report) {
 	if f.ZooKeeperScenarios {
 		t.Run("zookeeper", func(t *testing.T) { testZooKeeper(t, d, rep) })
 	}
+	// Last: it changes the flavour's Secret for good.
+	t.Run("rotation", func(t *testing.T) { testRotation(t, d, moduleDir, rep) })
 }
 
 // testStart: from the first election on, the Service never listed two pods
@@ -166,7 +169,7 @@ func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 		}
 		order = append(order, fmt.Sprintf("%s: electd knew the leader %s, the app listened %s later", p.Name, knows.Written().Format("15:04:05.000"), listening.Written().Sub(knows.Written()).Round(time.Millisecond)))
 	}
-	// Pods become Ready at their next probe (every 5 s for /readyz): wait
+	// Pods become Ready at their next probe (every second for /readyz): wait
 	// for the set the flavour promises.
 	want := leader
 	if d.F.AllReady {

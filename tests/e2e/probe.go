@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/electd/electd/tests/harness/nodetest"
@@ -19,6 +22,9 @@ type Answer struct {
 	Sent, Done time.Time
 	Pod        string
 	Err        string
+	// Connected: the request got a connection (its dial completed); a
+	// failed request without one never reached a pod's listener.
+	Connected bool
 }
 
 // Prober sends a GET to a Service's ClusterIP every Interval from inside
@@ -29,12 +35,14 @@ type Prober struct {
 	answers []Answer
 }
 
-// Probe starts a prober of url that runs until ctx ends. At most 64
-// requests are outstanding; a slower Service skips ticks.
+// Probe starts a prober of url that runs until ctx ends. At most 1024
+// requests are outstanding, more than a request every 20 ms sends within
+// the longest timeout (the proxy flavour's 19 s): requests the Service
+// holds through a crash are all sent and counted, none skipped.
 func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout time.Duration) *Prober {
 	p := &Prober{}
 	client := n.HTTPClient(timeout)
-	slots := make(chan struct{}, 64)
+	slots := make(chan struct{}, 1024)
 	go func() {
 		t := time.NewTicker(interval)
 		defer t.Stop()
@@ -52,7 +60,14 @@ func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout 
 			go func() {
 				defer func() { <-slots }()
 				a := Answer{Sent: time.Now()}
-				resp, err := client.Get(url)
+				var connected atomic.Bool
+				trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+				req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, url, nil)
+				if err != nil {
+					panic(err) // url was parsed when the Deployment was made
+				}
+				resp, err := client.Do(req)
+				a.Connected = connected.Load()
 				if err == nil {
 					b, rerr := io.ReadAll(io.LimitReader(resp.Body, 4096))
 					resp.Body.Close()

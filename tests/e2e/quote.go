@@ -27,6 +27,9 @@ type KeptReport struct {
 	// value (reports written before StatsOf took the mean of the two).
 	LowerMedian bool
 	rows        map[string][]string
+	// unannounced: the crash, cut-off and rotation table's rows, by
+	// flavour and disruption ("proxy/cut off 30 s").
+	unannounced map[string][]string
 	sections    map[string][]string // a flavour's lines
 }
 
@@ -36,9 +39,12 @@ func ReadKeptReport(root, path string) (*KeptReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &KeptReport{Path: path, rows: map[string][]string{}, sections: map[string][]string{}}
-	section := ""
+	r := &KeptReport{Path: path, rows: map[string][]string{}, unannounced: map[string][]string{}, sections: map[string][]string{}}
+	section, table := "", ""
 	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "| flavour") {
+			table = l
+		}
 		switch {
 		case strings.HasPrefix(l, "**This run failed**"):
 			r.Failed = true
@@ -50,6 +56,10 @@ func ReadKeptReport(root, path string) (*KeptReport, error) {
 			section = strings.TrimPrefix(l, "### ")
 		case section == "" && strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| flavour"):
 			cells := strings.Split(strings.Trim(l, "| "), " | ")
+			if table == unannouncedHeader && len(cells) > 1 {
+				r.unannounced[cells[0]+"/"+cells[1]] = cells
+				continue
+			}
 			r.rows[cells[0]] = cells
 		case section != "":
 			r.sections[section] = append(r.sections[section], l)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/electd/electd/tests/harness/quote"
 )
@@ -79,5 +80,42 @@ func TestQuoteRegionsFindAndRewriteDrift(t *testing.T) {
 	}
 	if drift, err := QuoteRegions(root, r, regions, false); err != nil || len(drift) != 0 {
 		t.Errorf("after the rewrite: drift %v, %v", drift, err)
+	}
+}
+
+// The crash and lost-node table is read apart from the delete table, and
+// its regions render from its rows (or say which row is missing).
+func TestKeptReportReadsTheUnannouncedTable(t *testing.T) {
+	root := t.TempDir()
+	rep := NewReport()
+	var fl []Flavour
+	for _, f := range Flavours[:3] {
+		fl = append(fl, f)
+		rep.Deletes(f.Name, []Failover{{Service: 170 * time.Millisecond}})
+		rep.Unannounced(f.Name, Unannounced{What: crashName, Silent: 40 * time.Millisecond})
+		rep.Unannounced(f.Name, Unannounced{What: cutOffName, F: Failover{Changes: 1, Service: 10400 * time.Millisecond, Failed: 41}, Unreached: 41, Withdrawn: 3430 * time.Millisecond})
+	}
+	md := "Run at commit `abc` (working tree clean).\n\n" + rep.Markdown(fl)
+	if !strings.Contains(md, unannouncedHeader+"\n|---|---|---|---|---|---|---|---|\n") {
+		t.Errorf("the table's separator does not match its header:\n%s", md)
+	}
+	os.MkdirAll(filepath.Join(root, "docs", "bench"), 0o755)
+	os.WriteFile(filepath.Join(root, "docs", "bench", "e2e-abc.md"), []byte(md), 0o644)
+	r, err := ReadKeptReport(root, "docs/bench/e2e-abc.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(r.rows), 3; got != want {
+		t.Errorf("delete rows %d, want %d: %v", got, want, r.rows)
+	}
+	got, err := renderLostNode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "forwarding proxy stopped routing to the lost pod after 3.43 s and answered from the new leader after 10.40 s, with 41 failed requests (41 of them never reached an electd)"; !strings.Contains(got, want) {
+		t.Errorf("lost-node region %q lacks %q", got, want)
+	}
+	if _, err := renderLost(r); err == nil || !strings.Contains(err.Error(), rotationName) {
+		t.Errorf("without rotation rows: %v, want an error naming them", err)
 	}
 }

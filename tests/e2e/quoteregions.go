@@ -21,9 +21,11 @@ var chooserNames = []struct{ flavour, name string }{
 var Regions = []QuoteRegion{
 	{File: "README.md", Name: "chooser", Render: renderChooser},
 	{File: "README.md", Name: "summary", Render: renderSummary},
+	{File: "README.md", Name: "lost", Render: renderLost},
 	{File: "docs/kubernetes.md", Name: "sidecar", Render: renderSidecar},
 	{File: "docs/kubernetes.md", Name: "election-to-answer", Render: renderElectionToAnswer},
 	{File: "docs/kubernetes.md", Name: "readiness-rollout", Render: renderReadinessRollout},
+	{File: "docs/kubernetes.md", Name: "lost-node", Render: renderLostNode},
 	{File: "BENCHMARKS.md", Name: "run", Render: renderRun},
 	{File: "BENCHMARKS.md", Name: "table", Render: renderTable},
 	{File: "BENCHMARKS.md", Name: "sigterm", Render: renderSigterm},
@@ -217,7 +219,7 @@ func renderDisruptions(r *KeptReport) (string, error) {
 			continue
 		}
 		var lines []string
-		for _, p := range []string{"SIGKILL of the leader's", "`kubectl rollout restart`"} {
+		for _, p := range []string{"SIGKILL of the leader's", "Cut off for", "`kubectl rollout restart`", "Credential rotated"} {
 			lines = append(lines, r.linesStarting(f.Name, p)...)
 		}
 		drain := r.linesStarting(f.Name, "`kubectl drain`")
@@ -231,4 +233,72 @@ func renderDisruptions(r *KeptReport) (string, error) {
 		parts = append(parts, f.Name+":\n\n"+q)
 	}
 	return strings.Join(parts, "\n\n"), nil
+}
+
+// The unannounced table's columns.
+const (
+	colChanges  = 2
+	colNewAns   = 3
+	colSilent   = 4
+	colUFailed  = 5
+	colUnreach  = 6
+	colOut      = 7
+	unannCols   = 8
+	electdNames = 3 // chooserNames' electd flavours come first
+)
+
+// unannounced returns a flavour's row for one disruption.
+func (r *KeptReport) unannouncedRow(flavour, what string) ([]string, error) {
+	row, ok := r.unannounced[flavour+"/"+what]
+	if !ok || len(row) != unannCols {
+		return nil, fmt.Errorf("%s: no %q row for %s in the crash and lost-node table", r.Path, what, flavour)
+	}
+	return row, nil
+}
+
+// renderLost is the README's chooser's second table: per electd flavour,
+// what a crash, a lost pod and a credential rotation cost beside a
+// graceful delete.
+func renderLost(r *KeptReport) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "What the failures nobody announces cost in the same run ([%s](%s)), from the disruption to the\nflavour at rest again, beside the median deletion:\n\n", r.Path, r.Path)
+	b.WriteString("| flavour | deletion: first answer, failed | leader's electd SIGKILLed: leader changes, longest silence, failed (never reached an electd) | leader's pod cut off 30 s: out of the Service, first answer from the new leader, failed (never reached an electd) | credential rotated by a rolling restart: leader changes, failed |\n|---|---|---|---|---|\n")
+	for _, c := range chooserNames[:electdNames] {
+		del, err := cells(r, c.flavour, false, colAnswer, colFailed)
+		if err != nil {
+			return "", err
+		}
+		crash, err := r.unannouncedRow(c.flavour, crashName)
+		if err != nil {
+			return "", err
+		}
+		cut, err := r.unannouncedRow(c.flavour, cutOffName)
+		if err != nil {
+			return "", err
+		}
+		rot, err := r.unannouncedRow(c.flavour, rotationName)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "| %s | %s, %s | %s, %s, %s (%s) | %s, %s, %s (%s) | %s, %s |\n", c.name, del[0], del[1],
+			crash[colChanges], crash[colSilent], crash[colUFailed], crash[colUnreach], cut[colOut], cut[colNewAns], cut[colUFailed], cut[colUnreach], rot[colChanges], rot[colUFailed])
+	}
+	b.WriteString("\nclient-go's elector was not put through these here. With a stable identity a restarted candidate takes its own Lease back at once; a lost holder's Lease passes on only once its lease duration (15 s by default) has run out since its last renewal. \"Never reached an electd\": connections kube-proxy sent to the crashed or cut-off pod's address before its readiness probe took it out ([docs/kubernetes.md](docs/kubernetes.md#a-crashed-sidecar-a-lost-node)).\n")
+	return b.String(), nil
+}
+
+// renderLostNode is the measured half of docs/kubernetes.md, "A crashed sidecar, a lost node":
+// the cut-off's figures per flavour.
+func renderLostNode(r *KeptReport) (string, error) {
+	var parts []string
+	for _, c := range chooserNames[:electdNames] {
+		cut, err := r.unannouncedRow(c.flavour, cutOffName)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, fmt.Sprintf("%s stopped routing to the lost pod after %s and answered from the new leader after %s, with %s failed requests (%s of them never reached an electd)",
+			strings.SplitN(c.name, " (", 2)[0], cut[colOut], cut[colNewAns], cut[colUFailed], cut[colUnreach]))
+	}
+	return fmt.Sprintf("On the test node, with the leader's pod cut off from everything for 30 s (the run in [%s](%s); a\nrequest through the Service every 20 ms): %s.",
+		strings.TrimPrefix(r.Path, "docs/"), strings.TrimPrefix(r.Path, "docs/"), strings.Join(parts, "; ")), nil
 }

@@ -17,11 +17,13 @@ type Report struct {
 	sections map[string][]string // flavour -> paragraphs
 	after    []string            // after the flavours
 	deletes  map[string][]Failover
+	// unannounced: flavour -> its crash, cut-off and rotation figures.
+	unannounced map[string][]Unannounced
 }
 
 // NewReport starts an empty report.
 func NewReport() *Report {
-	return &Report{sections: map[string][]string{}, deletes: map[string][]Failover{}}
+	return &Report{sections: map[string][]string{}, deletes: map[string][]Failover{}, unannounced: map[string][]Unannounced{}}
 }
 
 // Header adds a paragraph before the flavours (versions, settings).
@@ -103,6 +105,9 @@ func (r *Report) Markdown(flavours []Flavour) string {
 	}
 	r.mu.Unlock()
 	b.WriteString(r.DeleteTable(flavours) + "\n")
+	if t := r.UnannouncedTable(flavours); t != "" {
+		b.WriteString(t + "\n")
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, f := range flavours {
