@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/electd/electd/internal/config"
-	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/sessionfile"
 )
 
@@ -16,7 +16,7 @@ import (
 // returns the open file, which this process holds locked until it exits,
 // or nil. When nothing is offered it says why in one line; the session
 // says whether an offered session was resumed.
-func resumeFrom(cfg *config.Loaded, sc *election.SessionConfig, log *slog.Logger) *sessionfile.File {
+func resumeFrom(cfg *config.Loaded, sc *zksession.Config, log *slog.Logger) *sessionfile.File {
 	path := cfg.ZooKeeper.SessionFile
 	if path == "" {
 		log.Debug("zookeeper session not kept for a restart: zookeeper.session_file is empty")
