@@ -13,6 +13,7 @@ import (
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/follow"
 	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/history"
@@ -33,7 +34,7 @@ type daemon struct {
 	log            *slog.Logger
 	logs           *logging.AsyncWriter
 	signals        []os.Signal // that stop it, see stopSignals
-	sess           *election.Session
+	sess           *zksession.Session
 	sessFile       *sessionfile.File // zookeeper.session_file, locked for the process's life; nil when off
 	resumed        bool              // sess resumed the session kept in sessFile
 	el             *election.Elector
@@ -71,7 +72,7 @@ func newDaemon(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) 
 	sc := p.Session
 	sc.Logger, sc.Recorder = d.log, m
 	d.sessFile = resumeFrom(cfg, &sc, d.log)
-	if d.sess, err = election.Connect(sc); err == nil {
+	if d.sess, err = zksession.Connect(sc); err == nil {
 		d.resumed = resumed(d.sess, sc, d.log)
 		err = d.build(log, m, reg, boundAddr(cfg.HTTP.Addr, ln.Addr()))
 		if err != nil {
@@ -168,7 +169,7 @@ func (d *daemon) live() error {
 		return errors.New("election loop stopped")
 	default:
 	}
-	if d.sess.State() == election.StateClosed {
+	if d.sess.State() == zksession.StateClosed {
 		return errors.New("zookeeper session closed")
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/electd/electd/internal/config"
-	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/sessionfile"
 )
 
@@ -17,7 +17,7 @@ import (
 // returns the open file, which this process holds locked until it exits,
 // or nil. When nothing is offered it says why in one line; the session
 // says whether an offered session was resumed.
-func resumeFrom(cfg *config.Loaded, sc *election.SessionConfig, log *slog.Logger) *sessionfile.File {
+func resumeFrom(cfg *config.Loaded, sc *zksession.Config, log *slog.Logger) *sessionfile.File {
 	path := cfg.ZooKeeper.SessionFile
 	if path == "" {
 		log.Debug("zookeeper session not kept for a restart: zookeeper.session_file is empty")
@@ -53,13 +53,13 @@ func resumeFrom(cfg *config.Loaded, sc *election.SessionConfig, log *slog.Logger
 // not resumed by then has expired. The election starts after it, so a
 // resumed candidate stands from the start even with app.health_url
 // (docs/design/session-and-faults.md, "Resuming a session after a restart").
-func resumed(sess *election.Session, sc election.SessionConfig, log *slog.Logger) bool {
+func resumed(sess *zksession.Session, sc zksession.Config, log *slog.Logger) bool {
 	if sc.Resume == nil {
 		return false
 	}
 	wait := sc.SessionTimeout
 	if wait <= 0 {
-		wait = election.DefaultSessionTimeout
+		wait = zksession.DefaultSessionTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()

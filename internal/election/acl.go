@@ -55,6 +55,19 @@ func digestID(cred string) string {
 	return digestACL(0, cred)[0].ID
 }
 
+// aclPolicyFor reads what checkACL guards from the session's credentials.
+func aclPolicyFor(cfg SessionConfig) aclPolicy {
+	ids := credIDs{cur: digestID(cfg.Auth)}
+	if cfg.AuthPrevious != cfg.Auth {
+		ids.prev = digestID(cfg.AuthPrevious)
+	}
+	pol := aclPolicy{guard: cfg.Auth != "", fix: cfg.FixACL, ids: ids}
+	if pol.guard {
+		pol.cur = digestACL(zk.PermAll, cfg.Auth)
+	}
+	return pol
+}
+
 // aclPolicy is what checkACL needs of the Session's configuration.
 type aclPolicy struct {
 	guard, fix bool
@@ -189,7 +202,7 @@ func aclPaths(electionPath string) []string {
 // its own (which needs ADMIN there). A path moving from one credential to
 // another is rotated instead (judgeACL).
 func (e *Elector) checkACL() error {
-	pol := e.s.aclPolicy()
+	pol := e.pol
 	if !pol.guard {
 		return nil
 	}
@@ -285,7 +298,7 @@ func mismatchMessage(p string, others []string, rotating bool) string {
 func (e *Elector) noPermission(p string, err error) string {
 	for _, q := range []string{p, path.Dir(p)} {
 		if others, ok := e.loop.hiddenACL[q]; ok {
-			rotating := e.s.aclPolicy().ids.prev != ""
+			rotating := e.pol.ids.prev != ""
 			return fmt.Sprintf("%s; ZooKeeper refused a create there: %v", mismatchMessage(q, others, rotating), err)
 		}
 	}
@@ -302,7 +315,7 @@ func (e *Elector) openACL(p string, others []string, fix bool) error {
 		return errOpenACL
 	}
 	e.nWrites.Add(1)
-	if _, err := e.zk.SetACL(p, e.s.nodeACL(), -1); err != nil {
+	if _, err := e.zk.SetACL(p, e.acl, -1); err != nil {
 		e.refuse(fmt.Sprintf("%s; zookeeper.fix_acl is set but replacing it failed: %v", msg, err))
 		return errOpenACL
 	}

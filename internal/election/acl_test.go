@@ -2,15 +2,10 @@ package election
 
 import (
 	"errors"
-	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/electd/electd/internal/clock/clocktest"
-	"github.com/electd/electd/internal/testkit"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -114,8 +109,7 @@ func TestNodeACLFor(t *testing.T) {
 func credUnit(t *testing.T, auth, prev string, acl []zk.ACL) *unit {
 	t.Helper()
 	u := newUnit(t, Config{})
-	u.s.cfg.Auth, u.s.cfg.AuthPrevious = auth, prev
-	u.s.acl = nodeACLFor(auth, prev)
+	u.reconfigure(func(c *SessionConfig) { c.Auth, c.AuthPrevious = auth, prev })
 	for _, p := range aclPaths("/e") {
 		u.f.put(p, "", 0, 0)
 		u.f.mu.Lock()
@@ -170,8 +164,8 @@ func TestCheckACLRotates(t *testing.T) {
 			u.f.mu.Lock()
 			defer u.f.mu.Unlock()
 			for p, n := range u.f.nodes {
-				if n.stat.EphemeralOwner == unitSession && !slices.Equal(n.acl, u.s.acl) {
-					t.Errorf("%s made with %v, want %v", p, n.acl, u.s.acl)
+				if n.stat.EphemeralOwner == unitSession && !slices.Equal(n.acl, u.e.acl) {
+					t.Errorf("%s made with %v, want %v", p, n.acl, u.e.acl)
 				}
 			}
 		})
@@ -199,7 +193,7 @@ func TestCheckACLNamesACredentialMismatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := credUnit(t, tc.auth, tc.prev, tc.acl)
-			u.s.cfg.FixACL = true // never applied to another credential's path
+			u.reconfigure(func(c *SessionConfig) { c.FixACL = true }) // never applied to another credential's path
 			u.f.fail("create", "/e.ids/", zk.ErrNoAuth, false).times = 100
 			_ = u.settleErr()
 			st := u.e.Status()
@@ -283,52 +277,5 @@ func TestSessionConfigAuthPrevious(t *testing.T) {
 		case !errors.As(err, &fe) || fe.Field != "AuthPrevious" || !strings.Contains(err.Error(), tc.err):
 			t.Errorf("%s: %v, want a field error of AuthPrevious saying %q", tc.name, err, tc.err)
 		}
-	}
-}
-
-// authRecorder records the credentials a Session adds, failing the ones
-// in fail once each.
-type authRecorder struct {
-	*fakeZK
-	mu   sync.Mutex
-	got  []string
-	fail map[string]bool
-}
-
-func (a *authRecorder) AddAuth(_ string, auth []byte) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.fail[string(auth)] {
-		delete(a.fail, string(auth))
-		return errors.New("connection lost")
-	}
-	a.got = append(a.got, string(auth))
-	return nil
-}
-
-// A rotating Session adds both credentials before it reports connected,
-// each once: a failure of the second retries the second alone
-// (go-zookeeper re-sends every credential added on each reconnect).
-func TestSessionAddsBothCredentials(t *testing.T) {
-	rec := &authRecorder{fakeZK: newFakeZK(1), fail: map[string]bool{credOld: true}}
-	clk := clocktest.NewFake(time.Unix(1000, 0))
-	s := &Session{
-		cfg: SessionConfig{Auth: credNew, AuthPrevious: credOld}, conn: rec, log: slog.New(slog.DiscardHandler), clock: clk,
-		subs: map[chan struct{}]struct{}{}, done: make(chan struct{}), state: StateConnected, sessionID: 1,
-	}
-	s.loops.Add(1)
-	go s.authLoop()
-	defer func() { close(s.done); s.loops.Wait() }()
-	if st := s.State(); st != StateConnecting {
-		t.Fatalf("state %v before authenticating, want connecting", st)
-	}
-	testkit.For(t, 5*time.Second, "both credentials added", func() bool {
-		clk.Advance(time.Second) // the retry's timer
-		return s.State() == StateConnected
-	})
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if want := []string{credNew, credOld}; !slices.Equal(rec.got, want) {
-		t.Fatalf("added %q, want %q", rec.got, want)
 	}
 }

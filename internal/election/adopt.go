@@ -7,7 +7,7 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
-// Adopting the own node after a resume (resume.go): a restarted process
+// Adopting the own node after a resume (package zksession): a restarted process
 // that resumed its session finds what the session already has in the
 // election and carries on with it. The node keeps its place in the queue
 // and its czxid, so its fencing token; a leader leads again once its lease

@@ -72,11 +72,11 @@ func TestAdoptLeaderWaitsForTheLease(t *testing.T) {
 	if st := u.wantLeader(false); st.Why != ReasonLeaseExpired || st.Node != node {
 		t.Fatalf("status %+v, want holding %s with no lease", st, node)
 	}
-	if _, err := u.s.renew(); err == nil {
+	if _, err := u.s.Renew(); err == nil {
 		t.Fatal("the second sync did not fail")
 	}
 	u.wantLeader(false)
-	if _, err := u.s.renew(); err != nil {
+	if _, err := u.s.Renew(); err != nil {
 		t.Fatal(err)
 	}
 	u.wantLeader(true)

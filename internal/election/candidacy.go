@@ -49,7 +49,7 @@ func (e *Elector) setCandidate(ctx context.Context, candidate bool, why LossReas
 		})
 		e.log.Info("withdrawing from the election: watching without standing", "reason", string(why))
 	}
-	st, sid, _ := e.s.snapshot()
+	st, sid, _ := e.s.Snapshot()
 	if st != StateConnected || sid != l.sid {
 		if !e.r.owns() {
 			return nil

@@ -3,10 +3,10 @@
 // LeaderSelector and electd participants on one path elect one leader
 // between them (docs/design/election-and-lease.md, "Election modes").
 //
-// A Session owns the ZooKeeper connection, its session and the lease: a
-// sync through the ZooKeeper leader every tenth of the session timeout,
+// A Session (package zksession) owns the ZooKeeper connection, its session
+// and the lease: a sync through the ZooKeeper leader every tenth of the session timeout,
 // whose replies prove the session alive until a known instant
-// (docs/design/election-and-lease.md, "The lease"). An Elector takes a Session, a path and an
+// (docs/design/election-and-lease.md, "The lease"). An Elector takes a Session (through the SessionHandle seam), a path and an
 // identity, runs one recipe (the latch, the fair selector or the race) from
 // its Run goroutine, and answers Status from memory, checked against the
 // lease at call time: a participant leads only while it holds the lowest

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
 // Elector joins one election on a Session. It never closes the session.
@@ -26,8 +27,10 @@ import (
 // blocked on a request. The recipe sees the Elector only as its host
 // (seam.go); the Elector sees the recipe only through recipe below.
 type Elector struct {
-	s     *Session
-	zk    zkConn // the session's connection: the seam unit tests script
+	s     SessionHandle
+	acl   []zk.ACL  // the ACL its nodes are made with (nodeACLFor)
+	pol   aclPolicy // what checkACL guards, from the session's credentials
+	zk    zkConn    // the session's connection: the seam unit tests script
 	cfg   Config
 	log   *slog.Logger
 	clock clock.Clock
@@ -140,17 +143,19 @@ type command struct {
 }
 
 // New validates cfg and returns an Elector that has not joined yet; Run joins.
-func New(s *Session, cfg Config) (*Elector, error) {
-	if s == nil {
+func New(s SessionHandle, cfg Config) (*Elector, error) {
+	if s == nil || (s == (*Session)(nil)) {
 		return nil, errors.New("election: nil session")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.fillDefaults(s.logger(), s.clockOf())
+	cfg.fillDefaults(s.Logger(), s.Clock())
 	e := &Elector{
 		s:       s,
-		zk:      s.client(),
+		acl:     nodeACLFor(s.Config().Auth, s.Config().AuthPrevious),
+		pol:     aclPolicyFor(s.Config()),
+		zk:      s.Conn(),
 		cfg:     cfg,
 		log:     cfg.Logger.With("path", cfg.Path, "id", cfg.ID, "mode", string(cfg.Mode)),
 		clock:   cfg.Clock,

@@ -18,7 +18,7 @@ type unit struct {
 	t   *testing.T
 	f   *fakeZK
 	clk *clocktest.Fake
-	s   *Session
+	s   *fakeSession
 	e   *Elector
 	log *testkit.Buffer
 }
@@ -31,9 +31,9 @@ func newUnit(t *testing.T, cfg Config) *unit {
 	t.Helper()
 	u := &unit{t: t, f: newFakeZK(unitSession), clk: clocktest.NewFake(time.Unix(1000, 0)), log: &testkit.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(u.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	u.s = &Session{
+	u.s = &fakeSession{
 		cfg: SessionConfig{SessionTimeout: 4 * time.Second}, conn: u.f, log: logger, clock: u.clk,
-		acl: zk.WorldACL(zk.PermAll), subs: map[chan struct{}]struct{}{}, done: make(chan struct{}),
+		subs: map[chan struct{}]struct{}{}, done: make(chan struct{}),
 		state: StateConnected, authed: true, hadSess: true, sessionID: unitSession, timeout: 4 * time.Second,
 		leaseSID: unitSession, leaseEnd: u.clk.Now().Add(time.Hour),
 	}
@@ -100,6 +100,14 @@ func (u *unit) expire(next int64) {
 	u.s.mu.Lock()
 	u.s.sessionID, u.s.leaseSID = next, next
 	u.s.mu.Unlock()
+}
+
+// reconfigure changes the session's credentials after New, as the Elector
+// reads them there.
+func (u *unit) reconfigure(f func(*SessionConfig)) {
+	f(&u.s.cfg)
+	u.e.acl = nodeACLFor(u.s.cfg.Auth, u.s.cfg.AuthPrevious)
+	u.e.pol = aclPolicyFor(u.s.cfg)
 }
 
 // setState sets the session's connection state.

@@ -47,7 +47,7 @@ func (e *Elector) listed(p string, stat *zk.Stat, err error) {
 
 func (e *Elector) create(p string, data []byte, flags int32) (string, error) {
 	e.nWrites.Add(1)
-	return e.zk.Create(p, data, flags, e.s.nodeACL())
+	return e.zk.Create(p, data, flags, e.acl)
 }
 
 func (e *Elector) delete(p string) error {
@@ -70,7 +70,7 @@ func (e *Elector) after(d time.Duration, ev event) clock.Timer {
 func (e *Elector) wantLease(want bool) {
 	if e.loop.leasing != want {
 		e.loop.leasing = want
-		e.s.needLease(want)
+		e.s.NeedLease(want)
 	}
 }
 
@@ -84,7 +84,7 @@ func (e *Elector) ensureLease() {
 	if e.s.LeaseRemaining() > 0 {
 		return
 	}
-	if _, err := e.s.renew(); err != nil {
+	if _, err := e.s.Renew(); err != nil {
 		e.log.Debug("could not renew the lease before leading", "err", err)
 	}
 }

@@ -67,8 +67,8 @@ func TestACLCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := newUnit(t, Config{})
-			u.s.cfg.Auth, u.s.cfg.FixACL = "electd:pw", tc.fix
-			u.s.acl = append(zk.DigestACL(zk.PermAll, "electd", "pw"), zk.WorldACL(zk.PermRead)...)
+			u.reconfigure(func(c *SessionConfig) { c.Auth, c.FixACL = "electd:pw", tc.fix })
+			u.e.acl = append(zk.DigestACL(zk.PermAll, "electd", "pw"), zk.WorldACL(zk.PermRead)...)
 			u.f.put("/e", "", 0, 0)
 			u.f.mu.Lock()
 			u.f.nodes["/e"].acl = tc.acl

@@ -10,12 +10,12 @@ import (
 
 // leaderFixture is an Elector whose view says it holds the lowest node of
 // session 7, on a session connected with a fresh lease.
-func leaderFixture(t *testing.T, cfg Config) (*Elector, *Session, *clocktest.Fake) {
+func leaderFixture(t *testing.T, cfg Config) (*Elector, *fakeSession, *clocktest.Fake) {
 	t.Helper()
 	clk := clocktest.NewFake(time.Unix(1000, 0))
-	s := &Session{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
+	s := &fakeSession{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
 		state: StateConnected, authed: true, sessionID: 7, timeout: 4 * time.Second,
-		leaseSID: 7, leaseEnd: clk.Now().Add(leaseFor(4*time.Second, 400*time.Millisecond))}
+		leaseSID: 7, leaseEnd: clk.Now().Add(unitLease)}
 	if cfg.Path == "" {
 		cfg.Path = "/e"
 	}
@@ -34,7 +34,7 @@ func TestJudgeLeaseEndsLeadership(t *testing.T) {
 	if st := e.Status(); !st.IsLeader || st.FencingToken != 42 {
 		t.Fatalf("fresh lease: IsLeader=%v token=%d reason=%q", st.IsLeader, st.FencingToken, st.Reason)
 	}
-	clk.Advance(leaseFor(4*time.Second, 400*time.Millisecond))
+	clk.Advance(unitLease)
 	st := e.Status()
 	if st.IsLeader || st.Reason != "lease expired" || st.FencingToken != 0 {
 		t.Fatalf("lease over: IsLeader=%v reason=%q token=%d", st.IsLeader, st.Reason, st.FencingToken)
@@ -91,7 +91,7 @@ func TestJudgeMisconfigured(t *testing.T) {
 
 func BenchmarkStatus(b *testing.B) {
 	clk := clocktest.NewFake(time.Unix(1000, 0))
-	s := &Session{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
+	s := &fakeSession{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
 		state: StateConnected, authed: true, sessionID: 7, leaseSID: 7, leaseEnd: clk.Now().Add(time.Hour)}
 	e, _ := New(s, Config{Path: "/e", ID: "me", Clock: clk})
 	e.v = view{holds: true, joined: true, node: "n", nodeSession: 7, leader: &Participant{ID: "me"}, standing: true}

@@ -16,13 +16,13 @@ import (
 // for a reconnect when needed (CURATOR-202), until done or ctx ends.
 func (e *Elector) leave(ctx context.Context) error {
 	l := &e.loop
-	sess, cancel := e.s.subscribe()
+	sess, cancel := e.s.Subscribe()
 	defer cancel()
-	if st, sid, _ := e.s.snapshot(); st == StateConnected && sid == l.sid && e.r.holding() {
+	if st, sid, _ := e.s.Snapshot(); st == StateConnected && sid == l.sid && e.r.holding() {
 		e.handOff(ctx)
 	}
 	for {
-		st, sid, _ := e.s.snapshot()
+		st, sid, _ := e.s.Snapshot()
 		switch {
 		case !e.r.owns():
 			// Nothing in the election to delete: the meta node, if any,
@@ -99,7 +99,7 @@ func (e *Elector) leftOver(err error, when string) {
 		return
 	}
 	e.log.Warn("could not delete own node before "+when+"; deleting it once reconnected", "err", err)
-	e.s.reap(e.orphansLeft())
+	reap(e.s, e.orphansLeft())
 }
 
 // leaveRetry paces leave while the connection is down or deletes fail.
@@ -108,7 +108,7 @@ const leaveRetry = 100 * time.Millisecond
 // leftBehind says what leave could not delete and what happens to it.
 func (e *Elector) leftBehind(cause error) error {
 	return fmt.Errorf("election: leave: %s of session %s not deleted (zookeeper %s): ZooKeeper removes it when the session expires, within %v: %w",
-		e.r.leftover(), sessionHex(e.loop.sid), e.s.State(), e.s.expiryBound(), cause)
+		e.r.leftover(), sessionHex(e.loop.sid), e.s.State(), e.s.ExpiryBound(), cause)
 }
 
 // orphansLeft collects what this elector may still own on the server, for

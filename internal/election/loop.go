@@ -31,7 +31,7 @@ func (e *Elector) send(ctx context.Context, c command) error {
 // run is Run's body: settle, then wait for the next reason to step.
 func (e *Elector) run(ctx context.Context) error {
 	stopPub := make(chan struct{})
-	pubSess, cancelPub := e.s.subscribe()
+	pubSess, cancelPub := e.s.Subscribe()
 	pubDone := make(chan struct{})
 	go func() {
 		defer close(pubDone)
@@ -45,7 +45,7 @@ func (e *Elector) run(ctx context.Context) error {
 		<-pubDone
 	}()
 
-	sess, cancel := e.s.subscribe()
+	sess, cancel := e.s.Subscribe()
 	defer cancel()
 	for {
 		err := e.settle()
@@ -87,7 +87,7 @@ func (e *Elector) wait(ctx context.Context, sess <-chan struct{}, retry <-chan s
 	for {
 		select {
 		case <-ctx.Done():
-			lctx, lcancel := context.WithTimeout(context.Background(), e.s.expiryBound())
+			lctx, lcancel := context.WithTimeout(context.Background(), e.s.ExpiryBound())
 			err := e.leave(lctx)
 			lcancel()
 			if errors.Is(err, ErrLeaveRefused) {
@@ -110,7 +110,7 @@ func (e *Elector) wait(ctx context.Context, sess <-chan struct{}, retry <-chan s
 		case <-e.appKick:
 			return false, nil
 		case <-sess:
-			if nst, nsid, _ := e.s.snapshot(); failed && nst == st && nsid == sid {
+			if nst, nsid, _ := e.s.Snapshot(); failed && nst == st && nsid == sid {
 				continue
 			}
 			return false, nil
@@ -163,7 +163,7 @@ func (e *Elector) settle() error {
 // The session is the Elector's; the rest is the recipe's.
 func (e *Elector) step() (again bool, err error) {
 	l := &e.loop
-	st, sid, _ := e.s.snapshot()
+	st, sid, _ := e.s.Snapshot()
 	prevState := l.state
 	l.state = st
 	switch st {

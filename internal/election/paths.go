@@ -44,7 +44,7 @@ func (e *Elector) ensureParents(p string) error {
 	for _, part := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
 		cur += "/" + part
 		e.nWrites.Add(1)
-		_, err := e.zk.CreateContainer(cur, nil, zk.FlagContainer, e.s.nodeACL())
+		_, err := e.zk.CreateContainer(cur, nil, zk.FlagContainer, e.acl)
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			if errors.Is(err, zk.ErrNoAuth) {
 				e.refuse(e.noPermission(cur, err), "node", cur, "err", err)

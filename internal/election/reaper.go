@@ -30,36 +30,26 @@ const reapRetry = 200 * time.Millisecond
 // reap deletes o's nodes in the background: it runs while o's session is
 // alive and stops once they are gone, the session changed (the server
 // removed them) or the Session is closed (likewise).
-func (s *Session) reap(o orphans) {
+func reap(s SessionHandle, o orphans) {
 	if o.sid == 0 || o.empty() {
 		return
 	}
-	s.mu.Lock()
-	select {
-	case <-s.done:
-		s.mu.Unlock()
-		return
-	default:
-	}
-	s.loops.Add(1) // under mu with done open: Close has not begun to Wait
-	s.mu.Unlock()
-	go func() {
-		defer s.loops.Done()
-		ch, cancel := s.subscribe()
+	s.Spawn(func() {
+		ch, cancel := s.Subscribe()
 		defer cancel()
 		for {
-			st, sid, _ := s.snapshot()
+			st, sid, _ := s.Snapshot()
 			switch {
 			case st == StateClosed, st == StateConnected && sid != o.sid:
 				return
 			case st == StateConnected:
-				if s.reapOnce(&o) {
+				if reapOnce(s, &o) {
 					return
 				}
 			}
-			retry, stop := clock.Deadline(s.clock, reapRetry)
+			retry, stop := clock.Deadline(s.Clock(), reapRetry)
 			select {
-			case <-s.done:
+			case <-s.Done():
 				stop()
 				return
 			case <-ch:
@@ -67,20 +57,20 @@ func (s *Session) reap(o orphans) {
 			}
 			stop()
 		}
-	}()
+	})
 }
 
 // reapOnce tries each orphan once and reports whether none is left.
-func (s *Session) reapOnce(o *orphans) bool {
+func reapOnce(s SessionHandle, o *orphans) bool {
 	var left []string
 	for _, p := range o.names {
-		if !s.deleteOwned(p, o.sid) {
+		if !deleteOwned(s, p, o.sid) {
 			left = append(left, p)
 		}
 	}
 	o.names = left
 	if len(o.ids) > 0 {
-		kids, _, err := s.conn.Children(o.dir)
+		kids, _, err := s.Conn().Children(o.dir)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			o.ids = nil
@@ -89,7 +79,7 @@ func (s *Session) reapOnce(o *orphans) bool {
 		default:
 			done := true
 			for _, k := range kids {
-				if id := protectedID(k); id != "" && o.ids[id] && !s.deleteOwned(nodePath(o.dir, k), o.sid) {
+				if id := protectedID(k); id != "" && o.ids[id] && !deleteOwned(s, nodePath(o.dir, k), o.sid) {
 					done = false
 				}
 			}
@@ -102,18 +92,18 @@ func (s *Session) reapOnce(o *orphans) bool {
 }
 
 // deleteOwned deletes p if sid owns it; true when it is gone or not ours.
-func (s *Session) deleteOwned(p string, sid int64) bool {
-	ok, stat, err := s.conn.Exists(p)
+func deleteOwned(s SessionHandle, p string, sid int64) bool {
+	ok, stat, err := s.Conn().Exists(p)
 	if err != nil {
 		return false
 	}
 	if !ok || stat.EphemeralOwner != sid {
 		return true
 	}
-	err = s.conn.Delete(p, -1)
+	err = s.Conn().Delete(p, -1)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return false
 	}
-	s.log.Info("deleted orphan node", "node", path.Base(p), "session", sessionHex(sid))
+	s.Logger().Info("deleted orphan node", "node", path.Base(p), "session", sessionHex(sid))
 	return true
 }

@@ -4,7 +4,7 @@ import "time"
 
 // Status returns the current snapshot from memory; it never waits on ZooKeeper.
 func (e *Elector) Status() Status {
-	st, sid, lease := e.s.snapshot()
+	st, sid, lease := e.s.Snapshot()
 	timeout := e.s.Timeout()
 	v := e.viewed()
 	why := e.judge(&v, st, sid, lease)

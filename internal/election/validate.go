@@ -1,9 +1,7 @@
 package election
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -16,18 +14,6 @@ import (
 // Limits that Validate enforces. A value outside them would pass ZooKeeper's
 // checks at start and break at run time; each bound says which way.
 const (
-	// MinSessionTimeout is ZooKeeper's floor of two ticks at the shortest
-	// tickTime in use (500 ms); the server would raise anything lower.
-	MinSessionTimeout = time.Second
-	// DefaultSessionTimeout is SessionConfig.SessionTimeout's default, and
-	// zookeeper.session_timeout's (internal/config reads it here).
-	DefaultSessionTimeout = 10 * time.Second
-	// MaxSessionTimeout: the client sends the timeout as int32 milliseconds
-	// (wraps at ~596 h: 597 h never connects), and the server negotiates down
-	// to its maxSessionTimeout (20 ticks, 40 s by default) anyway. A dead
-	// leader's node outlives it by this long, so ten minutes is already far
-	// more than any failover wants.
-	MaxSessionTimeout = 10 * time.Minute
 	// MaxFencingOffset keeps token = czxid + offset below 2^63: a czxid is
 	// epoch<<32 | counter, and an ensemble reaches epoch 2^30 (czxid 2^62)
 	// only after a billion leader elections of its own.
@@ -41,8 +27,6 @@ const (
 	// MaxPathBytes bounds the election path, chroot included: it is sent in
 	// every request and in the watch list replayed on each reconnect.
 	MaxPathBytes = 1024
-	// MaxAuthBytes bounds the digest credentials sent on every connect.
-	MaxAuthBytes = 4096
 	// MinTerm: every selector term ends with a hand-over (delete, watch
 	// fires, the next participant claims), a few round trips during which
 	// nobody leads, and writes to ZooKeeper. A quarter second keeps that
@@ -140,33 +124,6 @@ func ValidatePath(p string) error {
 		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
 			return fmt.Errorf("%s has a character ZooKeeper forbids (%U)", quote(p), r)
 		}
-	}
-	return nil
-}
-
-// validateServer accepts host:port with a host and a port 1-65535, as the
-// dialer will use it (surrounding spaces are trimmed there too).
-func validateServer(s string) error {
-	host, port, err := net.SplitHostPort(strings.TrimSpace(s)) // accepts [::1]:2181
-	if err != nil || host == "" || port == "" {
-		return fmt.Errorf("%s is not host:port", quote(s))
-	}
-	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-		return fmt.Errorf("%s has a bad port (want 1-65535)", quote(s))
-	}
-	return nil
-}
-
-func validateAuth(auth string) error {
-	switch u, p, ok := strings.Cut(auth, ":"); {
-	case auth == "":
-		return nil
-	case len(auth) > MaxAuthBytes:
-		return fmt.Errorf("%d bytes; at most %d", len(auth), MaxAuthBytes)
-	case !ok || u == "" || p == "":
-		return errors.New("want user:password")
-	case !printable(auth):
-		return errors.New("has a control character or is not UTF-8")
 	}
 	return nil
 }

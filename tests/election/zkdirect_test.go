@@ -68,7 +68,7 @@ func (h *harness) redialZK(c *zk.Conn) {
 // go-zookeeper sets at the session timeout: it waits 10 x 2/3 of it (27 s) for
 // the answer to its connect request, so a connection made to a server on its
 // way down or up could hold it far longer than the outage (electd bounds its own
-// handshake likewise, in session.go). Deadlines in a session are shorter.
+// handshake likewise, in internal/election/zksession). Deadlines in a session are shorter.
 func boundedDial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	c, err := net.DialTimeout(network, addr, timeout)
 	if err != nil {

@@ -1,4 +1,4 @@
-package election
+package zksession
 
 import (
 	"log/slog"
@@ -24,7 +24,7 @@ func (c Credentials) GoString() string     { return "election.Credentials{" + se
 func (c Credentials) valid() bool          { return c.ID != 0 && len(c.Password) > 0 }
 
 // CredentialKeeper stores the credentials of each new session where only a
-// restart of the same process's pod finds them (SessionConfig.Keeper).
+// restart of the same process's pod finds them (Config.Keeper).
 type CredentialKeeper interface {
 	// Keep stores c, replacing what was kept.
 	Keep(c Credentials) error
@@ -32,7 +32,7 @@ type CredentialKeeper interface {
 	Forget() error
 }
 
-// Resumed is the id of the session this Session resumed (SessionConfig.
+// Resumed is the id of the session this Session resumed (Config.
 // Resume), 0 when it resumed none.
 func (s *Session) Resumed() int64 {
 	s.mu.Lock()
@@ -41,7 +41,7 @@ func (s *Session) Resumed() int64 {
 }
 
 // resumeOutcomeLocked records, at the first session, whether it is the one
-// SessionConfig.Resume asked for. Called under mu.
+// Config.Resume asked for. Called under mu.
 func (s *Session) resumeOutcomeLocked(sid int64) (tried, ok bool) {
 	if s.cfg.Resume == nil || s.hadSess {
 		return false, false
@@ -67,11 +67,11 @@ func (s *Session) logResume(ok bool, sid int64) {
 // keepLoop hands each new session's credentials to the keeper.
 func (s *Session) keepLoop() {
 	defer s.loops.Done()
-	ch, cancel := s.subscribe()
+	ch, cancel := s.Subscribe()
 	defer cancel()
 	var kept int64
 	for {
-		if st, sid, _ := s.snapshot(); st == StateConnected && sid != kept {
+		if st, sid, _ := s.Snapshot(); st == StateConnected && sid != kept {
 			if id, pw := s.conn.Session(); id == sid {
 				if err := s.cfg.Keeper.Keep(Credentials{ID: id, Password: pw}); err != nil {
 					s.log.Warn("could not keep the zookeeper session for a restart", "session", sessionHex(id), "err", err)

@@ -1,4 +1,4 @@
-package election
+package zksession
 
 import (
 	"context"
@@ -13,20 +13,19 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
-// Session owns one *zk.Conn, its event loop and the lease. An Elector uses a
-// Session but never closes it.
+// Session owns one *zk.Conn, its event loop and the lease. Its users (the
+// Electors) share it; only its owner closes it.
 //
 // The lease is this package's answer to go-zookeeper having no client-side
 // expiry timer: a background loop sends a sync (which the ZooKeeper leader
 // takes part in, unlike a ping) every RenewInterval, and each reply extends
 // the lease from the request's send time on the monotonic clock.
 type Session struct {
-	cfg   SessionConfig
-	conn  zkConn // *zk.Conn but in unit tests
+	cfg   Config
+	conn  Conn // *zk.Conn but in unit tests
 	hosts *hostProvider
 	log   *slog.Logger
 	clock clock.Clock
-	acl   []zk.ACL
 
 	// negotiatedMs is read off the wire by the dialer (go-zookeeper keeps the
 	// negotiated timeout private) before the session is announced.
@@ -39,12 +38,12 @@ type Session struct {
 	timeout   time.Duration
 	hadSess   bool // some session existed: later disconnects are "suspended"
 	authed    bool
-	resumed   int64 // the session resumed (SessionConfig.Resume), 0 if none
+	resumed   int64 // the session resumed (Config.Resume), 0 if none
 	leaseEnd  time.Time
 	leaseSID  int64
 	// lastRenewal is the send time of the last renewal that succeeded on
-	// session leaseSID (activityGap); leaseDemand counts the electors that
-	// need the lease (needLease).
+	// session leaseSID (activityGap); leaseDemand counts the users that
+	// need the lease (NeedLease).
 	lastRenewal time.Time
 	leaseDemand int
 	// dialFailures counts failed dials since the last session, the first
@@ -61,7 +60,7 @@ type Session struct {
 
 // Connect starts connecting and returns at once; the session reconnects
 // forever and makes a new ZooKeeper session after expiry.
-func Connect(cfg SessionConfig) (*Session, error) {
+func Connect(cfg Config) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -73,7 +72,6 @@ func Connect(cfg SessionConfig) (*Session, error) {
 		state: StateConnecting,
 		subs:  map[chan struct{}]struct{}{},
 		done:  make(chan struct{}),
-		acl:   nodeACLFor(cfg.Auth, cfg.AuthPrevious),
 	}
 	s.authed = cfg.Auth == ""
 	servers := make([]string, len(cfg.Servers))
@@ -109,29 +107,18 @@ func Connect(cfg SessionConfig) (*Session, error) {
 	return s, nil
 }
 
-// What an Elector takes from its Session: the connection its requests go
-// on, the ACL its nodes are made with, whether that ACL must be guarded on
-// the paths it relies on (checkACL), and the log and clock it defaults to.
-func (s *Session) client() zkConn       { return s.conn }
-func (s *Session) nodeACL() []zk.ACL    { return s.acl }
-func (s *Session) logger() *slog.Logger { return s.log }
-func (s *Session) clockOf() clock.Clock { return s.clock }
-func (s *Session) aclPolicy() aclPolicy {
-	ids := credIDs{cur: digestID(s.cfg.Auth)}
-	if s.cfg.AuthPrevious != s.cfg.Auth {
-		ids.prev = digestID(s.cfg.AuthPrevious)
-	}
-	pol := aclPolicy{guard: s.cfg.Auth != "", fix: s.cfg.FixACL, ids: ids}
-	if pol.guard {
-		pol.cur = digestACL(zk.PermAll, s.cfg.Auth)
-	}
-	return pol
-}
+// What a user takes from its Session: the connection its requests go on,
+// the configuration its node ACLs follow, and the log and clock it
+// defaults to.
+func (s *Session) Conn() Conn           { return s.conn }
+func (s *Session) Config() Config       { return s.cfg }
+func (s *Session) Logger() *slog.Logger { return s.log }
+func (s *Session) Clock() clock.Clock   { return s.clock }
 
-// expiryBound is how long the ensemble may keep this session's ephemeral
+// ExpiryBound is how long the ensemble may keep this session's ephemeral
 // nodes after its last contact: the negotiated timeout, or the requested
 // one before the first session.
-func (s *Session) expiryBound() time.Duration {
+func (s *Session) ExpiryBound() time.Duration {
 	if t := s.Timeout(); t > 0 {
 		return t
 	}
@@ -140,7 +127,7 @@ func (s *Session) expiryBound() time.Duration {
 
 // WaitConnected blocks until the session has a live ZooKeeper session or ctx ends.
 func (s *Session) WaitConnected(ctx context.Context) error {
-	ch, cancel := s.subscribe()
+	ch, cancel := s.Subscribe()
 	defer cancel()
 	for {
 		switch s.State() {
@@ -188,14 +175,14 @@ func (s *Session) Timeout() time.Duration {
 // LeaseRemaining is how long the ensemble certainly keeps this session
 // alive, measured on the monotonic clock at call time; 0 when unknown.
 func (s *Session) LeaseRemaining() time.Duration {
-	_, _, lease := s.snapshot()
+	_, _, lease := s.Snapshot()
 	return lease
 }
 
-// snapshot returns state, session id and lease consistently. A session
+// Snapshot returns state, session id and lease consistently. A session
 // being closed has no lease: its nodes vanish as the close reaches the
 // ensemble, before the close returns, and another may lead at once.
-func (s *Session) snapshot() (State, int64, time.Duration) {
+func (s *Session) Snapshot() (State, int64, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stateLocked()
@@ -225,7 +212,7 @@ func (s *Session) closingLocked() bool {
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
-		close(s.done) // under mu: see reap; and the lease ends here (snapshot)
+		close(s.done) // under mu: see Spawn; and the lease ends here (snapshot)
 		s.mu.Unlock()
 		s.notify() // before the close reaches the ensemble
 		s.conn.Close()
@@ -241,9 +228,9 @@ func (s *Session) Close() {
 	})
 }
 
-// subscribe returns a channel that receives a (coalesced) signal after every
+// Subscribe returns a channel that receives a (coalesced) signal after every
 // change of state, session or lease.
-func (s *Session) subscribe() (<-chan struct{}, func()) {
+func (s *Session) Subscribe() (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	s.mu.Lock()
 	s.subs[ch] = struct{}{}
@@ -349,7 +336,7 @@ func (s *Session) logTransition(prev, cur State, prevID, curID int64, timeout ti
 // succeed the session reports connecting, so nothing is created without them.
 func (s *Session) authLoop() {
 	defer s.loops.Done()
-	ch, cancel := s.subscribe()
+	ch, cancel := s.Subscribe()
 	defer cancel()
 	creds := []string{s.cfg.Auth}
 	if p := s.cfg.AuthPrevious; p != "" && p != s.cfg.Auth {

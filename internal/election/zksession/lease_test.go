@@ -1,4 +1,4 @@
-package election
+package zksession
 
 import (
 	"testing"
@@ -50,7 +50,7 @@ func TestActivityGap(t *testing.T) {
 // it sends no sync; the first renewal after idling proves less (the gap to
 // the previous activity is a ping interval), the next ones more.
 func TestRenewalOnlyOnDemand(t *testing.T) {
-	u := newUnit(t, Config{})
+	u := newUnit(t)
 	u.s.mu.Lock()
 	u.s.leaseEnd, u.s.leaseSID = time.Time{}, 0
 	u.s.mu.Unlock()
@@ -64,7 +64,7 @@ func TestRenewalOnlyOnDemand(t *testing.T) {
 	if n := u.f.opCount("sync"); n != 0 {
 		t.Fatalf("%d syncs without demand", n)
 	}
-	u.s.needLease(true)
+	u.s.NeedLease(true)
 	waitUntil(t, "a renewal once needed", func() bool { return u.s.LeaseRemaining() > 0 })
 	first := u.s.LeaseRemaining()
 	if want := leaseFor(4*time.Second, 4*time.Second/3); first != want {
@@ -73,7 +73,7 @@ func TestRenewalOnlyOnDemand(t *testing.T) {
 	u.clk.Advance(400 * time.Millisecond)
 	waitUntil(t, "the next renewal", func() bool { return u.f.opCount("sync") == 2 })
 	waitUntil(t, "a longer lease", func() bool { return u.s.LeaseRemaining() == leaseFor(4*time.Second, 400*time.Millisecond) })
-	u.s.needLease(false)
+	u.s.NeedLease(false)
 	u.clk.Advance(400 * time.Millisecond) // the timer already armed fires once more
 	waitUntil(t, "the armed renewal", func() bool { return u.f.opCount("sync") >= 2 })
 	n := u.f.opCount("sync")
@@ -83,42 +83,5 @@ func TestRenewalOnlyOnDemand(t *testing.T) {
 	}
 	if got := u.f.opCount("sync"); got > n+1 {
 		t.Fatalf("%d syncs after the demand went (had %d)", got, n)
-	}
-}
-
-// Only the leader and its successor demand the lease; a participant that
-// must lead without one renews before it answers as leader.
-func TestLeaseDemandFollowsPosition(t *testing.T) {
-	u := newUnit(t, Config{})
-	a := u.other(0x2000, "a")
-	b := u.other(0x2001, "b")
-	u.settle()
-	if u.e.loop.leasing || u.s.leaseDemand != 0 {
-		t.Fatal("third in line demands the lease")
-	}
-	u.f.remove("/e/" + a)
-	for u.event().kind != evLeader { // the leader walk finds b: we are next
-	}
-	u.settle()
-	if !u.e.loop.leasing {
-		t.Fatal("next in line does not demand the lease")
-	}
-	// The lease lapsed meanwhile (say the loop's renewals failed): taking
-	// over renews first.
-	u.s.mu.Lock()
-	u.s.leaseEnd = time.Time{}
-	u.s.mu.Unlock()
-	u.f.resetOps()
-	u.f.remove("/e/" + b)
-	for u.event().kind != evPred {
-	}
-	u.settle()
-	u.wantLeader(true)
-	if u.f.opCount("sync") != 1 {
-		t.Fatalf("ops %v: want one sync before leading", u.f.ops)
-	}
-	u.core().forget(LossReleased)
-	if u.e.loop.leasing || u.s.leaseDemand != 0 {
-		t.Fatal("a participant without a node still demands the lease")
 	}
 }

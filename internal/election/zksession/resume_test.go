@@ -1,4 +1,4 @@
-package election
+package zksession
 
 import (
 	"log/slog"
@@ -44,11 +44,11 @@ func (k *recKeeper) last() (Credentials, int, int) {
 
 // resumingSession is a Session before its first session, asking to resume
 // 0x1000, on a fake ZooKeeper; its log is returned.
-func resumingSession(t *testing.T, k CredentialKeeper) (*Session, *fakeZK, *testkit.Buffer) {
+func resumingSession(t *testing.T, k CredentialKeeper) (*Session, *fakeConn, *testkit.Buffer) {
 	buf := &testkit.Buffer{}
-	f := newFakeZK(unitSession)
+	f := newFakeConn(unitSession)
 	s := &Session{
-		cfg: SessionConfig{SessionTimeout: 4 * time.Second, Keeper: k,
+		cfg: Config{SessionTimeout: 4 * time.Second, Keeper: k,
 			Resume: &Credentials{ID: unitSession, Password: []byte("pw")}},
 		conn: f, log: slog.New(slog.NewTextHandler(buf, nil)), clock: clocktest.NewFake(time.Unix(1000, 0)),
 		subs: map[chan struct{}]struct{}{}, done: make(chan struct{}), state: StateConnecting, authed: true,

@@ -1,12 +1,12 @@
-package election
+package zksession
 
 import "github.com/electd/electd/third_party/go-zookeeper/zk"
 
-// zkConn is the part of *zk.Conn the engine calls: the seam in front of
+// Conn is the part of *zk.Conn the engine calls: the seam in front of
 // ZooKeeper. Production uses *zk.Conn; the unit tests script a fake
-// (fakezk_test.go) to drive each recipe step and error path in
+// (internal/election's fakezk_test.go) to drive each recipe step and error path in
 // milliseconds. The real-server tests remain the proof.
-type zkConn interface {
+type Conn interface {
 	Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
 	CreateContainer(path string, data []byte, flags int32, acl []zk.ACL) (string, error)
 	Delete(path string, version int32) error
@@ -26,4 +26,4 @@ type zkConn interface {
 	Close()
 }
 
-var _ zkConn = (*zk.Conn)(nil)
+var _ Conn = (*zk.Conn)(nil)

@@ -1,4 +1,4 @@
-package election
+package zksession
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ import (
 // on the monotonic clock.
 //
 // Only a participant that may lead soon needs a lease: the leader, and the
-// successor so that a handoff costs no extra round-trip. Electors say so
-// with needLease; with no demand the Session sends no syncs, and costs
+// successor so that a handoff costs no extra round-trip. Its users say so
+// with NeedLease; with no demand the Session sends no syncs, and costs
 // ZooKeeper no more than a Curator participant (the client's pings).
 
 // leaseFor returns how long a renewal proves the session alive, counted from
@@ -55,8 +55,8 @@ func defaultRenewInterval(timeout time.Duration) time.Duration {
 	return timeout / 10
 }
 
-// needLease adds (want) or removes one elector's demand for the lease.
-func (s *Session) needLease(want bool) {
+// NeedLease adds (want) or removes one user's demand for the lease.
+func (s *Session) NeedLease(want bool) {
 	s.mu.Lock()
 	if want {
 		s.leaseDemand++
@@ -67,11 +67,11 @@ func (s *Session) needLease(want bool) {
 	s.notify()
 }
 
-// renewLoop keeps the lease while some elector needs it: one sync at a
+// renewLoop keeps the lease while some user needs it: one sync at a
 // time, every RenewInterval.
 func (s *Session) renewLoop() {
 	defer s.loops.Done()
-	ch, cancel := s.subscribe()
+	ch, cancel := s.Subscribe()
 	defer cancel()
 	for {
 		s.mu.Lock()
@@ -85,7 +85,7 @@ func (s *Session) renewLoop() {
 				continue
 			}
 		}
-		sent, err := s.renew()
+		sent, err := s.Renew()
 		interval := s.renewInterval()
 		wait := sent.Add(interval).Sub(s.clock.Now())
 		if err != nil && wait < 50*time.Millisecond {
@@ -108,9 +108,9 @@ func (s *Session) renewInterval() time.Duration {
 	return defaultRenewInterval(s.Timeout())
 }
 
-// renew sends one sync and, when it succeeds on the same session, extends
+// Renew sends one sync and, when it succeeds on the same session, extends
 // the lease from its send time. Safe to call from any goroutine.
-func (s *Session) renew() (sent time.Time, err error) {
+func (s *Session) Renew() (sent time.Time, err error) {
 	s.mu.Lock()
 	sid, prev := s.sessionID, s.lastRenewal
 	s.mu.Unlock()

@@ -1,4 +1,4 @@
-package election
+package zksession
 
 // State is the connection state of a Session.
 type State string

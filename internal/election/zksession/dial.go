@@ -1,4 +1,4 @@
-package election
+package zksession
 
 import (
 	"crypto/tls"

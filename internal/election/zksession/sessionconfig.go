@@ -1,4 +1,4 @@
-package election
+package zksession
 
 import (
 	"crypto/tls"
@@ -10,8 +10,8 @@ import (
 	"github.com/electd/electd/internal/clock"
 )
 
-// SessionConfig configures a Session.
-type SessionConfig struct {
+// Config configures a Session.
+type Config struct {
 	// Servers are host:port pairs. Names that do not resolve yet are retried
 	// and re-resolved; at least one entry is required.
 	Servers []string
@@ -24,13 +24,13 @@ type SessionConfig struct {
 	Auth string
 	// AuthPrevious is the credential Auth replaces, set only while it is
 	// rotated: the session authenticates with both, its nodes grant it all
-	// but ADMIN, and paths that name it alone get Auth added (checkACL).
+	// but ADMIN, and paths that name it alone get Auth added (internal/election's checkACL).
 	// Ignored when equal to Auth. Default "".
 	AuthPrevious string
 	// FixACL, with Auth set, replaces the ACL of an existing election path
 	// (or its meta path) that lets others create or delete there with the
 	// Session's own ACL (needs ADMIN permission) instead of refusing to
-	// stand (checkACL). Default false.
+	// stand (internal/election's checkACL, which reads it here). Default false.
 	FixACL bool
 	// TLS, when not nil, makes every connection to ZooKeeper TLS with this
 	// configuration (ZooKeeper's secureClientPort). An empty ServerName means
@@ -44,7 +44,7 @@ type SessionConfig struct {
 	// Clock is the lease's time source. Default: clock.Real().
 	Clock clock.Clock
 	// Recorder counts expirations and reconnects. Default: none.
-	Recorder SessionRecorder
+	Recorder Recorder
 	// Resume, when set, makes the first connection ask for this existing
 	// session rather than a new one; a session ZooKeeper has expired is
 	// replaced by a new one, as after any expiry. Default nil.
@@ -54,7 +54,7 @@ type SessionConfig struct {
 	Keeper CredentialKeeper
 }
 
-func (c *SessionConfig) setDefaults() {
+func (c *Config) setDefaults() {
 	if c.SessionTimeout == 0 {
 		c.SessionTimeout = DefaultSessionTimeout
 	}
@@ -69,7 +69,7 @@ func (c *SessionConfig) setDefaults() {
 // Validate checks the configuration without connecting. It returns every
 // wrong field, each a *FieldError, joined (errors.Join); messages never
 // quote Auth.
-func (c SessionConfig) Validate() error {
+func (c Config) Validate() error {
 	var errs []error
 	if len(c.Servers) == 0 {
 		errs = append(errs, fieldErr("Servers", "required: at least one host:port"))

@@ -1,4 +1,4 @@
-package election
+package zksession
 
 import (
 	"net"
@@ -14,7 +14,7 @@ import (
 // with the attempts and the time since the last session (issue 40: the
 // count started again at every warning, and read 30 each time).
 func TestDialFailuresWarnedRateLimited(t *testing.T) {
-	u := newUnit(t, Config{})
+	u := newUnit(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

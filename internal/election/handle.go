@@ -1,0 +1,72 @@
+package election
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/electd/electd/internal/clock"
+
+	"github.com/electd/electd/internal/election/zksession"
+)
+
+// The ZooKeeper session lives in package zksession; these names keep the
+// ones callers already use.
+type (
+	Session          = zksession.Session
+	SessionConfig    = zksession.Config
+	SessionRecorder  = zksession.Recorder
+	State            = zksession.State
+	Credentials      = zksession.Credentials
+	CredentialKeeper = zksession.CredentialKeeper
+)
+
+const (
+	StateConnecting = zksession.StateConnecting
+	StateConnected  = zksession.StateConnected
+	StateSuspended  = zksession.StateSuspended
+	StateExpired    = zksession.StateExpired
+	StateClosed     = zksession.StateClosed
+
+	MinSessionTimeout     = zksession.MinSessionTimeout
+	DefaultSessionTimeout = zksession.DefaultSessionTimeout
+	MaxSessionTimeout     = zksession.MaxSessionTimeout
+	MaxAuthBytes          = zksession.MaxAuthBytes
+)
+
+// ErrSessionClosed: the Session was closed.
+var ErrSessionClosed = zksession.ErrSessionClosed
+
+// Connect starts a Session (zksession.Connect).
+func Connect(cfg SessionConfig) (*Session, error) { return zksession.Connect(cfg) }
+
+// SessionHandle is what an Elector uses of its Session (*Session in
+// production; a fake in the unit tests). It never closes it.
+type SessionHandle interface {
+	Conn() zksession.Conn
+	Config() SessionConfig
+	Logger() *slog.Logger
+	Clock() clock.Clock
+	// Snapshot is the state, session id and lease, read together.
+	Snapshot() (State, int64, time.Duration)
+	Subscribe() (<-chan struct{}, func())
+	State() State
+	ID() int64
+	Timeout() time.Duration
+	ExpiryBound() time.Duration
+	LeaseRemaining() time.Duration
+	Resumed() int64
+	NeedLease(want bool)
+	Renew() (time.Time, error)
+	Spawn(f func()) bool
+	Done() <-chan struct{}
+}
+
+var _ SessionHandle = (*Session)(nil)
+
+// zkConn is the seam in front of ZooKeeper the recipes call through.
+type zkConn = zksession.Conn
+
+// sessionHex prints a session id as ZooKeeper does (unsigned hex), as
+// meta nodes are named.
+func sessionHex(id int64) string { return fmt.Sprintf("0x%x", uint64(id)) }
