@@ -33,6 +33,8 @@ type Deployment struct {
 	F      Flavour
 	N      *nodetest.Node
 	Leader Timeline[string]
+	// Births: when each participant's node was made (electd flavours).
+	Births Births
 	EP     *EndpointWatch
 	Probe  *Prober
 	URL    string // http://<ClusterIP>:<port>/
@@ -81,7 +83,7 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 	// The ensemble's client Service exists once apply returns, seconds
 	// before any electd can join (the servers must form a quorum first).
 	if f.Elector == "electd" {
-		if err := WatchZooKeeperLeader(wctx, n, f.Namespace, f.ElectionPath, &d.Leader); err != nil {
+		if err := WatchZooKeeperLeader(wctx, n, f.Namespace, f.ElectionPath, &d.Leader, &d.Births); err != nil {
 			cancel()
 			return nil, err
 		}
