@@ -61,6 +61,39 @@ func unreached(a Answer) bool {
 	return a.Err != "" && !a.Connected
 }
 
+// kubeProxyLag is how long kube-proxy may still send to a pod whose state
+// changed: the EndpointSlice's update and its rules' sync, about a second.
+const kubeProxyLag = time.Second
+
+// CrashFailures sorts the failed requests of a crash of the leader's
+// electd at t0 into those the design allows and those it does not (each
+// failure counts as failed either way). The proxy flavour (hold true)
+// allows only what the crashed pod's own proxy port lost in its restart
+// window: a failure with no HTTP answer (refused, or reset with the dead
+// process) sent before back, when that port answered again, plus
+// kubeProxyLag. An HTTP error came from a live electd: never allowed. The
+// other flavours allow the requests sent until their restart second
+// (restartSecond) is over, and nothing after it.
+func CrashFailures(answers []Answer, hold bool, back, restartSecond time.Time) (allowed, late []Answer) {
+	for _, a := range answers {
+		var ok bool
+		switch {
+		case a.Err == "":
+			continue
+		case hold:
+			ok = !a.Responded && !back.IsZero() && a.Sent.Before(back.Add(kubeProxyLag))
+		default:
+			ok = !restartSecond.IsZero() && !a.Sent.After(restartSecond)
+		}
+		if ok {
+			allowed = append(allowed, a)
+		} else {
+			late = append(late, a)
+		}
+	}
+	return allowed, late
+}
+
 // Unannounced records a flavour's figures for one disruption.
 func (r *Report) Unannounced(flavour string, u Unannounced) {
 	r.mu.Lock()
