@@ -124,6 +124,16 @@ func (d *Deployment) Pod(name string) (corev1.Pod, error) {
 	return p, err
 }
 
+// podReady reports the pod's Ready condition.
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // running reports whether both of the pod's containers run.
 func running(p corev1.Pod) bool {
 	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
@@ -168,6 +178,10 @@ func (d *Deployment) WaitStable(ctx context.Context, timeout time.Duration) (str
 		for _, p := range pods {
 			if !running(p) {
 				return fmt.Errorf("pod %s not running (phase %s, deleting %v)", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+			}
+			// Where every pod serves, one that is not Ready is not at rest.
+			if !d.F.OneEndpoint && !podReady(p) {
+				return fmt.Errorf("pod %s not Ready", p.Name)
 			}
 			names[p.Name] = true
 			hashes[p.Labels["pod-template-hash"]] = true
