@@ -132,7 +132,7 @@ func portBack(ctx context.Context, d *Deployment, addr string) <-chan time.Time 
 }
 
 // checkCrash holds a SIGKILLed electd to the bar the design can promise
-// (docs/design/kubernetes.md, "A crashed sidecar"). The kubelet restarts it
+// (docs/design/kubernetes.md, "A crashed sidecar, a lost node"). The kubelet restarts it
 // within about a second and it resumes its session, so leadership does not
 // move. A listening socket cannot outlive its process, so what kube-proxy
 // sends to the crashed pod's proxy port until it answers again (back,
