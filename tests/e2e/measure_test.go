@@ -69,13 +69,13 @@ func TestFromLeader(t *testing.T) {
 	}
 }
 
-// A crash's failures: the proxy flavour allows only network failures sent
-// within the crashed pod's restart window, the others only those sent by
-// the restart second's end; an HTTP error is never allowed with a hold.
+// A crash's failures: only those with no HTTP answer sent before the
+// crashed pod served again plus kube-proxy's second are allowed; an HTTP
+// error never is, and without a time it served again none is.
 func TestCrashFailures(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	back, restart := at(1_200), at(3_000)
+	back := at(1_200)
 	answers := []Answer{
 		{Sent: at(10), Pod: "a"}, // answered: neither
 		{Sent: at(30), Err: "read: connection reset by peer", Connected: true}, // queued for the dead process
@@ -84,20 +84,11 @@ func TestCrashFailures(t *testing.T) {
 		{Sent: at(2_300), Err: "connect: connection refused"},                  // after it
 		{Sent: at(600), Err: "503 Service Unavailable", Connected: true, Responded: true},
 	}
-	count := func(as []Answer) int { return len(as) }
-	allowed, late := CrashFailures(answers, true, back, restart)
-	if count(allowed) != 3 || count(late) != 2 {
-		t.Errorf("proxy: %d allowed, %d late, want 3 and 2: %v / %v", count(allowed), count(late), allowed, late)
+	allowed, late := CrashFailures(answers, back)
+	if len(allowed) != 3 || len(late) != 2 {
+		t.Errorf("%d allowed, %d late, want 3 and 2: %v / %v", len(allowed), len(late), allowed, late)
 	}
-	if _, late := CrashFailures(answers, true, time.Time{}, restart); count(late) != 5 {
-		t.Errorf("proxy with no restart seen: %d late, want every failure (5)", count(late))
-	}
-	allowed, late = CrashFailures(answers, false, time.Time{}, restart)
-	if count(allowed) != 5 || count(late) != 0 {
-		t.Errorf("others: %d allowed, %d late, want 5 and 0", count(allowed), count(late))
-	}
-	answers = append(answers, Answer{Sent: at(3_100), Err: "connect: connection refused"})
-	if _, late = CrashFailures(answers, false, time.Time{}, restart); count(late) != 1 {
-		t.Errorf("others: a refusal after the restart second: %d late, want 1", count(late))
+	if _, late := CrashFailures(answers, time.Time{}); len(late) != 5 {
+		t.Errorf("never served again: %d late, want every failure (5)", len(late))
 	}
 }

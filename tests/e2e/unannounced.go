@@ -66,26 +66,21 @@ func unreached(a Answer) bool {
 const kubeProxyLag = time.Second
 
 // CrashFailures sorts the failed requests of a crash of the leader's
-// electd at t0 into those the design allows and those it does not (each
-// failure counts as failed either way). The proxy flavour (hold true)
-// allows only what the crashed pod's own proxy port lost in its restart
-// window: a failure with no HTTP answer (refused, or reset with the dead
-// process) sent before back, when that port answered again, plus
-// kubeProxyLag. An HTTP error came from a live electd: never allowed. The
-// other flavours allow the requests sent until their restart second
-// (restartSecond) is over, and nothing after it.
-func CrashFailures(answers []Answer, hold bool, back, restartSecond time.Time) (allowed, late []Answer) {
+// electd into those the design allows and those it does not (each failure
+// counts as failed either way). A listening socket dies with its process,
+// so what reaches the crashed pod until it serves again fails: allowed are
+// the failures with no HTTP answer (refused, or reset with the dead
+// process) sent before back plus kubeProxyLag. back is when the crashed
+// pod's proxy port answered again (the proxy flavour), or when the
+// EndpointSlice listed the pod Ready again (the others, whose one
+// endpoint is that pod). An HTTP error came from a live process: never
+// allowed.
+func CrashFailures(answers []Answer, back time.Time) (allowed, late []Answer) {
 	for _, a := range answers {
-		var ok bool
-		switch {
-		case a.Err == "":
+		if a.Err == "" {
 			continue
-		case hold:
-			ok = !a.Responded && !back.IsZero() && a.Sent.Before(back.Add(kubeProxyLag))
-		default:
-			ok = !restartSecond.IsZero() && !a.Sent.After(restartSecond)
 		}
-		if ok {
+		if !a.Responded && !back.IsZero() && a.Sent.Before(back.Add(kubeProxyLag)) {
 			allowed = append(allowed, a)
 		} else {
 			late = append(late, a)
