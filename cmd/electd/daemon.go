@@ -35,6 +35,7 @@ type daemon struct {
 	signals        []os.Signal // that stop it, see stopSignals
 	sess           *election.Session
 	sessFile       *sessionfile.File // zookeeper.session_file, locked for the process's life; nil when off
+	resumed        bool              // sess resumed the session kept in sessFile
 	el             *election.Elector
 	side           *forward.Sidecar // the forwarding proxy
 	kube           *kube.Labeler    // the leader label and Lease mirror
@@ -71,6 +72,7 @@ func newDaemon(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) 
 	sc.Logger, sc.Recorder = d.log, m
 	d.sessFile = resumeFrom(cfg, &sc, d.log)
 	if d.sess, err = election.Connect(sc); err == nil {
+		d.resumed = resumed(d.sess, sc, d.log)
 		err = d.build(log, m, reg, boundAddr(cfg.HTTP.Addr, ln.Addr()))
 		if err != nil {
 			d.sess.Close()
@@ -94,6 +96,12 @@ func (d *daemon) build(log *slog.Logger, m *metrics.Metrics, reg prometheus.Regi
 	ec := p.Election
 	ec.Logger, ec.Recorder = log, m
 	ec.Proxy, ec.TermEnd, ec.AppChecked = d.side.Advertise(), d.side.TermEnd(), d.side.ChecksApp()
+	fc := p.Follow
+	if d.resumed && ec.Observer && d.cfg.Election.Candidate {
+		// Observer only for app.health_url: a resumed candidate keeps
+		// standing, and its first check decides (candidacy.Config.Resumed).
+		ec.Observer, fc.Standing, fc.Resumed = false, true, true
+	}
 	el, err := election.New(d.sess, ec)
 	if err != nil {
 		return err
@@ -106,7 +114,6 @@ func (d *daemon) build(log *slog.Logger, m *metrics.Metrics, reg prometheus.Regi
 	if d.kube, err = kube.New(kc, el); err != nil {
 		return err
 	}
-	fc := p.Follow
 	fc.Logger, fc.Exec.HTTPAddr, fc.Health.Recorder = d.log, httpAddr, metrics.NewApp(reg, ec.Path)
 	d.app = follow.New(el, d.side, fc)
 	metrics.CollectApp(reg, ec.Path, d.app)

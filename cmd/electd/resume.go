@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"strings"
@@ -45,4 +46,26 @@ func resumeFrom(cfg *config.Loaded, sc *election.SessionConfig, log *slog.Logger
 	}
 	sc.Keeper = f
 	return f
+}
+
+// resumed reports whether sess resumed the session sc offered. It waits
+// for ZooKeeper's answer, at most the session timeout: an offered session
+// not resumed by then has expired. The election starts after it, so a
+// resumed candidate stands from the start even with app.health_url
+// (docs/design/session-and-faults.md, "Resuming a session after a restart").
+func resumed(sess *election.Session, sc election.SessionConfig, log *slog.Logger) bool {
+	if sc.Resume == nil {
+		return false
+	}
+	wait := sc.SessionTimeout
+	if wait <= 0 {
+		wait = election.DefaultSessionTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := sess.WaitConnected(ctx); err != nil {
+		log.Warn("no answer from zookeeper on the kept session within the session timeout: the election starts as for a new participant", "err", err)
+		return false
+	}
+	return sess.Resumed() != 0
 }

@@ -18,6 +18,10 @@ type Config struct {
 	Timeout          time.Duration // of one check, at most Interval
 	FailureThreshold int           // failures in a row that make it Unhealthy
 	SuccessThreshold int           // passes in a row that make it Healthy
+	// Resumed starts Healthy on trust: the application served a leader
+	// whose session this process resumed. The first check alone decides:
+	// a failure makes it Unhealthy at once. Default false: Unknown.
+	Resumed bool
 
 	// Client sends the checks. Default: NewClient(Timeout).
 	Client *http.Client
@@ -63,11 +67,15 @@ func New(cfg Config) *Checker {
 	if cfg.Recorder == nil {
 		cfg.Recorder = nopRecorder{}
 	}
-	return &Checker{
+	c := &Checker{
 		cfg:    cfg,
 		tally:  tally{failureThreshold: cfg.FailureThreshold, successThreshold: cfg.SuccessThreshold},
 		health: Health{State: Unknown, Since: cfg.Clock.Now()},
 	}
+	if cfg.Resumed {
+		c.tally.state, c.tally.trial, c.health.State = Healthy, true, Healthy
+	}
+	return c
 }
 
 // Health returns what the checker knows now, from memory.

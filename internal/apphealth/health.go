@@ -58,6 +58,9 @@ type tally struct {
 	state State
 	pass  bool // the current run's outcome
 	run   int  // its length
+	// trial: the state is Healthy on trust (Config.Resumed) until the
+	// first check, which alone decides.
+	trial bool
 }
 
 // add counts one outcome and reports whether the state changed.
@@ -68,6 +71,11 @@ func (t *tally) add(pass bool) bool {
 	t.run++
 	next := t.state
 	switch {
+	case t.trial:
+		t.trial, next = false, Unhealthy
+		if pass {
+			next = Healthy
+		}
 	case pass && t.run >= t.successThreshold:
 		next = Healthy
 	case !pass && t.run >= t.failureThreshold:

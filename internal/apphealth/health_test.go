@@ -8,17 +8,23 @@ func TestTally(t *testing.T) {
 		fail, succ int
 		results    string // p: pass, f: fail
 		want       string // the state after each result: u, h, x (unhealthy)
+		resumed    bool   // starts healthy on trust (Config.Resumed)
 	}{
-		{"one pass is healthy", 3, 1, "p", "h"},
-		{"failures below the threshold keep healthy", 3, 1, "pffpfff", "hhhhhhx"},
-		{"unknown until the first pass", 3, 1, "ffp", "uuh"},
-		{"unknown becomes unhealthy at the threshold", 3, 1, "ffff", "uuxx"},
-		{"recovery needs the success run", 3, 2, "ppfffpfpp", "uhhhxxxxh"},
-		{"threshold one flips every time", 1, 1, "pfpf", "hxhx"},
+		{"one pass is healthy", 3, 1, "p", "h", false},
+		{"failures below the threshold keep healthy", 3, 1, "pffpfff", "hhhhhhx", false},
+		{"unknown until the first pass", 3, 1, "ffp", "uuh", false},
+		{"unknown becomes unhealthy at the threshold", 3, 1, "ffff", "uuxx", false},
+		{"recovery needs the success run", 3, 2, "ppfffpfpp", "uhhhxxxxh", false},
+		{"threshold one flips every time", 1, 1, "pfpf", "hxhx", false},
+		{"resumed: a first pass keeps healthy", 3, 2, "pffp", "hhhh", true},
+		{"resumed: a first failure is unhealthy at once", 3, 2, "fpp", "xxh", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := tally{failureThreshold: tc.fail, successThreshold: tc.succ}
 			prev := Unknown
+			if tc.resumed {
+				tl.state, tl.trial, prev = Healthy, true, Healthy
+			}
 			for i, r := range tc.results {
 				changed := tl.add(r == 'p')
 				got := map[State]byte{Unknown: 'u', Healthy: 'h', Unhealthy: 'x'}[tl.state]

@@ -36,6 +36,12 @@ type Config struct {
 	// AppChecked says app.health_url is set. The participant then stands
 	// only while the application is healthy, not before its first check.
 	AppChecked bool
+	// Resumed says this process resumed the session of a participant that
+	// stood (docs/design/session-and-faults.md, "Resuming a session after a
+	// restart"). With AppChecked the application counts as healthy until
+	// the first check decides (apphealth.Config.Resumed): the participant
+	// keeps standing through the restart. Default false.
+	Resumed bool
 	// Standing is whether the election starts standing
 	// (not election.Config.Observer).
 	Standing bool
@@ -114,7 +120,10 @@ func New(el Elector, cfg Config) *Controller {
 		cfg.Clock = clock.Real()
 	}
 	app := AppDisabled
-	if cfg.AppChecked {
+	switch {
+	case cfg.AppChecked && cfg.Resumed:
+		app = AppHealthy
+	case cfg.AppChecked:
 		app = AppUnknown
 	}
 	c := &Controller{

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,5 +273,57 @@ func TestFirstReasonLoggedAlone(t *testing.T) {
 	})
 	if out := buf.String(); !strings.Contains(out, `msg="not standing for leadership" reason=app_unhealthy`) || strings.Contains(out, "was=") {
 		t.Fatalf("first change logged as %q", out)
+	}
+}
+
+// A resumed participant keeps standing through its restart: its
+// application counts as healthy until the first check, which alone
+// decides (docs/design/session-and-faults.md, "Resuming a session after a
+// restart"). A fresh start waits for a pass (TestAppHealthDecides).
+func TestResumedStandsUntilFirstCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		want   []string
+	}{
+		{"first check passes", http.StatusOK, nil},
+		{"first check fails", http.StatusServiceUnavailable, []string{"withdraw:app_unhealthy"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var checks atomic.Int64
+			app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				checks.Add(1)
+				w.WriteHeader(tc.status)
+			}))
+			defer app.Close()
+			f := &fakeElector{}
+			c := New(f, Config{Operator: true, AppChecked: true, Resumed: true, Standing: true})
+			if s := c.State(); !s.Standing || s.Pending || s.App != AppHealthy {
+				t.Errorf("at start: %+v", s)
+			}
+			ck := apphealth.New(apphealth.Config{URL: app.URL, Interval: 10 * time.Millisecond, Timeout: 5 * time.Second,
+				FailureThreshold: 100, SuccessThreshold: 1, Resumed: true})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				ck.Run(ctx, c.SetApp)
+			}()
+			defer func() { cancel(); <-done }()
+			run(t, c)
+			// The second check starts after the first one's outcome reached
+			// c; SetOperator returns once c applied what it has.
+			eventually(t, "two checks", func() bool { return checks.Load() >= 2 })
+			if _, err := c.SetOperator(context.Background(), true); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.got(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("calls %v, want %v", got, tc.want)
+			}
+			s := c.State()
+			if got, want := s.Standing, tc.want == nil; got != want || s.Pending {
+				t.Errorf("after the checks: %+v, want standing %v", s, want)
+			}
+		})
 	}
 }

@@ -18,6 +18,10 @@ type Config struct {
 	// Operator is election.candidate; Standing says whether the election
 	// starts standing (not election.Config.Observer).
 	Operator, Standing bool
+	// Resumed says this process resumed a standing participant's session:
+	// its application counts as healthy until the first check decides
+	// (candidacy.Config.Resumed). Default false.
+	Resumed bool
 	// Health checks the application when its URL is set (app.health_url):
 	// this participant then stands only while the application passes. Its
 	// Recorder counts the checks (metrics.App).
@@ -65,10 +69,15 @@ func New(el *election.Elector, proxy Yielder, cfg Config) *App {
 	a.driven = NewYielding(el, a.sup != nil, yields...)
 	h := cfg.Health
 	a.cand = candidacy.New(a.driven, candidacy.Config{
-		Operator: cfg.Operator, AppChecked: h.URL != "", Standing: cfg.Standing, Logger: cfg.Logger,
+		Operator: cfg.Operator, AppChecked: h.URL != "", Resumed: cfg.Resumed, Standing: cfg.Standing, Logger: cfg.Logger,
 	})
 	if h.URL != "" {
-		cfg.Logger.Info("checking the application's health: not standing before a check passes", "url", h.URL,
+		msg := "checking the application's health: not standing before a check passes"
+		if cfg.Resumed {
+			msg = "checking the application's health: the session was resumed, so standing unless the first check fails"
+		}
+		h.Resumed = cfg.Resumed
+		cfg.Logger.Info(msg, "url", h.URL,
 			"interval", h.Interval, "timeout", h.Timeout,
 			"failure_threshold", h.FailureThreshold, "success_threshold", h.SuccessThreshold)
 		h.Logger = cfg.Logger

@@ -3,9 +3,12 @@ package resume
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,10 +21,17 @@ import (
 
 // cases are the elections a killed leader resumes in: every mode, and
 // with ZooKeeper credentials, as the shipped manifests run (a resumed
-// connection must add them again before it may touch its node).
-var cases = []struct{ name, mode string }{{"latch", "latch"}, {"selector", "selector"}, {"race", "race"}, {"latch-auth", "latch"}}
+// connection must add them again before it may touch its node). The -app
+// cases check an application's health (app.health_url), as the shipped
+// manifests do: the application never stops, so its leader stands on.
+var cases = []struct{ name, mode string }{{"latch", "latch"}, {"selector", "selector"}, {"race", "race"},
+	{"latch-auth", "latch"}, {"latch-app", "latch"}, {"race-app", "race"}}
 
-const resumedLine = "zookeeper session resumed"
+const (
+	resumedLine = "zookeeper session resumed"
+	// standsLine says a resumed candidate stands before its first check.
+	standsLine = "the session was resumed, so standing unless the first check fails"
+)
 
 // The leader's electd SIGKILLed and started again at once, in every mode:
 // it resumes its session and leads on with the same node and fencing
@@ -34,11 +44,17 @@ func TestKilledLeaderResumes(t *testing.T) {
 	for _, c := range cases {
 		mode := c.name
 		t.Run(c.name, func(t *testing.T) {
-			var auth []string
-			if c.name == "latch-auth" {
-				auth = []string{"--zookeeper.auth", "electd:s3cret"}
+			var args []string
+			withApp := strings.HasSuffix(c.name, "-app")
+			switch {
+			case c.name == "latch-auth":
+				args = []string{"--zookeeper.auth", "electd:s3cret"}
+			case withApp:
+				// One timeout long enough for a loaded machine: a failed first
+				// check would rightly withdraw the resumed leader.
+				args = []string{"--app.health_url", startApp(t), "--app.health_interval", "2s", "--app.health_timeout", "2s"}
 			}
-			g := startGroup(t, ens, c.mode, auth...)
+			g := startGroup(t, ens, c.mode, args...)
 			g.waitSettled(t)
 			l := g.leader()
 			was := view(t, l.proc)
@@ -81,6 +97,9 @@ func TestKilledLeaderResumes(t *testing.T) {
 			if n := electdtest.Bind(t, l.proc).LogCount(resumedLine); n != 1 {
 				t.Errorf("%q logged %d times, want once", resumedLine, n)
 			}
+			if n := electdtest.Bind(t, l.proc).LogCount(standsLine); withApp && n != 1 {
+				t.Errorf("%q logged %d times, want once", standsLine, n)
+			}
 			g.waitSettled(t)
 			for _, m := range g.members[1:] {
 				if got := electdtest.Bind(t, m.proc).MetricOf("electd_leader_changes_total"); got != changes[m.proc.Name] {
@@ -96,6 +115,16 @@ func TestKilledLeaderResumes(t *testing.T) {
 			})
 		})
 	}
+}
+
+// startApp serves an application that is always healthy and returns its
+// health URL.
+func startApp(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/healthz"
 }
 
 // waitLeads polls /healthz/leader until it answers 200 and returns that
