@@ -120,6 +120,10 @@ func readyz(el statusReader) http.HandlerFunc {
 
 // notReadyReason is why st is not ready, or "" when it is.
 //
+// A participant shutting down is not ready: a restarted container's pod
+// (a liveness kill) stays in the Service while electd shuts down, so it
+// must leave before the grace ends and its proxy's listener closes.
+//
 // A participant whose id another live one holds does not stand, so it is
 // not ready (docs/design/election-and-lease.md, "Duplicate ids"). A newer
 // duplicate pod never becomes ready and a rollout stops at it. The older
@@ -130,6 +134,8 @@ func notReadyReason(st election.Status) string {
 		return "zookeeper " + string(st.State)
 	case st.Misconfigured != "":
 		return "misconfigured: " + st.Misconfigured
+	case st.Why == election.ReasonShuttingDown:
+		return "shutting down"
 	case st.Why == election.ReasonDuplicateID:
 		return st.Reason
 	case !st.Joined:

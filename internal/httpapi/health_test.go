@@ -185,6 +185,8 @@ func TestReadyz(t *testing.T) {
 	misconfigured.Misconfigured = "lock- nodes under a latch path"
 	noLeaderKnown := followerSt
 	noLeaderKnown.Leader = nil
+	draining := followerSt
+	draining.Why, draining.Reason = election.ReasonShuttingDown, "shutting down"
 	duplicate := noLeaderSt
 	duplicate.State, duplicate.Why = election.StateConnected, election.ReasonDuplicateID
 	duplicate.Reason = "duplicate id: another live participant (session 0x2) has id \"b\"; give each sidecar a unique id, e.g. the pod name"
@@ -208,6 +210,8 @@ func TestReadyz(t *testing.T) {
 			body: `{"ready":false,"joined":true,"state":"connected","node":"_c_b-latch-0000000004","reason":"no leader known yet"}` + "\n"},
 		{name: "duplicate id", st: duplicate, code: 503,
 			body: `{"ready":false,"joined":false,"state":"connected","node":"","reason":"duplicate id: another live participant (session 0x2) has id \"b\"; give each sidecar a unique id, e.g. the pod name"}` + "\n"},
+		{name: "shutting down", st: draining, code: 503,
+			body: `{"ready":false,"joined":true,"state":"connected","node":"_c_b-latch-0000000004","reason":"shutting down"}` + "\n"},
 		{name: "misconfigured", st: misconfigured, code: 503,
 			body: `{"ready":false,"joined":true,"state":"connected","node":"_c_b-latch-0000000004","reason":"misconfigured: lock- nodes under a latch path"}` + "\n"},
 	}

@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/tests/harness/wait"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/electd/electd/internal/election"
 )
@@ -39,6 +43,7 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 		t.Fatal(err)
 	}
 	ip := pod.Status.PodIP
+	restarts := map[string]int32{"electd": RestartCount(pod, "electd"), "app": RestartCount(pod, "app")}
 	pid, err := d.N.ContainerPID(ContainerID(pod, "app"))
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +106,15 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	<-timer.C
 	restore()
 	back := time.Now()
+	// The kubelet's liveness probes got no answer either: after three it
+	// restarts the container (SIGTERM, then electd's graceful shutdown),
+	// the cut's aftermath, which belongs to this scenario and not the next.
+	// Wait for the last probe sent in the cut to time out (2 s), then for
+	// every container so killed to run again.
+	killed, err := awaitLivenessKills(ctx, d, leader, t0, back.Add(livenessTimeout+time.Second), restarts)
+	if err != nil {
+		t.Fatalf("after the cut-off of %s: %v", leader, err)
+	}
 	newLeader, err := d.WaitStable(ctx, 3*time.Minute)
 	if err != nil {
 		t.Fatalf("after the cut-off of %s: never settled: %v", leader, err)
@@ -140,8 +154,8 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	if u.Withdrawn > 0 {
 		withdrawn = "after " + secs(u.Withdrawn)
 	}
-	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped in its namespace; %s; %d connections to it unanswered 3 s in): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
-		secs(cutOffFor), leader, ip, stuck, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(back.Sub(t0)), secs(end.Sub(t0)),
+	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped in its namespace; %s; %d connections to it unanswered 3 s in): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, the kubelet restarted after failed liveness probes: %s; at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
+		secs(cutOffFor), leader, ip, stuck, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(back.Sub(t0)), killed, secs(end.Sub(t0)),
 		secs(u.Silent), f.Failed, u.Unreached, f.Answered, f.NonLeader, f.MaxEndpoints)
 	t.Log(line)
 	rep.Add(d.F.Name, line)
@@ -155,4 +169,58 @@ func unreplied(d *Deployment, ip string) int {
 	defer cancel()
 	out, _ := d.N.Netns.CommandContext(ctx, "conntrack", "-L", "-p", "tcp", "--reply-src", ip).CombinedOutput()
 	return strings.Count(string(out), "UNREPLIED")
+}
+
+// livenessTimeout is the shipped liveness probes' timeoutSeconds.
+const livenessTimeout = 2 * time.Second
+
+// awaitLivenessKills waits until after, when no liveness probe of pod sent
+// in the cut can still be pending, and then until every container the
+// kubelet killed for failed liveness probes since t0 (its Killing events)
+// runs again, restarted past its count in restarts. It says which it
+// killed, "none" if none.
+func awaitLivenessKills(ctx context.Context, d *Deployment, pod string, t0, after time.Time, restarts map[string]int32) (string, error) {
+	var killed []string
+	err := wait.Until(ctx, 3*time.Minute, pollEvery, func() error {
+		if time.Now().Before(after) {
+			return fmt.Errorf("a liveness probe sent in the cut may still fail until %s", after.Format("15:04:05.000"))
+		}
+		var evs corev1.EventList
+		if err := d.N.Get("/api/v1/namespaces/"+d.F.Namespace+"/events?fieldSelector=involvedObject.name%3D"+pod, &evs); err != nil {
+			return err
+		}
+		killed = killed[:0]
+		for _, e := range evs.Items {
+			last := e.LastTimestamp.Time
+			if e.EventTime.Time.After(last) {
+				last = e.EventTime.Time
+			}
+			if e.Reason != "Killing" || !strings.Contains(e.Message, "liveness") || last.Before(t0.Truncate(time.Second)) {
+				continue
+			}
+			for c := range restarts {
+				if strings.Contains(e.Message, "Container "+c+" ") && !slices.Contains(killed, c) {
+					killed = append(killed, c)
+				}
+			}
+		}
+		p, err := d.Pod(pod)
+		if err != nil {
+			return err
+		}
+		for _, c := range killed {
+			if RestartCount(p, c) <= restarts[c] {
+				return fmt.Errorf("%s's %s failed its liveness probes in the cut and is not restarted yet", pod, c)
+			}
+		}
+		if !running(p) {
+			return fmt.Errorf("%s's containers do not all run", pod)
+		}
+		return nil
+	})
+	if len(killed) == 0 {
+		return "none", err
+	}
+	slices.Sort(killed)
+	return strings.Join(killed, " and "), err
 }

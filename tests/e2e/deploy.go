@@ -33,6 +33,8 @@ type Deployment struct {
 	F      Flavour
 	N      *nodetest.Node
 	Leader Timeline[string]
+	// Births: when each participant's node was made (electd flavours).
+	Births Births
 	EP     *EndpointWatch
 	Probe  *Prober
 	URL    string // http://<ClusterIP>:<port>/
@@ -81,7 +83,7 @@ func Deploy(ctx context.Context, n *nodetest.Node, f Flavour) (*Deployment, erro
 	// The ensemble's client Service exists once apply returns, seconds
 	// before any electd can join (the servers must form a quorum first).
 	if f.Elector == "electd" {
-		if err := WatchZooKeeperLeader(wctx, n, f.Namespace, f.ElectionPath, &d.Leader); err != nil {
+		if err := WatchZooKeeperLeader(wctx, n, f.Namespace, f.ElectionPath, &d.Leader, &d.Births); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -120,6 +122,16 @@ func (d *Deployment) Pod(name string) (corev1.Pod, error) {
 	var p corev1.Pod
 	err := d.N.Get("/api/v1/namespaces/"+d.F.Namespace+"/pods/"+name, &p)
 	return p, err
+}
+
+// podReady reports the pod's Ready condition.
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // running reports whether both of the pod's containers run.
@@ -166,6 +178,10 @@ func (d *Deployment) WaitStable(ctx context.Context, timeout time.Duration) (str
 		for _, p := range pods {
 			if !running(p) {
 				return fmt.Errorf("pod %s not running (phase %s, deleting %v)", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+			}
+			// Where every pod serves, one that is not Ready is not at rest.
+			if !d.F.OneEndpoint && !podReady(p) {
+				return fmt.Errorf("pod %s not Ready", p.Name)
 			}
 			names[p.Name] = true
 			hashes[p.Labels["pod-template-hash"]] = true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,7 +27,11 @@ const zooKeeperUser = 1000
 // first (docs/design/election-and-lease.md, "Node layout"), "" while there is none. It asks the
 // ensemble in ns by its servers' names, as electd does (podHosts), from
 // inside the node's namespace, and runs until ctx ends.
-func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, ns, path string, tl *Timeline[string]) error {
+//
+// births records when each participant's node was made (its ctime, by
+// ZooKeeper's clock, the node's own): an answer from the next leader
+// before the watch saw it elected is judged by it (FromLeader).
+func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, ns, path string, tl *Timeline[string], births *Births) error {
 	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -60,7 +65,7 @@ func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, ns, path string
 				}
 				continue
 			}
-			tl.Set(leaderOf(conn, path, children))
+			tl.Set(leaderOf(conn, path, children, births))
 			select {
 			case <-ch:
 			case <-ctx.Done():
@@ -70,8 +75,9 @@ func WatchZooKeeperLeader(ctx context.Context, n *nodetest.Node, ns, path string
 	return nil
 }
 
-// leaderOf reads the id of the first participant, "" if there is none.
-func leaderOf(conn *zk.Conn, path string, children []string) string {
+// leaderOf reads the id of the first participant, "" if there is none,
+// and records every participant node's ctime in births.
+func leaderOf(conn *zk.Conn, path string, children []string, births *Births) string {
 	var nodes []string
 	for _, c := range children {
 		if i := strings.LastIndex(c, "latch-"); i >= 0 && len(c)-i-len("latch-") == 10 {
@@ -79,14 +85,45 @@ func leaderOf(conn *zk.Conn, path string, children []string) string {
 		}
 	}
 	sort.Slice(nodes, func(i, j int) bool { return seq(nodes[i]) < seq(nodes[j]) })
+	leader := ""
 	for _, c := range nodes {
-		data, _, err := conn.Get(path + "/" + c)
-		if err == nil {
-			return string(data)
+		data, st, err := conn.Get(path + "/" + c)
+		if err != nil {
+			// Gone since the listing: the next one leads; the watch fires too.
+			continue
 		}
-		// Gone since the listing: the next one leads; the watch fires too.
+		births.Add(string(data), time.UnixMilli(st.Ctime))
+		if leader == "" {
+			leader = string(data)
+		}
 	}
-	return ""
+	return leader
+}
+
+// Births are the times each pod's participant nodes were made. Safe for
+// concurrent use; the zero value is empty.
+type Births struct {
+	mu sync.Mutex
+	m  map[string][]time.Time
+}
+
+// Add records a node of pod made at t, once.
+func (b *Births) Add(pod string, t time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[string][]time.Time{}
+	}
+	if !slices.ContainsFunc(b.m[pod], t.Equal) {
+		b.m[pod] = append(b.m[pod], t)
+	}
+}
+
+// Before reports whether a node of pod had been made by t.
+func (b *Births) Before(pod string, t time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.ContainsFunc(b.m[pod], func(c time.Time) bool { return !c.After(t) })
 }
 
 // podHosts is a zk.HostProvider for the ensemble's servers by their pods'

@@ -13,8 +13,7 @@ const lag = 250 * time.Millisecond
 
 // Violations returns what broke a flavour's promises in [from, to]: more
 // than one endpoint listed at once (OneEndpoint flavours), and a request
-// answered by a pod that was not the leader at any instant of its round
-// trip (within lag).
+// answered by a pod that was not the leader then (FromLeader).
 func (d *Deployment) Violations(from, to time.Time) []string {
 	var v []string
 	if d.F.OneEndpoint {
@@ -30,16 +29,56 @@ func (d *Deployment) Violations(from, to time.Time) []string {
 	return v
 }
 
-// NonLeaderAnswers are the answers in [from, to] given by a pod that did
-// not lead during the request (within lag).
+// NonLeaderAnswers are the answers in [from, to] that FromLeader rejects.
 func (d *Deployment) NonLeaderAnswers(from, to time.Time) []Answer {
 	var out []Answer
+	leaders := d.Leader.Between(time.Time{}, time.Now().Add(time.Hour))
 	for _, a := range d.Probe.Between(from, to) {
-		if a.Pod != "" && !d.Leader.HeldWithin(a.Pod, a.Sent.Add(-lag), a.Done.Add(lag)) {
+		if a.Pod != "" && !FromLeader(a, leaders, &d.Births) {
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// FromLeader judges whether answer a came from a pod that led, given the
+// leaders as the watch saw them (every change, in order) and when each
+// pod's nodes were made. The watch sees a change late (its delivery), so a
+// pod is taken as leading from lag before the watch saw it until lag after
+// the watch saw the next leader. Beyond that, the next leader may answer
+// before the watch saw it elected: ZooKeeper elected it when its
+// predecessor's node went, which the watch learns late. Its answer counts
+// as the leader's if its own node existed by then and no other leader came
+// between. An answer is stale when its pod's term had ended (the watch saw
+// a later leader) before the request was sent, or its pod had no node yet.
+func FromLeader(a Answer, leaders []Change[string], births *Births) bool {
+	held := func(i int) (time.Time, time.Time) {
+		end := time.Now().Add(time.Hour)
+		if i+1 < len(leaders) {
+			end = leaders[i+1].At
+		}
+		return leaders[i].At.Add(-lag), end.Add(lag)
+	}
+	current := -1 // the last leader, "" too, the watch saw before a was sent
+	for i, c := range leaders {
+		start, end := held(i)
+		if c.Value == a.Pod && !start.After(a.Done) && !a.Sent.After(end) {
+			return true
+		}
+		if !c.At.After(a.Sent) {
+			current = i
+		}
+	}
+	// The first leader seen after a was sent that differs from the one in
+	// force then (a leaderless stretch in between is no leader).
+	for i := current + 1; i < len(leaders); i++ {
+		v := leaders[i].Value
+		if v == "" {
+			continue
+		}
+		return v == a.Pod && births.Before(a.Pod, a.Done)
+	}
+	return false
 }
 
 // Failover is what one disruption did, measured from its start (t0).

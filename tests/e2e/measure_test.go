@@ -23,3 +23,72 @@ func TestStatsOfMedian(t *testing.T) {
 		}
 	}
 }
+
+// FromLeader lets the next leader answer before the watch saw it elected,
+// once its node exists, and rejects a pod whose term had ended before the
+// request was sent, one that was not next, or one with no node yet.
+func TestFromLeader(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	// a leads from 0, is cut off; its session expires and b's watch fires
+	// first, the test's watch sees b at 10,000. c follows b at 20,000.
+	leaders := []Change[string]{{at(0), "a"}, {at(10_000), "b"}, {at(20_000), "c"}}
+	var births Births
+	births.Add("a", at(-60_000))
+	births.Add("b", at(-50_000))
+	births.Add("c", at(15_000))
+	for _, tc := range []struct {
+		name       string
+		pod        string
+		sent, done int
+		want       bool
+	}{
+		{"the leader", "a", 5_000, 5_010, true},
+		{"the old leader, sent before the watch saw the next", "a", 9_900, 9_950, true},
+		{"the next leader before the watch saw it", "b", 9_700, 9_720, true},
+		{"the next leader long before the watch saw it", "b", 4_000, 4_010, true},
+		{"the old leader, sent after its term had ended", "a", 10_300, 10_310, false},
+		{"a stale answer long after", "a", 15_000, 15_010, false},
+		{"two terms ahead", "c", 9_700, 9_720, false},
+		{"the next leader before its node existed", "c", 14_000, 14_500, false},
+		{"the next leader once its node existed", "c", 15_100, 15_120, true},
+		{"a pod that never led", "d", 5_000, 5_010, false},
+	} {
+		a := Answer{Sent: at(tc.sent), Done: at(tc.done), Pod: tc.pod}
+		if got := FromLeader(a, leaders, &births); got != tc.want {
+			t.Errorf("%s: FromLeader(%s, sent %d ms) = %v, want %v", tc.name, tc.pod, tc.sent, got, tc.want)
+		}
+	}
+	// A leaderless stretch is no leader: b after it is still the next.
+	gap := []Change[string]{{at(0), "a"}, {at(10_000), ""}, {at(10_500), "b"}}
+	if !FromLeader(Answer{Sent: at(9_000), Done: at(9_010), Pod: "b"}, gap, &births) {
+		t.Error("b answering before a leaderless stretch it ended was rejected")
+	}
+	if FromLeader(Answer{Sent: at(10_400), Done: at(10_410), Pod: "a"}, gap, &births) {
+		t.Error("a answering after its term had ended (the watch saw no leader) was accepted")
+	}
+}
+
+// A crash's failures: only those with no HTTP answer sent before the
+// crashed pod served again plus kube-proxy's second are allowed; an HTTP
+// error never is, and without a time it served again none is.
+func TestCrashFailures(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	back := at(1_200)
+	answers := []Answer{
+		{Sent: at(10), Pod: "a"}, // answered: neither
+		{Sent: at(30), Err: "read: connection reset by peer", Connected: true}, // queued for the dead process
+		{Sent: at(500), Err: "connect: connection refused"},                    // the port closed
+		{Sent: at(2_100), Err: "connect: connection refused"},                  // within kube-proxy's second
+		{Sent: at(2_300), Err: "connect: connection refused"},                  // after it
+		{Sent: at(600), Err: "503 Service Unavailable", Connected: true, Responded: true},
+	}
+	allowed, late := CrashFailures(answers, back)
+	if len(allowed) != 3 || len(late) != 2 {
+		t.Errorf("%d allowed, %d late, want 3 and 2: %v / %v", len(allowed), len(late), allowed, late)
+	}
+	if _, late := CrashFailures(answers, time.Time{}); len(late) != 5 {
+		t.Errorf("never served again: %d late, want every failure (5)", len(late))
+	}
+}

@@ -25,6 +25,9 @@ type Answer struct {
 	// Connected: the request got a connection (its dial completed); a
 	// failed request without one never reached a pod's listener.
 	Connected bool
+	// Responded: an HTTP answer came, so a live electd or app gave it; a
+	// failure with one is never the network's.
+	Responded bool
 }
 
 // Prober sends a GET to a Service's ClusterIP every Interval from inside
@@ -69,6 +72,7 @@ func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout 
 				resp, err := client.Do(req)
 				a.Connected = connected.Load()
 				if err == nil {
+					a.Responded = true
 					b, rerr := io.ReadAll(io.LimitReader(resp.Body, 4096))
 					resp.Body.Close()
 					switch {

@@ -61,6 +61,34 @@ func unreached(a Answer) bool {
 	return a.Err != "" && !a.Connected
 }
 
+// kubeProxyLag is how long kube-proxy may still send to a pod whose state
+// changed: the EndpointSlice's update and its rules' sync, about a second.
+const kubeProxyLag = time.Second
+
+// CrashFailures sorts the failed requests of a crash of the leader's
+// electd into those the design allows and those it does not (each failure
+// counts as failed either way). A listening socket dies with its process,
+// so what reaches the crashed pod until it serves again fails: allowed are
+// the failures with no HTTP answer (refused, or reset with the dead
+// process) sent before back plus kubeProxyLag. back is when the crashed
+// pod's proxy port answered again (the proxy flavour), or when the
+// EndpointSlice listed the pod Ready again (the others, whose one
+// endpoint is that pod). An HTTP error came from a live process: never
+// allowed.
+func CrashFailures(answers []Answer, back time.Time) (allowed, late []Answer) {
+	for _, a := range answers {
+		if a.Err == "" {
+			continue
+		}
+		if !a.Responded && !back.IsZero() && a.Sent.Before(back.Add(kubeProxyLag)) {
+			allowed = append(allowed, a)
+		} else {
+			late = append(late, a)
+		}
+	}
+	return allowed, late
+}
+
 // Unannounced records a flavour's figures for one disruption.
 func (r *Report) Unannounced(flavour string, u Unannounced) {
 	r.mu.Lock()
