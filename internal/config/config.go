@@ -24,7 +24,7 @@ import "time"
 //	key           options: required; secret (masked, trimmed, never quoted);
 //	              file=KEY (a secret that KEY may name a file for)
 //	computed      the default's description when it is computed at start
-//	engine        the election.SessionConfig or election.Config field set
+//	engine        the zksession.Config or election.Config field set
 //	              from the key; the engine validates it (*election.FieldError)
 //	kube          the kube.Config field set from the key; kube validates it
 //	              (*kube.FieldError)

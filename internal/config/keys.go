@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/proxy"
 )
@@ -24,7 +24,7 @@ type Key struct {
 	Required bool
 	Secret   bool   // masked in output, never quoted in errors
 	File     string // for a secret: the key that may name a file holding it
-	Engine   string // election.SessionConfig or election.Config field, or ""
+	Engine   string // zksession.Config or election.Config field, or ""
 	Kube     string // kube.Config field, or ""
 	Proxy    string // proxy.Config field, or ""
 	index    []int
@@ -74,10 +74,10 @@ func EnvName(key string) string {
 // declares itself: such a key's tag has no default, and its help says
 // {default}, so that each default is stated in one place.
 var packageDefaults = map[string]any{
-	"zookeeper.session_timeout":   election.DefaultSessionTimeout,
+	"zookeeper.session_timeout":   zksession.DefaultSessionTimeout,
 	"http.max_streams":            httpapi.DefaultMaxStreams,
 	"http.max_waiters":            httpapi.DefaultMaxWaiters,
-	"proxy.hold_time":             CrashTime(election.DefaultSessionTimeout),
+	"proxy.hold_time":             CrashTime(zksession.DefaultSessionTimeout),
 	"proxy.drain_timeout":         proxy.DefaultDrainTimeout,
 	"proxy.max_held":              proxy.DefaultMaxHeld,
 	"proxy.max_connections":       proxy.DefaultMaxConnections,

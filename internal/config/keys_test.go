@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/kube"
 	"github.com/electd/electd/internal/proxy"
 )
@@ -61,7 +62,7 @@ func TestDefaults(t *testing.T) {
 	want.Exec = Exec{KillTimeout: 5 * time.Second, OnExit: "release"}
 	want.Kubernetes.TokenFile, want.Kubernetes.CAFile = kube.DefaultTokenFile, kube.DefaultCAFile
 	want.Kubernetes.RecheckInterval = kube.DefaultRecheckInterval
-	want.Proxy = Proxy{Mode: "http", AppProtocol: string(proxy.AppHTTP1), HoldTime: CrashTime(election.DefaultSessionTimeout), DrainTimeout: proxy.DefaultDrainTimeout,
+	want.Proxy = Proxy{Mode: "http", AppProtocol: string(proxy.AppHTTP1), HoldTime: CrashTime(zksession.DefaultSessionTimeout), DrainTimeout: proxy.DefaultDrainTimeout,
 		MaxHeld: proxy.DefaultMaxHeld, MaxConnections: proxy.DefaultMaxConnections, DialTimeout: proxy.DefaultDialTimeout,
 		ClientHeaderTimeout: proxy.DefaultClientHeaderTimeout, ResponseTimeout: proxy.DefaultResponseTimeout,
 		IdleTimeout: proxy.DefaultIdleTimeout, BodyTimeout: proxy.DefaultBodyTimeout, MaxHeaderBytes: proxy.DefaultMaxHeaderBytes,
@@ -98,7 +99,7 @@ func TestEngineTags(t *testing.T) {
 	c.ZooKeeper.Chroot = "" // else Path is chroot + election.path
 	engine := func(c *Config) reflect.Value {
 		return reflect.ValueOf(struct {
-			S election.SessionConfig
+			S zksession.Config
 			E election.Config
 		}{c.session(nil), c.election()})
 	}
@@ -146,7 +147,7 @@ func TestHelpQuotesTheLimits(t *testing.T) {
 	for key, want := range map[string]string{
 		"id":                        strconv.Itoa(election.MaxIDBytes) + " bytes",
 		"advertise":                 strconv.Itoa(election.MaxAdvertiseBytes) + " bytes",
-		"zookeeper.session_timeout": dur(election.MinSessionTimeout) + " to " + dur(election.MaxSessionTimeout),
+		"zookeeper.session_timeout": dur(zksession.MinSessionTimeout) + " to " + dur(zksession.MaxSessionTimeout),
 		"election.path":             strconv.Itoa(election.MaxPathBytes) + " bytes",
 		"election.term":             dur(election.MinTerm) + " to " + dur(election.MaxTerm),
 		"election.claim_delay":      "at most " + dur(election.MaxClaimDelay),

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/fielderr"
 	"github.com/electd/electd/internal/follow"
 	"github.com/electd/electd/internal/kube"
@@ -15,7 +16,7 @@ import (
 
 // Prepared is what a checked Config gives the parts of electd.
 type Prepared struct {
-	Session  election.SessionConfig
+	Session  zksession.Config
 	Election election.Config
 	// HTTPCert is the certificate of http.tls_cert_file, reloaded when the
 	// files change; nil serves plain HTTP.
@@ -91,8 +92,8 @@ func (c *Config) ElectionPath() string {
 
 // session and election map the keys onto the engine's configuration; each
 // field set here is named by its key's engine tag (TestEngineTags).
-func (c *Config) session(t *tls.Config) election.SessionConfig {
-	return election.SessionConfig{
+func (c *Config) session(t *tls.Config) zksession.Config {
+	return zksession.Config{
 		Servers:        c.ZooKeeper.Servers,
 		SessionTimeout: c.ZooKeeper.SessionTimeout,
 		Auth:           c.ZooKeeper.Auth,

@@ -13,7 +13,7 @@ import (
 // resolves is not checked here (names that do not resolve yet are retried,
 // as the key's help says). The entry is quoted with its escapes, so that a
 // control character cannot reach the terminal. A malformed host:port is
-// the engine's to name (election.SessionConfig.Validate).
+// the engine's to name (zksession.Config.Validate).
 func (c *Config) validateServers() error {
 	for _, s := range c.ZooKeeper.Servers {
 		host, _, err := net.SplitHostPort(s)

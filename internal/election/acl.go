@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -56,7 +57,7 @@ func digestID(cred string) string {
 }
 
 // aclPolicyFor reads what checkACL guards from the session's credentials.
-func aclPolicyFor(cfg SessionConfig) aclPolicy {
+func aclPolicyFor(cfg zksession.Config) aclPolicy {
 	ids := credIDs{cur: digestID(cfg.Auth)}
 	if cfg.AuthPrevious != cfg.Auth {
 		ids.prev = digestID(cfg.AuthPrevious)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -109,7 +110,7 @@ func TestNodeACLFor(t *testing.T) {
 func credUnit(t *testing.T, auth, prev string, acl []zk.ACL) *unit {
 	t.Helper()
 	u := newUnit(t, Config{})
-	u.reconfigure(func(c *SessionConfig) { c.Auth, c.AuthPrevious = auth, prev })
+	u.reconfigure(func(c *zksession.Config) { c.Auth, c.AuthPrevious = auth, prev })
 	for _, p := range aclPaths("/e") {
 		u.f.put(p, "", 0, 0)
 		u.f.mu.Lock()
@@ -193,7 +194,7 @@ func TestCheckACLNamesACredentialMismatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := credUnit(t, tc.auth, tc.prev, tc.acl)
-			u.reconfigure(func(c *SessionConfig) { c.FixACL = true }) // never applied to another credential's path
+			u.reconfigure(func(c *zksession.Config) { c.FixACL = true }) // never applied to another credential's path
 			u.f.fail("create", "/e.ids/", zk.ErrNoAuth, false).times = 100
 			_ = u.settleErr()
 			st := u.e.Status()
@@ -255,7 +256,7 @@ func TestCheckACLWidenRefused(t *testing.T) {
 }
 
 func TestSessionConfigAuthPrevious(t *testing.T) {
-	base := SessionConfig{Servers: []string{"127.0.0.1:2181"}, Auth: credNew}
+	base := zksession.Config{Servers: []string{"127.0.0.1:2181"}, Auth: credNew}
 	for _, tc := range []struct {
 		name       string
 		auth, prev string

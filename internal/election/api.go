@@ -1,6 +1,10 @@
 package election
 
-import "time"
+import (
+	"time"
+
+	"github.com/electd/electd/internal/election/zksession"
+)
 
 // Mode selects the election recipe (docs/design/election-and-lease.md, "Election modes").
 type Mode string
@@ -87,7 +91,7 @@ type Status struct {
 	// LeaseRemaining is how long the session is certainly alive on the ensemble.
 	LeaseRemaining time.Duration
 
-	State          State
+	State          zksession.State
 	SessionID      int64
 	SessionTimeout time.Duration // negotiated; 0 before the first session
 	Joined         bool          // own node exists (race: watching the leader node)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // errWithdrawPending: withdrawn, but the own node or meta node could not be
@@ -50,7 +52,7 @@ func (e *Elector) setCandidate(ctx context.Context, candidate bool, why LossReas
 		e.log.Info("withdrawing from the election: watching without standing", "reason", string(why))
 	}
 	st, sid, _ := e.s.Snapshot()
-	if st != StateConnected || sid != l.sid {
+	if st != zksession.StateConnected || sid != l.sid {
 		if !e.r.owns() {
 			return nil
 		}

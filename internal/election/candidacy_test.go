@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -70,7 +71,7 @@ func TestWithdrawLeaderHandsOver(t *testing.T) {
 func TestWithdrawWhileDisconnected(t *testing.T) {
 	u := newUnit(t, Config{})
 	u.settle()
-	u.setState(StateSuspended)
+	u.setState(zksession.StateSuspended)
 	err := u.e.setCandidate(context.Background(), false, LossWithdrawn)
 	if !errors.Is(err, errWithdrawPending) {
 		t.Fatalf("withdraw while disconnected = %v, want errWithdrawPending", err)
@@ -78,7 +79,7 @@ func TestWithdrawWhileDisconnected(t *testing.T) {
 	if u.e.Status().IsLeader {
 		t.Fatal("still leading after withdrawing")
 	}
-	u.setState(StateConnected)
+	u.setState(zksession.StateConnected)
 	u.settle()
 	if len(u.ours()) != 0 {
 		t.Fatalf("own nodes %v after reconnecting, want none", u.ours())

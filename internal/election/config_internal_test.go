@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 func TestSessionHexUnsigned(t *testing.T) {
@@ -18,8 +20,8 @@ func TestSessionHexUnsigned(t *testing.T) {
 	}
 }
 
-func validSession() SessionConfig {
-	return SessionConfig{Servers: []string{"zk-0:2181"}, SessionTimeout: 10 * time.Second}
+func validSession() zksession.Config {
+	return zksession.Config{Servers: []string{"zk-0:2181"}, SessionTimeout: 10 * time.Second}
 }
 
 func validElection() Config {
@@ -46,29 +48,29 @@ func fieldOf(t *testing.T, err error) string {
 func TestSessionConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		edit  func(*SessionConfig)
+		edit  func(*zksession.Config)
 		field string // "" when valid
 	}{
-		{"valid", func(*SessionConfig) {}, ""},
-		{"default timeout", func(c *SessionConfig) { c.SessionTimeout = 0 }, ""},
-		{"no servers", func(c *SessionConfig) { c.Servers = nil }, "Servers"},
-		{"port 0", func(c *SessionConfig) { c.Servers = []string{"zk:0"} }, "Servers"},
-		{"port 99999", func(c *SessionConfig) { c.Servers = []string{"zk:99999"} }, "Servers"},
-		{"timeout 1s", func(c *SessionConfig) { c.SessionTimeout = time.Second }, ""},
-		{"timeout below 2 ticks", func(c *SessionConfig) { c.SessionTimeout = 500 * time.Millisecond }, "SessionTimeout"},
-		{"negative timeout", func(c *SessionConfig) { c.SessionTimeout = -time.Second }, "SessionTimeout"},
-		{"timeout at the maximum", func(c *SessionConfig) { c.SessionTimeout = MaxSessionTimeout }, ""},
+		{"valid", func(*zksession.Config) {}, ""},
+		{"default timeout", func(c *zksession.Config) { c.SessionTimeout = 0 }, ""},
+		{"no servers", func(c *zksession.Config) { c.Servers = nil }, "Servers"},
+		{"port 0", func(c *zksession.Config) { c.Servers = []string{"zk:0"} }, "Servers"},
+		{"port 99999", func(c *zksession.Config) { c.Servers = []string{"zk:99999"} }, "Servers"},
+		{"timeout 1s", func(c *zksession.Config) { c.SessionTimeout = time.Second }, ""},
+		{"timeout below 2 ticks", func(c *zksession.Config) { c.SessionTimeout = 500 * time.Millisecond }, "SessionTimeout"},
+		{"negative timeout", func(c *zksession.Config) { c.SessionTimeout = -time.Second }, "SessionTimeout"},
+		{"timeout at the maximum", func(c *zksession.Config) { c.SessionTimeout = zksession.MaxSessionTimeout }, ""},
 		// Issue 14: 597 h wrapped to a negative int32 of milliseconds in the
 		// client and never connected while /healthz said 200.
-		{"timeout 597h", func(c *SessionConfig) { c.SessionTimeout = 597 * time.Hour }, "SessionTimeout"},
-		{"timeout past the maximum", func(c *SessionConfig) { c.SessionTimeout = MaxSessionTimeout + time.Millisecond }, "SessionTimeout"},
-		{"auth", func(c *SessionConfig) { c.Auth = "electd:s3cret" }, ""},
-		{"auth without colon", func(c *SessionConfig) { c.Auth = "s3cret" }, "Auth"},
-		{"auth without user", func(c *SessionConfig) { c.Auth = ":s3cret" }, "Auth"},
-		{"auth without password", func(c *SessionConfig) { c.Auth = "electd:" }, "Auth"},
-		{"auth with newline", func(c *SessionConfig) { c.Auth = "electd:s3\ncret" }, "Auth"},
-		{"auth too long", func(c *SessionConfig) { c.Auth = "u:" + strings.Repeat("p", MaxAuthBytes) }, "Auth"},
-		{"negative renew", func(c *SessionConfig) { c.RenewInterval = -1 }, "RenewInterval"},
+		{"timeout 597h", func(c *zksession.Config) { c.SessionTimeout = 597 * time.Hour }, "SessionTimeout"},
+		{"timeout past the maximum", func(c *zksession.Config) { c.SessionTimeout = zksession.MaxSessionTimeout + time.Millisecond }, "SessionTimeout"},
+		{"auth", func(c *zksession.Config) { c.Auth = "electd:s3cret" }, ""},
+		{"auth without colon", func(c *zksession.Config) { c.Auth = "s3cret" }, "Auth"},
+		{"auth without user", func(c *zksession.Config) { c.Auth = ":s3cret" }, "Auth"},
+		{"auth without password", func(c *zksession.Config) { c.Auth = "electd:" }, "Auth"},
+		{"auth with newline", func(c *zksession.Config) { c.Auth = "electd:s3\ncret" }, "Auth"},
+		{"auth too long", func(c *zksession.Config) { c.Auth = "u:" + strings.Repeat("p", zksession.MaxAuthBytes) }, "Auth"},
+		{"negative renew", func(c *zksession.Config) { c.RenewInterval = -1 }, "RenewInterval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validSession()
@@ -161,7 +163,7 @@ func TestFencingOffsetBoundCannotOverflow(t *testing.T) {
 
 // The maximum session timeout survives the client's int32 milliseconds.
 func TestMaxSessionTimeoutFitsInt32Millis(t *testing.T) {
-	if ms := MaxSessionTimeout.Milliseconds(); int64(int32(ms)) != ms {
-		t.Errorf("%v does not fit in int32 milliseconds", MaxSessionTimeout)
+	if ms := zksession.MaxSessionTimeout.Milliseconds(); int64(int32(ms)) != ms {
+		t.Errorf("%v does not fit in int32 milliseconds", zksession.MaxSessionTimeout)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -107,13 +108,13 @@ type recipe interface {
 // loopState is the Elector's share of the election's progress: the
 // session's. Run's goroutine alone reads and writes it.
 type loopState struct {
-	sid       int64 // session of the last step
-	state     State // session state at the last step
-	parentsOK bool  // the path is ready in session sid (preparePath)
-	metaSID   int64 // session whose meta node exists
-	metaUp    bool  // the application's state the meta node says (Config.AppChecked)
+	sid       int64           // session of the last step
+	state     zksession.State // session state at the last step
+	parentsOK bool            // the path is ready in session sid (preparePath)
+	metaSID   int64           // session whose meta node exists
+	metaUp    bool            // the application's state the meta node says (Config.AppChecked)
 	backoff   time.Duration
-	leasing   bool // this elector counts in the Session's lease demand
+	leasing   bool // this elector counts in the zksession.Session's lease demand
 	standing  bool // a candidate: joins and may lead (SetCandidate)
 	// identified is the session in which the election's identity was read
 	// (identity.go).
@@ -144,7 +145,7 @@ type command struct {
 
 // New validates cfg and returns an Elector that has not joined yet; Run joins.
 func New(s SessionHandle, cfg Config) (*Elector, error) {
-	if s == nil || (s == (*Session)(nil)) {
+	if s == nil || (s == (*zksession.Session)(nil)) {
 		return nil, errors.New("election: nil session")
 	}
 	if err := cfg.Validate(); err != nil {

@@ -17,13 +17,13 @@ const unitLease = 2 * time.Second
 // The lease's own rules are zksession's tests; the real-server suites
 // prove the two together.
 type fakeSession struct {
-	cfg   SessionConfig
+	cfg   zksession.Config
 	conn  zkConn
 	log   *slog.Logger
 	clock clock.Clock
 
 	mu          sync.Mutex
-	state       State
+	state       zksession.State
 	authed      bool // unused: the fields mirror zksession.Session's
 	hadSess     bool
 	sessionID   int64
@@ -38,11 +38,11 @@ type fakeSession struct {
 
 var _ SessionHandle = (*fakeSession)(nil)
 
-func (s *fakeSession) Conn() zksession.Conn  { return s.conn }
-func (s *fakeSession) Config() SessionConfig { return s.cfg }
-func (s *fakeSession) Logger() *slog.Logger  { return s.log }
-func (s *fakeSession) Clock() clock.Clock    { return s.clock }
-func (s *fakeSession) Done() <-chan struct{} { return s.done }
+func (s *fakeSession) Conn() zksession.Conn     { return s.conn }
+func (s *fakeSession) Config() zksession.Config { return s.cfg }
+func (s *fakeSession) Logger() *slog.Logger     { return s.log }
+func (s *fakeSession) Clock() clock.Clock       { return s.clock }
+func (s *fakeSession) Done() <-chan struct{}    { return s.done }
 func (s *fakeSession) ExpiryBound() time.Duration {
 	if t := s.Timeout(); t > 0 {
 		return t
@@ -50,11 +50,11 @@ func (s *fakeSession) ExpiryBound() time.Duration {
 	return s.cfg.SessionTimeout
 }
 
-func (s *fakeSession) Snapshot() (State, int64, time.Duration) {
+func (s *fakeSession) Snapshot() (zksession.State, int64, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var lease time.Duration
-	if (s.state == StateConnected || s.state == StateSuspended) && s.leaseSID == s.sessionID && s.sessionID != 0 {
+	if (s.state == zksession.StateConnected || s.state == zksession.StateSuspended) && s.leaseSID == s.sessionID && s.sessionID != 0 {
 		if d := s.leaseEnd.Sub(s.clock.Now()); d > 0 {
 			lease = d
 		}
@@ -62,7 +62,7 @@ func (s *fakeSession) Snapshot() (State, int64, time.Duration) {
 	return s.state, s.sessionID, lease
 }
 
-func (s *fakeSession) State() State                  { st, _, _ := s.Snapshot(); return st }
+func (s *fakeSession) State() zksession.State        { st, _, _ := s.Snapshot(); return st }
 func (s *fakeSession) ID() int64                     { _, sid, _ := s.Snapshot(); return sid }
 func (s *fakeSession) LeaseRemaining() time.Duration { _, _, l := s.Snapshot(); return l }
 
@@ -98,7 +98,7 @@ func (s *fakeSession) Renew() (time.Time, error) {
 		return sent, err
 	}
 	s.mu.Lock()
-	ok := s.state == StateConnected && s.sessionID == sid
+	ok := s.state == zksession.StateConnected && s.sessionID == sid
 	if ok {
 		s.leaseEnd, s.leaseSID = sent.Add(unitLease), sid
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/testkit"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
@@ -32,9 +33,9 @@ func newUnit(t *testing.T, cfg Config) *unit {
 	u := &unit{t: t, f: newFakeZK(unitSession), clk: clocktest.NewFake(time.Unix(1000, 0)), log: &testkit.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(u.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	u.s = &fakeSession{
-		cfg: SessionConfig{SessionTimeout: 4 * time.Second}, conn: u.f, log: logger, clock: u.clk,
+		cfg: zksession.Config{SessionTimeout: 4 * time.Second}, conn: u.f, log: logger, clock: u.clk,
 		subs: map[chan struct{}]struct{}{}, done: make(chan struct{}),
-		state: StateConnected, authed: true, hadSess: true, sessionID: unitSession, timeout: 4 * time.Second,
+		state: zksession.StateConnected, authed: true, hadSess: true, sessionID: unitSession, timeout: 4 * time.Second,
 		leaseSID: unitSession, leaseEnd: u.clk.Now().Add(time.Hour),
 	}
 	if cfg.Path == "" {
@@ -104,14 +105,14 @@ func (u *unit) expire(next int64) {
 
 // reconfigure changes the session's credentials after New, as the Elector
 // reads them there.
-func (u *unit) reconfigure(f func(*SessionConfig)) {
+func (u *unit) reconfigure(f func(*zksession.Config)) {
 	f(&u.s.cfg)
 	u.e.acl = nodeACLFor(u.s.cfg.Auth, u.s.cfg.AuthPrevious)
 	u.e.pol = aclPolicyFor(u.s.cfg)
 }
 
 // setState sets the session's connection state.
-func (u *unit) setState(st State) {
+func (u *unit) setState(st zksession.State) {
 	u.s.mu.Lock()
 	u.s.state = st
 	u.s.mu.Unlock()

@@ -10,47 +10,17 @@ import (
 	"github.com/electd/electd/internal/election/zksession"
 )
 
-// The ZooKeeper session lives in package zksession; these names keep the
-// ones callers already use.
-type (
-	Session          = zksession.Session
-	SessionConfig    = zksession.Config
-	SessionRecorder  = zksession.Recorder
-	State            = zksession.State
-	Credentials      = zksession.Credentials
-	CredentialKeeper = zksession.CredentialKeeper
-)
-
-const (
-	StateConnecting = zksession.StateConnecting
-	StateConnected  = zksession.StateConnected
-	StateSuspended  = zksession.StateSuspended
-	StateExpired    = zksession.StateExpired
-	StateClosed     = zksession.StateClosed
-
-	MinSessionTimeout     = zksession.MinSessionTimeout
-	DefaultSessionTimeout = zksession.DefaultSessionTimeout
-	MaxSessionTimeout     = zksession.MaxSessionTimeout
-	MaxAuthBytes          = zksession.MaxAuthBytes
-)
-
-// ErrSessionClosed: the Session was closed.
-var ErrSessionClosed = zksession.ErrSessionClosed
-
-// Connect starts a Session (zksession.Connect).
-func Connect(cfg SessionConfig) (*Session, error) { return zksession.Connect(cfg) }
-
 // SessionHandle is what an Elector uses of its Session (*Session in
 // production; a fake in the unit tests). It never closes it.
 type SessionHandle interface {
 	Conn() zksession.Conn
-	Config() SessionConfig
+	Config() zksession.Config
 	Logger() *slog.Logger
 	Clock() clock.Clock
 	// Snapshot is the state, session id and lease, read together.
-	Snapshot() (State, int64, time.Duration)
+	Snapshot() (zksession.State, int64, time.Duration)
 	Subscribe() (<-chan struct{}, func())
-	State() State
+	State() zksession.State
 	ID() int64
 	Timeout() time.Duration
 	ExpiryBound() time.Duration
@@ -62,7 +32,7 @@ type SessionHandle interface {
 	Done() <-chan struct{}
 }
 
-var _ SessionHandle = (*Session)(nil)
+var _ SessionHandle = (*zksession.Session)(nil)
 
 // zkConn is the seam in front of ZooKeeper the recipes call through.
 type zkConn = zksession.Conn

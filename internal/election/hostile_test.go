@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -67,7 +68,7 @@ func TestACLCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := newUnit(t, Config{})
-			u.reconfigure(func(c *SessionConfig) { c.Auth, c.FixACL = "electd:pw", tc.fix })
+			u.reconfigure(func(c *zksession.Config) { c.Auth, c.FixACL = "electd:pw", tc.fix })
 			u.e.acl = append(zk.DigestACL(zk.PermAll, "electd", "pw"), zk.WorldACL(zk.PermRead)...)
 			u.f.put("/e", "", 0, 0)
 			u.f.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // leaderFixture is an Elector whose view says it holds the lowest node of
@@ -14,7 +15,7 @@ func leaderFixture(t *testing.T, cfg Config) (*Elector, *fakeSession, *clocktest
 	t.Helper()
 	clk := clocktest.NewFake(time.Unix(1000, 0))
 	s := &fakeSession{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
-		state: StateConnected, authed: true, sessionID: 7, timeout: 4 * time.Second,
+		state: zksession.StateConnected, authed: true, sessionID: 7, timeout: 4 * time.Second,
 		leaseSID: 7, leaseEnd: clk.Now().Add(unitLease)}
 	if cfg.Path == "" {
 		cfg.Path = "/e"
@@ -47,7 +48,7 @@ func TestJudgeSuspendPolicies(t *testing.T) {
 		want   bool
 	}{{Hold, true}, {StepDown, false}} {
 		e, s, _ := leaderFixture(t, Config{OnSuspend: tc.policy})
-		s.state = StateSuspended
+		s.state = zksession.StateSuspended
 		if got := e.Status().IsLeader; got != tc.want {
 			t.Errorf("%s while suspended with a live lease: IsLeader=%v, want %v", tc.policy, got, tc.want)
 		}
@@ -56,11 +57,11 @@ func TestJudgeSuspendPolicies(t *testing.T) {
 
 func TestJudgeExpiredAndNewSession(t *testing.T) {
 	e, s, _ := leaderFixture(t, Config{})
-	s.state, s.sessionID = StateExpired, 0
+	s.state, s.sessionID = zksession.StateExpired, 0
 	if e.Status().IsLeader {
 		t.Fatal("leader while the session is expired")
 	}
-	s.state, s.sessionID, s.leaseSID = StateConnected, 8, 8
+	s.state, s.sessionID, s.leaseSID = zksession.StateConnected, 8, 8
 	if st := e.Status(); st.IsLeader || st.Reason != "session changed" {
 		t.Fatalf("node of session 7 on session 8: IsLeader=%v reason=%q", st.IsLeader, st.Reason)
 	}
@@ -92,7 +93,7 @@ func TestJudgeMisconfigured(t *testing.T) {
 func BenchmarkStatus(b *testing.B) {
 	clk := clocktest.NewFake(time.Unix(1000, 0))
 	s := &fakeSession{clock: clk, log: slog.New(slog.DiscardHandler), subs: map[chan struct{}]struct{}{},
-		state: StateConnected, authed: true, sessionID: 7, leaseSID: 7, leaseEnd: clk.Now().Add(time.Hour)}
+		state: zksession.StateConnected, authed: true, sessionID: 7, leaseSID: 7, leaseEnd: clk.Now().Add(time.Hour)}
 	e, _ := New(s, Config{Path: "/e", ID: "me", Clock: clk})
 	e.v = view{holds: true, joined: true, node: "n", nodeSession: 7, leader: &Participant{ID: "me"}, standing: true}
 	b.ReportAllocs()

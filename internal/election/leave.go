@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // Leaving the election for good (docs/design/election-and-lease.md, "A queue participant's
@@ -18,7 +19,7 @@ func (e *Elector) leave(ctx context.Context) error {
 	l := &e.loop
 	sess, cancel := e.s.Subscribe()
 	defer cancel()
-	if st, sid, _ := e.s.Snapshot(); st == StateConnected && sid == l.sid && e.r.holding() {
+	if st, sid, _ := e.s.Snapshot(); st == zksession.StateConnected && sid == l.sid && e.r.holding() {
 		e.handOff(ctx)
 	}
 	for {
@@ -28,11 +29,11 @@ func (e *Elector) leave(ctx context.Context) error {
 			// Nothing in the election to delete: the meta node, if any,
 			// goes with the session when it is closed.
 			return nil
-		case st == StateClosed:
+		case st == zksession.StateClosed:
 			return nil // ephemerals went with the session
-		case st == StateConnected && sid != l.sid:
+		case st == zksession.StateConnected && sid != l.sid:
 			return nil // our nodes belonged to an expired session
-		case st == StateConnected:
+		case st == zksession.StateConnected:
 			left, err := e.leaveOnce(LossShutdown)
 			if left {
 				return nil

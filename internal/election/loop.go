@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // send hands a command to Run and waits for its answer.
@@ -49,9 +50,9 @@ func (e *Elector) run(ctx context.Context) error {
 	defer cancel()
 	for {
 		err := e.settle()
-		if errors.Is(err, ErrSessionClosed) {
+		if errors.Is(err, zksession.ErrSessionClosed) {
 			e.log.Info("session closed; leaving the election")
-			return ErrSessionClosed
+			return zksession.ErrSessionClosed
 		}
 		var retry <-chan struct{}
 		stopRetry := func() {}
@@ -167,11 +168,11 @@ func (e *Elector) step() (again bool, err error) {
 	prevState := l.state
 	l.state = st
 	switch st {
-	case StateClosed:
-		return false, ErrSessionClosed
-	case StateConnected:
+	case zksession.StateClosed:
+		return false, zksession.ErrSessionClosed
+	case zksession.StateConnected:
 	default:
-		if st == StateSuspended && e.cfg.OnSuspend == StepDown && prevState != StateSuspended {
+		if st == zksession.StateSuspended && e.cfg.OnSuspend == StepDown && prevState != zksession.StateSuspended {
 			// Curator's standard policy: give up now, re-verify on reconnect.
 			e.publish(func(v *view) {
 				if v.holds {
@@ -182,7 +183,7 @@ func (e *Elector) step() (again bool, err error) {
 		}
 		return false, nil
 	}
-	if prevState != StateConnected {
+	if prevState != zksession.StateConnected {
 		e.r.verify() // re-verify after any reconnect
 	}
 	if sid != l.sid {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // publisher turns changes of Status into Observe values, Recorder counts and
@@ -87,7 +88,7 @@ func (e *Elector) emit(st Status) {
 	if !had {
 		return
 	}
-	if st.State != prev.State && (st.State == StateSuspended || st.State == StateExpired) {
+	if st.State != prev.State && (st.State == zksession.StateSuspended || st.State == zksession.StateExpired) {
 		// The session logs the connection; this line ties it to the election.
 		e.log.Warn(string(st.State), "session", sessionHex(prev.SessionID), "node", prev.Node,
 			"fencing_token", ownTok, "was_leader", prev.IsLeader)
@@ -119,7 +120,7 @@ func (e *Elector) lossReason(hint LossReason, prev, st Status) LossReason {
 		return LossShutdown
 	case hint != "":
 		return hint
-	case st.State == StateExpired || st.SessionID != prev.SessionID:
+	case st.State == zksession.StateExpired || st.SessionID != prev.SessionID:
 		return LossExpired
 	}
 	return LossSuspended

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -470,7 +471,7 @@ func TestQueueReleaseReplyLost(t *testing.T) {
 // A participant that never made a node leaves at once, connected or not.
 func TestLeaveWithNothingReturnsAtOnce(t *testing.T) {
 	u := newUnit(t, Config{})
-	u.setState(StateConnecting)
+	u.setState(zksession.StateConnecting)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	if err := u.e.leave(ctx); err != nil {
@@ -482,7 +483,7 @@ func TestLeaveWithNothingReturnsAtOnce(t *testing.T) {
 func TestLeaveDisconnectedSaysWhatIsLeft(t *testing.T) {
 	u := newUnit(t, Config{})
 	u.settle()
-	u.setState(StateSuspended)
+	u.setState(zksession.StateSuspended)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := u.e.leave(ctx)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -40,9 +41,9 @@ func reap(s SessionHandle, o orphans) {
 		for {
 			st, sid, _ := s.Snapshot()
 			switch {
-			case st == StateClosed, st == StateConnected && sid != o.sid:
+			case st == zksession.StateClosed, st == zksession.StateConnected && sid != o.sid:
 				return
-			case st == StateConnected:
+			case st == zksession.StateConnected:
 				if reapOnce(s, &o) {
 					return
 				}

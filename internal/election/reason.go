@@ -1,7 +1,9 @@
 package election
 
+import "github.com/electd/electd/internal/election/zksession"
+
 // reasonText is r in words, with the detail the view and state give.
-func reasonText(r Reason, v *view, st State) string {
+func reasonText(r Reason, v *view, st zksession.State) string {
 	switch r {
 	case ReasonLeader:
 		return "leader"

@@ -3,6 +3,7 @@ package election
 import (
 	"testing"
 
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -31,9 +32,9 @@ func TestReconnectSettlesOnce(t *testing.T) {
 				checks := u.e.Counters().Rechecks
 
 				for i := 0; i < 3; i++ { // three outages in a row: nothing may pile up
-					u.setState(StateSuspended)
+					u.setState(zksession.StateSuspended)
 					u.settle()
-					u.setState(StateConnected)
+					u.setState(zksession.StateConnected)
 					u.settle()
 				}
 				if n := u.e.Counters().Rechecks - checks; n > 3 {

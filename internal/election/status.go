@@ -1,6 +1,10 @@
 package election
 
-import "time"
+import (
+	"time"
+
+	"github.com/electd/electd/internal/election/zksession"
+)
 
 // Status returns the current snapshot from memory; it never waits on ZooKeeper.
 func (e *Elector) Status() Status {
@@ -24,7 +28,7 @@ func (e *Elector) Status() Status {
 		State:          st,
 		SessionID:      sid,
 		SessionTimeout: timeout,
-		Joined:         v.joined && (st == StateConnected || st == StateSuspended),
+		Joined:         v.joined && (st == zksession.StateConnected || st == zksession.StateSuspended),
 		Leader:         v.leader,
 		ObservedAt:     v.observedAt,
 		Participants:   v.participants,
@@ -41,7 +45,7 @@ func (e *Elector) Status() Status {
 func (e *Elector) leads() bool { return e.Status().IsLeader }
 
 // judge decides leadership from the view and the session at this instant.
-func (e *Elector) judge(v *view, st State, sid int64, lease time.Duration) Reason {
+func (e *Elector) judge(v *view, st zksession.State, sid int64, lease time.Duration) Reason {
 	switch {
 	case v.misconfigured != "":
 		return ReasonMisconfigured
@@ -63,9 +67,9 @@ func (e *Elector) judge(v *view, st State, sid int64, lease time.Duration) Reaso
 		return ReasonNoLeader
 	case v.nodeSession != sid:
 		return ReasonSessionChanged
-	case st == StateSuspended && e.cfg.OnSuspend == StepDown:
+	case st == zksession.StateSuspended && e.cfg.OnSuspend == StepDown:
 		return ReasonSuspendedStepDown
-	case st != StateConnected && st != StateSuspended:
+	case st != zksession.StateConnected && st != zksession.StateSuspended:
 		return ReasonNoSession
 	case lease <= 0:
 		return ReasonLeaseExpired

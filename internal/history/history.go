@@ -17,6 +17,7 @@ import (
 
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // DefaultSize is the number of entries a Log keeps unless told otherwise.
@@ -58,7 +59,7 @@ type Entry struct {
 	// Reason is this participant's reason after the transition
 	// (election.Status.Reason), e.g. "following web-1" or "lease expired".
 	Reason    string
-	State     election.State
+	State     zksession.State
 	Candidate bool
 	Session   int64 // this participant's session id; 0 before the first
 }

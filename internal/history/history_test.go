@@ -8,6 +8,7 @@ import (
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 var (
@@ -16,11 +17,11 @@ var (
 	web2 = &election.Participant{ID: "web-2", Node: "_c_b-latch-0000000004", Session: 0x22, FencingToken: 4294967310}
 
 	following = election.Status{ID: "web-2", Candidate: true, Why: election.ReasonFollowing, Reason: "following web-1",
-		State: election.StateConnected, SessionID: 0x22, Joined: true, Leader: web1}
+		State: zksession.StateConnected, SessionID: 0x22, Joined: true, Leader: web1}
 	leading = election.Status{ID: "web-2", Candidate: true, IsLeader: true, Why: election.ReasonLeader, Reason: "leader",
-		FencingToken: web2.FencingToken, State: election.StateConnected, SessionID: 0x22, Joined: true, Leader: web2}
+		FencingToken: web2.FencingToken, State: zksession.StateConnected, SessionID: 0x22, Joined: true, Leader: web2}
 	connecting = election.Status{ID: "web-2", Candidate: true, Why: election.ReasonNoSession, Reason: "zookeeper connecting",
-		State: election.StateConnecting}
+		State: zksession.StateConnecting}
 )
 
 // with returns st changed by f.
@@ -46,7 +47,7 @@ func TestTransitions(t *testing.T) {
 		{name: "lease expired, same leader node", prev: leading,
 			st: with(leading, func(s *election.Status) {
 				s.IsLeader, s.FencingToken, s.Why, s.Reason = false, 0, election.ReasonLeaseExpired, "lease expired"
-				s.State = election.StateSuspended
+				s.State = zksession.StateSuspended
 			}),
 			want: []Kind{Revoked, State}, wantToken: []int64{web2.FencingToken, web2.FencingToken}},
 		{name: "another leader", prev: following,
@@ -64,7 +65,7 @@ func TestTransitions(t *testing.T) {
 				s.Leader = &l
 			})},
 		{name: "suspended", prev: following,
-			st:   with(following, func(s *election.Status) { s.State = election.StateSuspended }),
+			st:   with(following, func(s *election.Status) { s.State = zksession.StateSuspended }),
 			want: []Kind{State}, wantToken: []int64{web1.FencingToken}},
 		{name: "new session", prev: following,
 			st:   with(following, func(s *election.Status) { s.SessionID = 0x23 }),
@@ -130,13 +131,13 @@ func TestFirstStatus(t *testing.T) {
 		want []Entry
 	}{
 		{name: "connecting", st: connecting, want: []Entry{
-			{Seq: 1, Time: t0, Kind: State, Reason: "zookeeper connecting", State: election.StateConnecting, Candidate: true},
+			{Seq: 1, Time: t0, Kind: State, Reason: "zookeeper connecting", State: zksession.StateConnecting, Candidate: true},
 		}},
 		{name: "a leader known", st: following, want: []Entry{
 			{Seq: 1, Time: t0, Kind: State, LeaderID: "web-1", HasLeader: true, FencingToken: web1.FencingToken, HasToken: true,
-				Reason: "following web-1", State: election.StateConnected, Candidate: true, Session: 0x22},
+				Reason: "following web-1", State: zksession.StateConnected, Candidate: true, Session: 0x22},
 			{Seq: 2, Time: t0, Kind: Leader, LeaderID: "web-1", HasLeader: true, FencingToken: web1.FencingToken, HasToken: true,
-				Reason: "following web-1", State: election.StateConnected, Candidate: true, Session: 0x22},
+				Reason: "following web-1", State: zksession.StateConnected, Candidate: true, Session: 0x22},
 		}},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // frame is one SSE event, or one comment line.
@@ -158,7 +159,7 @@ func TestEventsChanges(t *testing.T) {
 	reasonOnly.ObservedAt = fixedNow.Add(time.Second)
 	leading := leaderSt
 	suspended := leaderSt
-	suspended.State = election.StateSuspended
+	suspended.State = zksession.StateSuspended
 	lost := noLeaderSt
 
 	s := openEvents(t, followerSt, time.Hour)

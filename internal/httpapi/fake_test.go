@@ -12,6 +12,7 @@ import (
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/proxy"
 )
 
@@ -128,16 +129,16 @@ var (
 	followerSt = election.Status{
 		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2", Node: web2.Node, Candidate: true,
 		Reason: "following web-1", LeaseRemaining: 6120 * time.Millisecond,
-		State: election.StateConnected, Joined: true, Leader: web1, ObservedAt: fixedNow,
+		State: zksession.StateConnected, Joined: true, Leader: web1, ObservedAt: fixedNow,
 	}
 	leaderSt = election.Status{
 		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2", Node: web2.Node, Candidate: true,
 		IsLeader: true, Reason: "leader", FencingToken: web2.FencingToken, LeaseRemaining: 5873900 * time.Microsecond,
-		State: election.StateConnected, Joined: true, Leader: web2, ObservedAt: fixedNow,
+		State: zksession.StateConnected, Joined: true, Leader: web2, ObservedAt: fixedNow,
 	}
 	noLeaderSt = election.Status{
 		Mode: election.ModeLatch, Path: "/services/web", ID: "web-2", Candidate: true,
-		Reason: "not joined", State: election.StateConnecting,
+		Reason: "not joined", State: zksession.StateConnecting,
 	}
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // awaiter can wait, in memory, for this participant to lead.
@@ -130,7 +131,7 @@ func readyz(el statusReader) http.HandlerFunc {
 // one serves on.
 func notReadyReason(st election.Status) string {
 	switch {
-	case st.State != election.StateConnected:
+	case st.State != zksession.StateConnected:
 		return "zookeeper " + string(st.State)
 	case st.Misconfigured != "":
 		return "misconfigured: " + st.Misconfigured

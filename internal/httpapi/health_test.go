@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 func TestHealthzLeader(t *testing.T) {
@@ -178,7 +179,7 @@ func TestHealthz(t *testing.T) {
 
 func TestReadyz(t *testing.T) {
 	suspended := followerSt
-	suspended.State = election.StateSuspended
+	suspended.State = zksession.StateSuspended
 	notJoined := followerSt
 	notJoined.Joined = false
 	misconfigured := followerSt
@@ -188,7 +189,7 @@ func TestReadyz(t *testing.T) {
 	draining := followerSt
 	draining.Why, draining.Reason = election.ReasonShuttingDown, "shutting down"
 	duplicate := noLeaderSt
-	duplicate.State, duplicate.Why = election.StateConnected, election.ReasonDuplicateID
+	duplicate.State, duplicate.Why = zksession.StateConnected, election.ReasonDuplicateID
 	duplicate.Reason = "duplicate id: another live participant (session 0x2) has id \"b\"; give each sidecar a unique id, e.g. the pod name"
 	tests := []struct {
 		name string

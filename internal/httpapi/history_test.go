@@ -7,6 +7,7 @@ import (
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/history"
 )
 
@@ -25,11 +26,11 @@ func (f *fakeHistory) Last(n int) []history.Entry {
 }
 
 var testHistory = []history.Entry{
-	{Seq: 1, Time: fixedNow, Kind: history.State, Reason: "zookeeper connecting", State: election.StateConnecting, Candidate: true},
+	{Seq: 1, Time: fixedNow, Kind: history.State, Reason: "zookeeper connecting", State: zksession.StateConnecting, Candidate: true},
 	{Seq: 2, Time: fixedNow.Add(1500 * time.Millisecond), Kind: history.Leader, LeaderID: "web-1", HasLeader: true,
-		FencingToken: 4294967302, HasToken: true, Reason: "following web-1", State: election.StateConnected, Candidate: true, Session: 0x1000a2b3c4d0002},
+		FencingToken: 4294967302, HasToken: true, Reason: "following web-1", State: zksession.StateConnected, Candidate: true, Session: 0x1000a2b3c4d0002},
 	{Seq: 3, Time: fixedNow.Add(9 * time.Second), Kind: history.Elected, LeaderID: "web-2", HasLeader: true,
-		FencingToken: 4294967310, HasToken: true, Reason: "leader", State: election.StateConnected, Candidate: true, Session: 0x1000a2b3c4d0002},
+		FencingToken: 4294967310, HasToken: true, Reason: "leader", State: zksession.StateConnected, Candidate: true, Session: 0x1000a2b3c4d0002},
 }
 
 const (

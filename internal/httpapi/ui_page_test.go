@@ -16,6 +16,7 @@ import (
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/candidacy"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/history"
 )
 
@@ -238,7 +239,7 @@ func TestStatusPageEscapes(t *testing.T) {
 	f := newFake(st)
 	f.parts = []election.Participant{*evil, *web2}
 	hist := []history.Entry{{Seq: 1, Time: fixedNow, Kind: history.Leader, LeaderID: hostile, HasLeader: true, Reason: "following " + hostile,
-		State: election.StateConnected, Candidate: true}}
+		State: zksession.StateConnected, Candidate: true}}
 	_, body := doGet(t, newTestRouter(f, Options{History: &fakeHistory{entries: hist}}), "/")
 
 	for _, bad := range []string{"<script>x", "<img"} {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/electd/electd/internal/config"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/metrics"
 
@@ -33,7 +34,7 @@ type stubElection struct{ st election.Status }
 func newStubElection() *stubElection {
 	return &stubElection{st: election.Status{
 		Mode: election.ModeLatch, Path: "/stub", ID: "me", Node: "_c_b-latch-0000000001",
-		State: election.StateConnected, Joined: true, Reason: "following other",
+		State: zksession.StateConnected, Joined: true, Reason: "following other",
 		Leader: &election.Participant{ID: "other", Node: "_c_a-latch-0000000000"},
 	}}
 }

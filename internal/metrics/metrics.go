@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/kube"
 )
 
@@ -43,9 +44,9 @@ var lossReasons = []election.LossReason{
 }
 
 // states are the label values of electd_zk_state.
-var states = []election.State{
-	election.StateConnecting, election.StateConnected, election.StateSuspended,
-	election.StateExpired, election.StateClosed,
+var states = []zksession.State{
+	zksession.StateConnecting, zksession.StateConnected, zksession.StateSuspended,
+	zksession.StateExpired, zksession.StateClosed,
 }
 
 // NewRegistry is a daemon's own registry, never the global one, with the
@@ -62,7 +63,7 @@ func Handler(reg *prometheus.Registry) http.Handler {
 }
 
 // Metrics holds the counters. It implements election.Recorder and
-// election.SessionRecorder; its methods never block.
+// zksession.Recorder; its methods never block.
 type Metrics struct {
 	acquired      prometheus.Counter
 	lost          *prometheus.CounterVec
@@ -75,8 +76,8 @@ type Metrics struct {
 }
 
 var (
-	_ election.Recorder        = (*Metrics)(nil)
-	_ election.SessionRecorder = (*Metrics)(nil)
+	_ election.Recorder  = (*Metrics)(nil)
+	_ zksession.Recorder = (*Metrics)(nil)
 )
 
 // New registers electd's counters on reg, with the const label
@@ -156,14 +157,14 @@ func (m *Metrics) LeaderChanged() { m.leaderChanges.Inc() }
 // DuplicateID implements election.Recorder.
 func (m *Metrics) DuplicateID(string) { m.duplicateIDs.Inc() }
 
-// SessionExpired implements election.SessionRecorder.
+// SessionExpired implements zksession.Recorder.
 func (m *Metrics) SessionExpired() { m.expirations.Inc() }
 
-// Reconnected implements election.SessionRecorder.
+// Reconnected implements zksession.Recorder.
 func (m *Metrics) Reconnected() { m.reconnects.Inc() }
 
 // KubeCallFailed implements kube.Recorder.
 func (m *Metrics) KubeCallFailed(op string) { m.kubeFailures.WithLabelValues(op).Inc() }
 
-// LeaseRenewed implements election.SessionRecorder.
+// LeaseRenewed implements zksession.Recorder.
 func (m *Metrics) LeaseRenewed(rtt time.Duration) { m.renewals.Observe(rtt.Seconds()) }

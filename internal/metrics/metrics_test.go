@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 const path = "/services/web"
@@ -48,7 +49,7 @@ func TestGaugesFollowStatusAtScrapeTime(t *testing.T) {
 	reg, src, _ := setup(t)
 	src.set(election.Status{
 		IsLeader: true, FencingToken: 4294967302, LeaseRemaining: 2500 * time.Millisecond,
-		SessionTimeout: 4 * time.Second, State: election.StateSuspended, Participants: 3,
+		SessionTimeout: 4 * time.Second, State: zksession.StateSuspended, Participants: 3,
 	})
 	want := `
 # HELP electd_is_leader 1 while this participant leads with a valid lease, checked at scrape time; else 0.
@@ -84,7 +85,7 @@ electd_misconfigured{election="/services/web"} 0
 	}
 
 	// The next scrape sees the next status: nothing is cached.
-	src.set(election.Status{State: election.StateConnected, LeaseRemaining: -time.Second, Misconfigured: "lock- nodes", Candidate: true})
+	src.set(election.Status{State: zksession.StateConnected, LeaseRemaining: -time.Second, Misconfigured: "lock- nodes", Candidate: true})
 	for name, want := range map[string]float64{
 		"electd_is_leader": 0, "electd_fencing_token": 0, "electd_lease_remaining_seconds": 0, "electd_misconfigured": 1,
 		"electd_candidate": 1,
@@ -110,7 +111,7 @@ func TestCounters(t *testing.T) {
 	}
 
 	var rec election.Recorder = m
-	var srec election.SessionRecorder = m
+	var srec zksession.Recorder = m
 	rec.LeadershipAcquired()
 	rec.LeadershipAcquired()
 	rec.LeadershipLost(election.LossTerm)
@@ -234,7 +235,7 @@ func hasLabel(ls []*dto.LabelPair, name, value string) bool {
 
 func TestLeaseRenewalHistogram(t *testing.T) {
 	reg, _, m := setup(t)
-	var srec election.SessionRecorder = m
+	var srec zksession.Recorder = m
 	srec.LeaseRenewed(3 * time.Millisecond)
 	srec.LeaseRenewed(300 * time.Millisecond)
 	want := `
@@ -285,7 +286,7 @@ func TestRenewalBucketsReachTheAlertThreshold(t *testing.T) {
 			top = max(top, b.GetUpperBound()) // +Inf is not in the list
 		}
 	}
-	if want := 0.1 * election.MaxSessionTimeout.Seconds(); top < want {
+	if want := 0.1 * zksession.MaxSessionTimeout.Seconds(); top < want {
 		t.Errorf("top bucket %gs, want at least %gs (a tenth of the longest session timeout)", top, want)
 	}
 }

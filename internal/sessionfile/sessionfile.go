@@ -19,7 +19,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // Identity is what a kept session belongs to: a file written for another
@@ -51,7 +51,7 @@ type record struct {
 	Password []byte   `json:"password"` // base64 in JSON
 }
 
-// File is an open, locked session file: the election.CredentialKeeper of
+// File is an open, locked session file: the zksession.CredentialKeeper of
 // one process.
 type File struct {
 	f     *os.File
@@ -61,7 +61,7 @@ type File struct {
 // Open opens (creating, mode 0600) and locks the file at path. It returns
 // the file and the credentials kept for ident, or why none are; with
 // WhyLocked it returns no File: this process must neither resume nor keep.
-func Open(path string, ident Identity) (*File, *election.Credentials, Why, error) {
+func Open(path string, ident Identity) (*File, *zksession.Credentials, Why, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, WhyNone, fmt.Errorf("session file: %w", err)
@@ -83,7 +83,7 @@ func Open(path string, ident Identity) (*File, *election.Credentials, Why, error
 	return sf, c, why, nil
 }
 
-func (sf *File) read() (*election.Credentials, Why) {
+func (sf *File) read() (*zksession.Credentials, Why) {
 	b, err := io.ReadAll(io.LimitReader(sf.f, 64<<10))
 	switch {
 	case err != nil:
@@ -98,7 +98,7 @@ func (sf *File) read() (*election.Credentials, Why) {
 	if r.Identity != sf.ident {
 		return nil, WhyOther
 	}
-	c := &election.Credentials{ID: r.Session, Password: r.Password}
+	c := &zksession.Credentials{ID: r.Session, Password: r.Password}
 	if c.ID == 0 || len(c.Password) == 0 {
 		return nil, WhyUnusable
 	}
@@ -107,7 +107,7 @@ func (sf *File) read() (*election.Credentials, Why) {
 
 // Keep replaces the file's content with c. The file is rewritten in place,
 // not renamed over: the lock is on its inode.
-func (sf *File) Keep(c election.Credentials) error {
+func (sf *File) Keep(c zksession.Credentials) error {
 	b, err := json.Marshal(record{Version: 1, Identity: sf.ident, Session: c.ID, Password: c.Password})
 	if err != nil {
 		return err

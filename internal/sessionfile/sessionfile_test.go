@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 var me = Identity{PodUID: "uid-1", Hostname: "web-1", ID: "web-1", Path: "/e", Servers: "zk:2181"}
@@ -18,7 +18,7 @@ func TestKeepThenResume(t *testing.T) {
 	if err != nil || c != nil || why != WhyEmpty {
 		t.Fatalf("first open: %v %v %q", c, err, why)
 	}
-	want := election.Credentials{ID: 0x1234, Password: []byte("secret-password!")}
+	want := zksession.Credentials{ID: 0x1234, Password: []byte("secret-password!")}
 	if err := f.Keep(want); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestOtherIdentityIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = f.Keep(election.Credentials{ID: 7, Password: []byte("pw")})
+	_ = f.Keep(zksession.Credentials{ID: 7, Password: []byte("pw")})
 	f.Close()
 	for name, change := range map[string]func(*Identity){
 		"pod":     func(i *Identity) { i.PodUID = "uid-2" },
@@ -78,7 +78,7 @@ func TestSecondOpenerIsLockedOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = f.Keep(election.Credentials{ID: 7, Password: []byte("pw")})
+	_ = f.Keep(zksession.Credentials{ID: 7, Password: []byte("pw")})
 	g, c, why, err := Open(p, me)
 	if err != nil || g != nil || c != nil || why != WhyLocked {
 		t.Fatalf("second open while locked: %v %v %v %q", g, c, err, why)
@@ -107,7 +107,7 @@ func TestTornFileIgnored(t *testing.T) {
 }
 
 func TestCredentialsNeverPrintThePassword(t *testing.T) {
-	c := election.Credentials{ID: 0xabc, Password: []byte("hunter2-password")}
+	c := zksession.Credentials{ID: 0xabc, Password: []byte("hunter2-password")}
 	for _, s := range []string{c.String(), c.GoString(), c.LogValue().String()} {
 		if strings.Contains(s, "hunter2") || !strings.Contains(s, "0xabc") {
 			t.Fatalf("printed %q", s)

@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // member is one simulated participant: a Session and an Elector of its own
 // (its own ZooKeeper connection), as one electd process has, without HTTP.
 type member struct {
 	id    string
-	sess  *election.Session
+	sess  *zksession.Session
 	el    *election.Elector
 	stop  context.CancelFunc
 	ran   chan struct{} // closed when Run returned
@@ -34,7 +35,7 @@ func (m *member) LeaseRenewed(time.Duration) { m.syncs.Add(1) }
 func startMember(servers []string, timeout time.Duration, path, id string) (*member, error) {
 	m := &member{id: id, ran: make(chan struct{})}
 	var err error
-	m.sess, err = election.Connect(election.SessionConfig{Servers: servers, SessionTimeout: timeout, Recorder: m})
+	m.sess, err = zksession.Connect(zksession.Config{Servers: servers, SessionTimeout: timeout, Recorder: m})
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/electd/electd/tests/harness/wait"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // cutOffFor is how long the leader's pod is cut off: three session
@@ -138,7 +138,7 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	if newLeader == leader || f.Changes == 0 {
 		t.Errorf("%s cut off for %s still leads: its session should have expired", leader, cutOffFor)
 	}
-	bar := election.DefaultSessionTimeout + time.Second
+	bar := zksession.DefaultSessionTimeout + time.Second
 	if d.F.HoldTime > 0 {
 		if len(reached) > 0 {
 			t.Errorf("cut-off of %s: %d requests that reached a pod failed; its proxies hold them for %s, so none may fail; the first:\n%s",

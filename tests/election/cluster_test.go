@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/tests/harness/zktest"
 )
 
@@ -58,7 +59,7 @@ func TestZKClusterKillLeaderServer(t *testing.T) {
 			switch policy {
 			case election.Hold:
 				waitFor(t, liveWithin, l.name+" reconnected with the same session", func() bool {
-					return l.sess.State() == election.StateConnected && l.sess.ID() == st.SessionID
+					return l.sess.State() == zksession.StateConnected && l.sess.ID() == st.SessionID
 				})
 				back := time.Now() // or earlier: seen by polling
 				short := back.Add(renewSlack).Before(leaseEnd)
@@ -148,7 +149,7 @@ func TestZKClusterIsolateLeaderServer(t *testing.T) {
 	waitReady(t, ens)
 	waitFor(t, 30*time.Second, old.name+" to rejoin as a follower with a new session", func() bool {
 		st := old.status()
-		return st.State == election.StateConnected && st.SessionID != 0 && st.SessionID != oldSID && st.Joined && !st.IsLeader
+		return st.State == zksession.StateConnected && st.SessionID != 0 && st.SessionID != oldSID && st.Joined && !st.IsLeader
 	})
 	holdFor(t, 500*time.Millisecond, nl.name+" keeps leading", func() bool { return nl.leads() && !old.leads() })
 	h.waitNodesConsistent(10*time.Second, 200*time.Millisecond)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/tests/harness/zktest"
 )
 
@@ -72,7 +73,7 @@ func TestZKLeaderSessionExpiry(t *testing.T) {
 			old.proxy.Heal()
 			waitFor(t, 15*time.Second, old.name+" to rejoin as a follower with a new session", func() bool {
 				st := old.status()
-				return st.State == election.StateConnected && st.SessionID != 0 && st.SessionID != oldSID && st.Joined && !st.IsLeader
+				return st.State == zksession.StateConnected && st.SessionID != 0 && st.SessionID != oldSID && st.Joined && !st.IsLeader
 			})
 			holdFor(t, time.Second, nl.name+" keeps leading and "+old.name+" does not regain it", func() bool {
 				return nl.leads() && !old.leads()
@@ -100,7 +101,7 @@ func TestZKCreateReplyLost(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			h := newHarness(t, ens, "/lost-reply/"+string(mode), mode)
 			// A longer session, so that the outage below stays well within it.
-			p := h.start(opts{chain: true, session: func(c *election.SessionConfig) { c.SessionTimeout = 4 * time.Second }})
+			p := h.start(opts{chain: true, session: func(c *zksession.Config) { c.SessionTimeout = 4 * time.Second }})
 			waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
 			h.startJoined(2, opts{})
 			sid := p.sess.ID()
@@ -127,7 +128,7 @@ func TestZKCreateReplyLost(t *testing.T) {
 			p.proxy.Heal()
 			waitFor(t, 15*time.Second, p.name+" to join again", func() bool {
 				st := p.status()
-				return st.Joined && st.State == election.StateConnected && st.Node != ""
+				return st.Joined && st.State == zksession.StateConnected && st.Node != ""
 			})
 			h.waitNodesConsistent(10*time.Second, 500*time.Millisecond)
 			if got := p.sess.ID(); got != sid {
@@ -172,7 +173,7 @@ func TestZKCreateReplyLost(t *testing.T) {
 			p.proxy.Heal()
 			waitFor(t, 15*time.Second, p.name+" to rejoin with a new session", func() bool {
 				st := p.status()
-				return st.Joined && st.State == election.StateConnected && st.SessionID != oldSID && st.SessionID != 0
+				return st.Joined && st.State == zksession.StateConnected && st.SessionID != oldSID && st.SessionID != 0
 			})
 			h.waitNodesConsistent(10*time.Second, 500*time.Millisecond)
 			h.waitOneLeader(liveWithin)
@@ -191,7 +192,7 @@ func TestZKResignDuringCreate(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			h := newHarness(t, ens, "/resign-in-flight/"+string(mode), mode)
 			// A longer session, so that the outage below stays well within it.
-			p := h.start(opts{chain: true, session: func(c *election.SessionConfig) { c.SessionTimeout = 4 * time.Second }})
+			p := h.start(opts{chain: true, session: func(c *zksession.Config) { c.SessionTimeout = 4 * time.Second }})
 			waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
 			h.startJoined(1, opts{})
 			sid := p.sess.ID()
@@ -215,7 +216,7 @@ func TestZKResignDuringCreate(t *testing.T) {
 			cancel()
 			t.Logf("Resign while disconnected: %v; node on the server: %v", err, owned())
 			p.proxy.Heal()
-			waitFor(t, liveWithin, p.name+"'s session back", func() bool { return p.sess.State() == election.StateConnected })
+			waitFor(t, liveWithin, p.name+"'s session back", func() bool { return p.sess.State() == zksession.StateConnected })
 			if p.sess.ID() != sid {
 				t.Fatalf("%s's session changed (0x%x -> 0x%x): the outage was too long to test anything", p, sid, p.sess.ID())
 			}
@@ -240,7 +241,7 @@ func TestZKServerOutages(t *testing.T) {
 		h := newHarness(t, ens, "/outage/late-server", election.ModeLatch)
 		ps := h.startN(3, opts{})
 		for _, p := range ps {
-			if st := p.status(); st.IsLeader || st.State == election.StateConnected {
+			if st := p.status(); st.IsLeader || st.State == zksession.StateConnected {
 				t.Fatalf("%s with no server: %s", p, describe(p, st))
 			}
 		}
@@ -287,7 +288,7 @@ func TestZKServerOutages(t *testing.T) {
 		h.waitAgreement(h.waitOneLeader(liveWithin))
 
 		var mu sync.Mutex
-		seen := map[*participant][]election.State{}
+		seen := map[*participant][]zksession.State{}
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		defer func() { cancel(); wg.Wait() }()
@@ -304,10 +305,10 @@ func TestZKServerOutages(t *testing.T) {
 				}
 			}()
 		}
-		observed := func(p *participant) []election.State {
+		observed := func(p *participant) []zksession.State {
 			mu.Lock()
 			defer mu.Unlock()
-			return append([]election.State(nil), seen[p]...)
+			return append([]zksession.State(nil), seen[p]...)
 		}
 		for i := range 4 {
 			if err := ens.StopAll(); err != nil {
@@ -315,7 +316,7 @@ func TestZKServerOutages(t *testing.T) {
 			}
 			waitFor(t, liveWithin, fmt.Sprintf("round %d: every participant suspended", i), func() bool {
 				for _, p := range ps {
-					if s := observed(p); len(s) == 0 || s[len(s)-1] != election.StateSuspended {
+					if s := observed(p); len(s) == 0 || s[len(s)-1] != zksession.StateSuspended {
 						return false
 					}
 				}
@@ -326,7 +327,7 @@ func TestZKServerOutages(t *testing.T) {
 			}
 			waitFor(t, 20*time.Second, fmt.Sprintf("round %d: every participant connected", i), func() bool {
 				for _, p := range ps {
-					if s := observed(p); len(s) == 0 || s[len(s)-1] != election.StateConnected {
+					if s := observed(p); len(s) == 0 || s[len(s)-1] != zksession.StateConnected {
 						return false
 					}
 				}
@@ -339,7 +340,7 @@ func TestZKServerOutages(t *testing.T) {
 			s := observed(p)
 			n := 0
 			for _, st := range s {
-				if st == election.StateSuspended {
+				if st == zksession.StateSuspended {
 					n++
 				}
 			}
@@ -398,7 +399,7 @@ func TestZKStalledServer(t *testing.T) {
 		}
 		before := accepted.Load()
 		start := time.Now()
-		sess, err := election.Connect(election.SessionConfig{Servers: servers, SessionTimeout: sessionTimeout})
+		sess, err := zksession.Connect(zksession.Config{Servers: servers, SessionTimeout: sessionTimeout})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/tests/harness/invariant"
 	"github.com/electd/electd/tests/harness/zktest"
 )
@@ -101,7 +102,7 @@ func (h *harness) tryStart(o opts) (*participant, error) {
 		}
 		servers = []string{p.proxy.Addr()}
 	}
-	scfg := election.SessionConfig{Servers: servers, SessionTimeout: sessionTimeout, Recorder: p.rec}
+	scfg := zksession.Config{Servers: servers, SessionTimeout: sessionTimeout, Recorder: p.rec}
 	if os.Getenv("ELECTD_TEST_LOG") != "" {
 		// Debugging aid: every participant's log on stderr.
 		scfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("p", name)
@@ -109,7 +110,7 @@ func (h *harness) tryStart(o opts) (*participant, error) {
 	if o.session != nil {
 		o.session(&scfg)
 	}
-	sess, err := election.Connect(scfg)
+	sess, err := zksession.Connect(scfg)
 	if err != nil {
 		p.closeProxies()
 		return nil, fmt.Errorf("%s: Connect: %w", name, err)
@@ -370,7 +371,7 @@ func (c *checker) lostSince(p *participant, since time.Time) bool {
 }
 
 // states returns the sequence of connection states seen for p.
-func (c *checker) states(p *participant) []election.State { return c.s.states(p.name) }
+func (c *checker) states(p *participant) []zksession.State { return c.s.states(p.name) }
 
 // history renders what every participant was seen doing over the last d.
 func (c *checker) history(d time.Duration) string { return c.s.history(d) }

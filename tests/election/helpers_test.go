@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/tests/harness/wait"
 	"github.com/electd/electd/tests/harness/zktest"
 )
@@ -92,7 +93,7 @@ type opts struct {
 	// refuses the reconnect (see refuseAfterCreate).
 	chain   bool
 	servers []string // default: every server of the ensemble
-	session func(*election.SessionConfig)
+	session func(*zksession.Config)
 	config  func(*election.Config)
 	noRun   bool // New but do not Run yet (call run)
 }
@@ -101,7 +102,7 @@ type participant struct {
 	h     *harness
 	name  string
 	id    string
-	sess  *election.Session
+	sess  *zksession.Session
 	el    *election.Elector
 	proxy *zktest.Proxy // the proxy the session dials, if any
 	inner *zktest.Proxy // with opts.chain: the proxy between proxy and the server

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestZKHostileClient(t *testing.T) {
 	ens := startZK(t)
 	auth := func(fix bool) opts {
-		return opts{session: func(c *election.SessionConfig) { c.Auth, c.FixACL = "electd:secret", fix }}
+		return opts{session: func(c *zksession.Config) { c.Auth, c.FixACL = "electd:secret", fix }}
 	}
 	const evil = "/_c_00000000-0000-0000-0000-000000000000-latch-!"
 

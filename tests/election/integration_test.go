@@ -17,6 +17,7 @@ import (
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 var allModes = []election.Mode{election.ModeLatch, election.ModeSelector, election.ModeRace}
@@ -212,7 +213,7 @@ func TestZKUnresolvableServer(t *testing.T) {
 func TestZKACL(t *testing.T) {
 	ens := startZK(t)
 	h := newHarness(t, ens, "/acl/election", election.ModeLatch)
-	withAuth := opts{session: func(c *election.SessionConfig) { c.Auth = "user:pass" }}
+	withAuth := opts{session: func(c *zksession.Config) { c.Auth = "user:pass" }}
 	h.startJoined(2, withAuth)
 	l := h.waitOneLeader(liveWithin)
 	h.waitAgreement(l)
@@ -340,7 +341,7 @@ func TestZKCurator(t *testing.T) {
 
 	t.Run("relative-path", func(t *testing.T) {
 		h := newHarness(t, ens, "/curator/relative", election.ModeLatch)
-		sess, err := election.Connect(election.SessionConfig{Servers: h.servers(), SessionTimeout: sessionTimeout})
+		sess, err := zksession.Connect(zksession.Config{Servers: h.servers(), SessionTimeout: sessionTimeout})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +361,7 @@ func TestZKCurator(t *testing.T) {
 		for _, mode := range allModes {
 			h := newHarness(t, ens, "/curator/missing/"+string(mode), mode)
 			p := h.start(opts{noRun: true})
-			waitFor(t, 10*time.Second, "session connected", func() bool { return p.sess.State() == election.StateConnected })
+			waitFor(t, 10*time.Second, "session connected", func() bool { return p.sess.State() == zksession.StateConnected })
 			got, err := p.el.Participants(ctxFor(t, 5*time.Second))
 			if err != nil || len(got) != 0 {
 				t.Errorf("%s: Participants on a missing path = %v, %v; want empty, nil", mode, got, err)
@@ -480,8 +481,8 @@ func TestZKCurator(t *testing.T) {
 		tok := h.waitAgreement(l)
 		l.sess.Close()
 		waitFor(t, liveWithin, l.name+"'s Run to return", l.runReturned)
-		if !errors.Is(l.runErr, election.ErrSessionClosed) {
-			t.Errorf("%s: Run returned %v, want %v", l, l.runErr, election.ErrSessionClosed)
+		if !errors.Is(l.runErr, zksession.ErrSessionClosed) {
+			t.Errorf("%s: Run returned %v, want %v", l, l.runErr, zksession.ErrSessionClosed)
 		}
 		l.stop(t)
 		nl := h.waitLeaderOtherThan(liveWithin, l)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/tests/harness/curatortest"
 	"github.com/electd/electd/tests/harness/wait"
 	"github.com/electd/electd/tests/harness/zktest"
@@ -296,7 +297,7 @@ func interopMixed(t *testing.T, ens *zktest.Ensemble, path string, curatorFirst 
 
 type interopGo struct {
 	id       string
-	sess     *election.Session
+	sess     *zksession.Session
 	el       *election.Elector
 	cancel   context.CancelFunc
 	runDone  chan struct{}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/tests/harness/curatortest"
 	"github.com/electd/electd/tests/harness/invariant"
 	"github.com/electd/electd/tests/harness/zktest"
@@ -67,7 +68,7 @@ func (w *interopWorld) startGo(ens *zktest.Ensemble, path string, mode election.
 // interopStartGo connects a session and runs an electd Elector on it until the test ends.
 func interopStartGo(t *testing.T, ens *zktest.Ensemble, path string, mode election.Mode, id string, term time.Duration) *interopGo {
 	t.Helper()
-	sess, err := election.Connect(election.SessionConfig{Servers: ens.Servers(), SessionTimeout: interopSession})
+	sess, err := zksession.Connect(zksession.Config{Servers: ens.Servers(), SessionTimeout: interopSession})
 	if err != nil {
 		t.Fatalf("%s: Connect: %v", id, err)
 	}

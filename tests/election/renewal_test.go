@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 )
 
 // renewCounter counts the lease renewals of one session.
@@ -28,7 +29,7 @@ func TestZKRenewalLoad(t *testing.T) {
 		c := &renewCounter{}
 		// The next in line takes over, so that the successor after the
 		// handoff is known: the test is about who renews.
-		p := h.start(opts{session: func(sc *election.SessionConfig) { sc.Recorder = c },
+		p := h.start(opts{session: func(sc *zksession.Config) { sc.Recorder = c },
 			config: func(c *election.Config) { c.Handoff = election.HandoffNext }})
 		waitFor(t, 15*time.Second, p.name+" joined", func() bool { return p.status().Joined })
 		counters[p.name] = c

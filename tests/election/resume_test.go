@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/tests/harness/zktest"
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
 )
@@ -24,10 +25,10 @@ import (
 // keeper is a CredentialKeeper in memory.
 type keeper struct {
 	mu sync.Mutex
-	c  election.Credentials
+	c  zksession.Credentials
 }
 
-func (k *keeper) Keep(c election.Credentials) error {
+func (k *keeper) Keep(c zksession.Credentials) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.c = c
@@ -36,7 +37,7 @@ func (k *keeper) Keep(c election.Credentials) error {
 
 func (k *keeper) Forget() error { return nil }
 
-func (k *keeper) kept() election.Credentials {
+func (k *keeper) kept() zksession.Credentials {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.c
@@ -55,7 +56,7 @@ func (r *leaseRenewals) count() int64               { return r.n.Load() }
 func leaderOn(t *testing.T, servers []string, path string) (*election.Elector, *keeper, *leaseRenewals) {
 	t.Helper()
 	k, rc := &keeper{}, &leaseRenewals{}
-	s, err := election.Connect(election.SessionConfig{Servers: servers, SessionTimeout: 4 * time.Second,
+	s, err := zksession.Connect(zksession.Config{Servers: servers, SessionTimeout: 4 * time.Second,
 		Keeper: k, Recorder: rc})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func leaderOn(t *testing.T, servers []string, path string) (*election.Elector, *
 }
 
 // second presents c on servers, as a second process with the file would.
-func second(t *testing.T, servers []string, c election.Credentials) *zk.Conn {
+func second(t *testing.T, servers []string, c zksession.Credentials) *zk.Conn {
 	t.Helper()
 	conn, _, err := zk.Connect(servers, 4*time.Second, zk.WithSession(c.ID, c.Password),
 		zk.WithLogInfo(false))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/tests/harness/invariant"
 	"github.com/electd/electd/tests/harness/wait"
 )
@@ -196,10 +197,10 @@ func (s *sampler) lostSince(who string, since time.Time) bool {
 }
 
 // states returns the sequence of connection states seen for who.
-func (s *sampler) states(who string) []election.State {
-	var out []election.State
+func (s *sampler) states(who string) []zksession.State {
+	var out []zksession.State
 	for _, x := range s.of(who) {
-		if st := election.State(x.State); len(out) == 0 || out[len(out)-1] != st {
+		if st := zksession.State(x.State); len(out) == 0 || out[len(out)-1] != st {
 			out = append(out, st)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/testkit/testcert"
 	"github.com/electd/electd/tests/harness/zktest"
 )
@@ -31,7 +32,7 @@ func TestZKTLS(t *testing.T) {
 	t.Run("elects over TLS", func(t *testing.T) {
 		h := newHarness(t, ens, "/tls/election", election.ModeLatch)
 		for _, server := range []string{secure[0], strings.Replace(secure[0], "127.0.0.1", "localhost", 1)} {
-			h.start(opts{servers: []string{server}, session: func(c *election.SessionConfig) { c.TLS = good }})
+			h.start(opts{servers: []string{server}, session: func(c *zksession.Config) { c.TLS = good }})
 		}
 		l := h.waitOneLeader(15 * time.Second)
 		h.waitAgreement(l)
@@ -40,8 +41,8 @@ func TestZKTLS(t *testing.T) {
 	t.Run("a server the CA did not sign is refused", func(t *testing.T) {
 		other := testcert.NewCA(t, "someone-else")
 		bad := &tls.Config{RootCAs: other.Pool(), Certificates: []tls.Certificate{client.TLSCertificate(t)}}
-		sc := election.SessionConfig{Servers: []string{secure[0]}, SessionTimeout: sessionTimeout, TLS: bad}
-		s, err := election.Connect(sc)
+		sc := zksession.Config{Servers: []string{secure[0]}, SessionTimeout: sessionTimeout, TLS: bad}
+		s, err := zksession.Connect(sc)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/proxy"
 	"github.com/electd/electd/tests/harness/proxykit"
@@ -70,7 +71,7 @@ func (f *fence) problems() []string {
 // inprocMember is one participant: an elector, its proxy, its application.
 type inprocMember struct {
 	name   string
-	sess   *election.Session
+	sess   *zksession.Session
 	el     *election.Elector
 	px     *proxy.Proxy
 	addr   string // the proxy's, for clients
@@ -108,7 +109,7 @@ func startMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fence
 		t.Fatal(err)
 	}
 	m.peer = peerLn.Addr().String()
-	m.sess, err = election.Connect(election.SessionConfig{Servers: ens.Servers(), SessionTimeout: 4 * time.Second})
+	m.sess, err = zksession.Connect(zksession.Config{Servers: ens.Servers(), SessionTimeout: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

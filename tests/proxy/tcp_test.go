@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/forward"
 	"github.com/electd/electd/internal/proxy"
 	"github.com/electd/electd/tests/harness/wait"
@@ -47,7 +48,7 @@ func startTCPMember(t *testing.T, ens *zktest.Ensemble, path, name string, f *fe
 		t.Fatal(err)
 	}
 	m.addr = client.Addr().String()
-	sess, err := election.Connect(election.SessionConfig{Servers: ens.Servers(), SessionTimeout: 4 * time.Second})
+	sess, err := zksession.Connect(zksession.Config{Servers: ens.Servers(), SessionTimeout: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
