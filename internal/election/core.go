@@ -225,7 +225,7 @@ func (c *core) refuseForeign(kids []string) bool {
 }
 
 // orphans is what this participant may still own in the election, for the
-// Session's reaper when a leave runs out of time.
+// reaper (reaper.go) when a leave runs out of time.
 func (c *core) orphans() orphans {
 	o := orphans{sid: c.sid, dir: c.cfg.Path, ids: map[string]bool{}}
 	for id := range c.old {

@@ -113,7 +113,7 @@ func (e *Elector) leftBehind(cause error) error {
 }
 
 // orphansLeft collects what this elector may still own on the server, for
-// the Session's reaper.
+// the reaper (reaper.go), which runs on the Session's Spawn.
 func (e *Elector) orphansLeft() orphans {
 	l := &e.loop
 	o := e.r.orphans()
