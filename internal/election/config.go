@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/fielderr"
 )
 
 // Config configures an Elector.
@@ -83,7 +84,7 @@ func (c Config) Validate() error {
 	switch c.Mode {
 	case "", ModeLatch, ModeSelector, ModeRace:
 	default:
-		field("Mode", fmt.Errorf("%s is not latch, selector or race", quote(string(c.Mode))))
+		field("Mode", fmt.Errorf("%s is not latch, selector or race", fielderr.Quote(string(c.Mode))))
 	}
 	if c.ID == "" {
 		field("ID", errors.New("must not be empty"))
@@ -96,14 +97,14 @@ func (c Config) Validate() error {
 	switch c.OnSuspend {
 	case "", Hold, StepDown:
 	default:
-		field("OnSuspend", fmt.Errorf("%s is not hold or step-down", quote(string(c.OnSuspend))))
+		field("OnSuspend", fmt.Errorf("%s is not hold or step-down", fielderr.Quote(string(c.OnSuspend))))
 	}
 	switch c.Handoff {
 	case "", HandoffNewest, HandoffNext:
 	default:
-		field("Handoff", fmt.Errorf("%s is not newest or next", quote(string(c.Handoff))))
+		field("Handoff", fmt.Errorf("%s is not newest or next", fielderr.Quote(string(c.Handoff))))
 	}
-	field("ClaimDelay", inRange(c.ClaimDelay, 0, MaxClaimDelay))
+	field("ClaimDelay", fielderr.InRange(c.ClaimDelay, 0, MaxClaimDelay))
 	if c.FencingOffset < 0 || c.FencingOffset > MaxFencingOffset {
 		field("FencingOffset", fmt.Errorf("%d is outside 0 to 2^62 (%d), which keeps czxid + offset below 2^63", c.FencingOffset, int64(MaxFencingOffset)))
 	}
@@ -119,7 +120,7 @@ func (c Config) validateTerm() error {
 	case c.Term < 0:
 		return errors.New("must not be negative")
 	}
-	if err := inRange(c.Term, MinTerm, MaxTerm); err != nil {
+	if err := fielderr.InRange(c.Term, MinTerm, MaxTerm); err != nil {
 		return fmt.Errorf("%w, or 0s to hold until released", err)
 	}
 	return nil

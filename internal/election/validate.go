@@ -2,10 +2,8 @@ package election
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/electd/electd/internal/fielderr"
@@ -52,13 +50,6 @@ func fieldErr(field, format string, args ...any) error {
 	return fielderr.Errorf("election", field, format, args...)
 }
 
-func inRange(d, lo, hi time.Duration) error {
-	if d < lo || d > hi {
-		return fmt.Errorf("%v is outside %v to %v", d, lo, hi)
-	}
-	return nil
-}
-
 // validateText accepts printable UTF-8 of at most max bytes: ids and
 // advertise data are served raw (/leader?format=text) and logged.
 func validateText(s string, max int) error {
@@ -66,27 +57,12 @@ func validateText(s string, max int) error {
 		return fmt.Errorf("%d bytes; at most %d", len(s), max)
 	}
 	if !utf8.ValidString(s) {
-		return fmt.Errorf("%s is not valid UTF-8", quote(s))
+		return fmt.Errorf("%s is not valid UTF-8", fielderr.Quote(s))
 	}
-	if !printable(s) {
-		return fmt.Errorf("%s has a control character", quote(s))
+	if !fielderr.Printable(s) {
+		return fmt.Errorf("%s has a control character", fielderr.Quote(s))
 	}
 	return nil
-}
-
-// printable reports valid UTF-8 without control characters (Unicode Cc:
-// NUL, \n, ESC, DEL, C1).
-func printable(s string) bool {
-	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
-}
-
-// quote shows a value in an error: quoted (control characters escaped) and
-// cut at 64 bytes, so that a message stays one short line.
-func quote(s string) string {
-	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "..."
-	}
-	return strconv.Quote(s)
 }
 
 func validateElectionPath(p string) error {
@@ -102,27 +78,27 @@ func ValidatePath(p string) error {
 	case p == "":
 		return fmt.Errorf("must not be empty")
 	case !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%s is relative; it must start with /", quote(p))
+		return fmt.Errorf("%s is relative; it must start with /", fielderr.Quote(p))
 	case p == "/":
 		return fmt.Errorf("the root cannot hold an election")
 	case strings.HasSuffix(p, "/"):
-		return fmt.Errorf("%s must not end with /", quote(p))
+		return fmt.Errorf("%s must not end with /", fielderr.Quote(p))
 	case strings.Contains(p, "//"):
-		return fmt.Errorf("%s has an empty segment", quote(p))
+		return fmt.Errorf("%s has an empty segment", fielderr.Quote(p))
 	case !utf8.ValidString(p):
-		return fmt.Errorf("%s is not valid UTF-8", quote(p))
+		return fmt.Errorf("%s is not valid UTF-8", fielderr.Quote(p))
 	}
 	for _, seg := range strings.Split(p[1:], "/") {
 		if seg == "." || seg == ".." {
-			return fmt.Errorf("%s has a relative segment %q", quote(p), seg)
+			return fmt.Errorf("%s has a relative segment %q", fielderr.Quote(p), seg)
 		}
 		if seg == "zookeeper" && strings.HasPrefix(p, "/zookeeper") {
-			return fmt.Errorf("%s is reserved by ZooKeeper", quote(p))
+			return fmt.Errorf("%s is reserved by ZooKeeper", fielderr.Quote(p))
 		}
 	}
 	for _, r := range p {
 		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7f && r <= 0x9f) || (r >= 0xd800 && r <= 0xf8ff) || (r >= 0xfff0 && r <= 0xffff) {
-			return fmt.Errorf("%s has a character ZooKeeper forbids (%U)", quote(p), r)
+			return fmt.Errorf("%s has a character ZooKeeper forbids (%U)", fielderr.Quote(p), r)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock"
+	"github.com/electd/electd/internal/fielderr"
 )
 
 // Config configures a Session.
@@ -79,7 +80,7 @@ func (c Config) Validate() error {
 			errs = append(errs, &FieldError{Pkg: "election", Field: "Servers", Err: err})
 		}
 	}
-	if err := inRange(c.SessionTimeout, MinSessionTimeout, MaxSessionTimeout); c.SessionTimeout != 0 && err != nil {
+	if err := fielderr.InRange(c.SessionTimeout, MinSessionTimeout, MaxSessionTimeout); c.SessionTimeout != 0 && err != nil {
 		errs = append(errs, &FieldError{Pkg: "election", Field: "SessionTimeout", Err: fmt.Errorf("%w (ZooKeeper's minimum is 2 ticks; the client's maximum is ~596 h, the server's maxSessionTimeout usually 40 s)", err)})
 	}
 	if err := validateAuth(c.Auth); err != nil {

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/electd/electd/internal/fielderr"
 )
@@ -66,35 +64,15 @@ func fieldErr(field, format string, args ...any) error {
 	return fielderr.Errorf("election", field, format, args...)
 }
 
-func inRange(d, lo, hi time.Duration) error {
-	if d < lo || d > hi {
-		return fmt.Errorf("%v is outside %v to %v", d, lo, hi)
-	}
-	return nil
-}
-
-// printable reports valid UTF-8 without control characters.
-func printable(s string) bool {
-	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
-}
-
-// quote shows a value in an error: quoted and cut at 64 bytes.
-func quote(s string) string {
-	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "..."
-	}
-	return strconv.Quote(s)
-}
-
 // validateServer accepts host:port with a host and a port 1-65535, as the
 // dialer will use it (surrounding spaces are trimmed there too).
 func validateServer(s string) error {
 	host, port, err := net.SplitHostPort(strings.TrimSpace(s)) // accepts [::1]:2181
 	if err != nil || host == "" || port == "" {
-		return fmt.Errorf("%s is not host:port", quote(s))
+		return fmt.Errorf("%s is not host:port", fielderr.Quote(s))
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-		return fmt.Errorf("%s has a bad port (want 1-65535)", quote(s))
+		return fmt.Errorf("%s has a bad port (want 1-65535)", fielderr.Quote(s))
 	}
 	return nil
 }
@@ -107,7 +85,7 @@ func validateAuth(auth string) error {
 		return fmt.Errorf("%d bytes; at most %d", len(auth), MaxAuthBytes)
 	case !ok || u == "" || p == "":
 		return errors.New("want user:password")
-	case !printable(auth):
+	case !fielderr.Printable(auth):
 		return errors.New("has a control character or is not UTF-8")
 	}
 	return nil
