@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,58 +15,11 @@ import (
 	"github.com/electd/electd/internal/apphealth"
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/testkit"
 )
 
 var _ Elector = (*election.Elector)(nil)
-
-// fakeElector records SetCandidate calls. While gate is not nil, each call
-// waits for a value on it (or ctx's end); errs, when not empty, are
-// returned by the next calls in turn.
-type fakeElector struct {
-	mu    sync.Mutex
-	calls []string
-	errs  []error
-	gate  chan struct{}
-	call  chan string // each call as it starts, when not nil
-}
-
-func (f *fakeElector) SetCandidate(ctx context.Context, candidate bool, why election.LossReason) error {
-	s := "stand"
-	if !candidate {
-		s = "withdraw:" + string(why)
-	}
-	f.mu.Lock()
-	gate, call := f.gate, f.call
-	var err error
-	if len(f.errs) > 0 {
-		err, f.errs = f.errs[0], f.errs[1:]
-	}
-	f.mu.Unlock()
-	if call != nil {
-		call <- s
-	}
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	if err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, s)
-	return nil
-}
-
-func (f *fakeElector) got() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.calls...)
-}
 
 // eventually waits until cond holds, failing the test after 10s.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -75,9 +27,9 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	testkit.For(t, 10*time.Second, what, cond)
 }
 
-func wantCalls(t *testing.T, f *fakeElector, want ...string) {
+func wantCalls(t *testing.T, f *electiontest.Fake, want ...string) {
 	t.Helper()
-	eventually(t, fmt.Sprint("calls ", want), func() bool { return fmt.Sprint(f.got()) == fmt.Sprint(want) })
+	eventually(t, fmt.Sprint("calls ", want), func() bool { return fmt.Sprint(f.Calls()) == fmt.Sprint(want) })
 }
 
 func run(t *testing.T, c *Controller) {
@@ -105,13 +57,13 @@ func TestNothingToDoByDefault(t *testing.T) {
 		{Operator: true, Standing: true},
 		{Operator: false, Standing: false}, // election.candidate: false starts as an observer
 	} {
-		f := &fakeElector{}
+		f := electiontest.New(election.Status{})
 		c := New(f, cfg)
 		run(t, c)
 		if _, err := c.SetOperator(context.Background(), cfg.Operator); err != nil {
 			t.Fatal(err)
 		}
-		if got := f.got(); len(got) != 0 {
+		if got := f.Calls(); len(got) != 0 {
 			t.Errorf("%+v: calls %v, want none", cfg, got)
 		}
 		if s := c.State(); s.Standing != cfg.Operator || s.Pending || s.App != AppDisabled {
@@ -121,21 +73,21 @@ func TestNothingToDoByDefault(t *testing.T) {
 }
 
 func TestAppHealthDecides(t *testing.T) {
-	f := &fakeElector{}
+	f := electiontest.New(election.Status{})
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false})
 	if s := c.State(); s.Standing || !s.Pending || s.App != AppUnknown {
 		t.Errorf("at start: %+v", s)
 	}
 	run(t, c)
 	// Not standing before the first passed check, for the app's sake.
-	wantCalls(t, f, "withdraw:app_unhealthy")
+	wantCalls(t, f, "withdraw app_unhealthy")
 	c.SetApp(healthy())
-	wantCalls(t, f, "withdraw:app_unhealthy", "stand")
+	wantCalls(t, f, "withdraw app_unhealthy", "stand")
 	if s := c.State(); !s.Standing || s.Pending || s.App != AppHealthy || s.AppDetail != "HTTP 200 OK" || s.Why != "" {
 		t.Errorf("healthy: %+v", s)
 	}
 	c.SetApp(unhealthy())
-	wantCalls(t, f, "withdraw:app_unhealthy", "stand", "withdraw:app_unhealthy")
+	wantCalls(t, f, "withdraw app_unhealthy", "stand", "withdraw app_unhealthy")
 	if s := c.State(); s.Standing || s.App != AppUnhealthy || s.Why != election.LossAppUnhealthy {
 		t.Errorf("unhealthy: %+v", s)
 	}
@@ -145,40 +97,40 @@ func TestAppHealthDecides(t *testing.T) {
 // with app_unhealthy, as a failed health check does, whatever the checks
 // say; taking connections again lets it stand.
 func TestAppRefusedWithdraws(t *testing.T) {
-	f := &fakeElector{}
+	f := electiontest.New(election.Status{})
 	c := New(f, Config{Operator: true, Standing: true})
 	run(t, c)
 	c.SetAppRefused("the application at 127.0.0.1:8080 refuses connections")
-	wantCalls(t, f, "withdraw:app_unhealthy")
+	wantCalls(t, f, "withdraw app_unhealthy")
 	if s := c.State(); s.Standing || s.App != AppUnhealthy || !strings.Contains(s.AppDetail, "refuses") || s.Why != election.LossAppUnhealthy {
 		t.Errorf("refused: %+v", s)
 	}
 	c.SetAppRefused("")
-	wantCalls(t, f, "withdraw:app_unhealthy", "stand")
+	wantCalls(t, f, "withdraw app_unhealthy", "stand")
 	if s := c.State(); !s.Standing || s.App != AppDisabled || s.AppDetail != "" {
 		t.Errorf("taking connections again: %+v", s)
 	}
 	// With health checks, both must allow it.
-	f2 := &fakeElector{}
+	f2 := electiontest.New(election.Status{})
 	c2 := New(f2, Config{Operator: true, AppChecked: true, Standing: false})
 	run(t, c2)
-	wantCalls(t, f2, "withdraw:app_unhealthy")
+	wantCalls(t, f2, "withdraw app_unhealthy")
 	c2.SetApp(healthy())
-	wantCalls(t, f2, "withdraw:app_unhealthy", "stand")
+	wantCalls(t, f2, "withdraw app_unhealthy", "stand")
 	c2.SetAppRefused("refuses")
-	wantCalls(t, f2, "withdraw:app_unhealthy", "stand", "withdraw:app_unhealthy")
+	wantCalls(t, f2, "withdraw app_unhealthy", "stand", "withdraw app_unhealthy")
 	c2.SetApp(healthy())
 	c2.SetAppRefused("")
-	wantCalls(t, f2, "withdraw:app_unhealthy", "stand", "withdraw:app_unhealthy", "stand")
+	wantCalls(t, f2, "withdraw app_unhealthy", "stand", "withdraw app_unhealthy", "stand")
 }
 
 func TestOperatorWins(t *testing.T) {
-	f := &fakeElector{}
+	f := electiontest.New(election.Status{})
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false})
 	run(t, c)
-	wantCalls(t, f, "withdraw:app_unhealthy")
+	wantCalls(t, f, "withdraw app_unhealthy")
 	c.SetApp(healthy())
-	wantCalls(t, f, "withdraw:app_unhealthy", "stand")
+	wantCalls(t, f, "withdraw app_unhealthy", "stand")
 
 	s, err := c.SetOperator(context.Background(), false)
 	if err != nil || s.Standing || s.Operator || s.Pending || s.Why != election.LossWithdrawn {
@@ -189,7 +141,7 @@ func TestOperatorWins(t *testing.T) {
 	if _, err := c.SetOperator(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	wantCalls(t, f, "withdraw:app_unhealthy", "stand", "withdraw:withdrawn")
+	wantCalls(t, f, "withdraw app_unhealthy", "stand", "withdraw withdrawn")
 
 	// Restored by the operator, it still waits for a healthy application.
 	s, err = c.SetOperator(context.Background(), true)
@@ -197,13 +149,22 @@ func TestOperatorWins(t *testing.T) {
 		t.Fatalf("restored, app unhealthy: %+v, %v", s, err)
 	}
 	c.SetApp(healthy())
-	wantCalls(t, f, "withdraw:app_unhealthy", "stand", "withdraw:withdrawn", "withdraw:app_unhealthy", "stand")
+	wantCalls(t, f, "withdraw app_unhealthy", "stand", "withdraw withdrawn", "withdraw app_unhealthy", "stand")
 }
 
 // A SetOperator whose context ends first returns its error with the change
 // pending; the change stays wanted and Run applies it.
 func TestSetOperatorTimesOutThenApplies(t *testing.T) {
-	f := &fakeElector{gate: make(chan struct{}), call: make(chan string, 4)}
+	f, calls, gate := electiontest.New(election.Status{}), make(chan string, 4), make(chan struct{})
+	f.Intercept(func(ctx context.Context, call string) error {
+		calls <- call
+		select {
+		case <-gate:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 	c := New(f, Config{Operator: true, Standing: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
@@ -211,7 +172,7 @@ func TestSetOperatorTimesOutThenApplies(t *testing.T) {
 		_, err := c.SetOperator(ctx, false)
 		errc <- err
 	}()
-	if got := <-f.call; got != "withdraw:withdrawn" {
+	if got := <-calls; got != "withdraw withdrawn" {
 		t.Fatalf("call %q", got)
 	}
 	cancel()
@@ -222,17 +183,17 @@ func TestSetOperatorTimesOutThenApplies(t *testing.T) {
 		t.Errorf("after the timeout: %+v", s)
 	}
 	run(t, c)
-	if got := <-f.call; got != "withdraw:withdrawn" {
+	if got := <-calls; got != "withdraw withdrawn" {
 		t.Fatalf("Run's call %q", got)
 	}
-	f.gate <- struct{}{}
-	wantCalls(t, f, "withdraw:withdrawn")
+	gate <- struct{}{}
+	wantCalls(t, f, "withdraw withdrawn", "withdraw withdrawn") // the cancelled call, then Run's
 	eventually(t, "applied", func() bool { s := c.State(); return !s.Pending && !s.Standing })
 }
 
 // Changes that come faster than they apply are applied as one.
 func TestChangesCoalesce(t *testing.T) {
-	f := &fakeElector{}
+	f := electiontest.New(election.Status{})
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false})
 	c.SetApp(unhealthy())
 	c.SetApp(healthy())
@@ -244,18 +205,21 @@ func TestChangesCoalesce(t *testing.T) {
 // the Controller was given.
 func TestRunRetries(t *testing.T) {
 	clk := clocktest.NewFake(time.Unix(1000, 0))
-	f := &fakeElector{errs: []error{errors.New("zk: connection closed"), election.ErrClosed}, call: make(chan string, 4)}
+	f, calls := electiontest.New(election.Status{}), make(chan string, 4)
+	f.Fail(electiontest.SetCandidate, errors.New("zk: connection closed"), election.ErrClosed)
+	f.Intercept(func(_ context.Context, call string) error { calls <- call; return nil })
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Clock: clk})
 	run(t, c)
 	for range 2 {
-		<-f.call
+		<-calls
 		eventually(t, "the retry's timer", func() bool { return clk.Pending() == 1 })
-		if len(f.call) != 0 {
+		if len(calls) != 0 {
 			t.Fatal("tried again before the clock moved")
 		}
 		clk.Advance(time.Second)
 	}
-	wantCalls(t, f, "withdraw:app_unhealthy")
+	// Two failed tries, then the one that held.
+	wantCalls(t, f, "withdraw app_unhealthy", "withdraw app_unhealthy", "withdraw app_unhealthy")
 }
 
 // The first change from the observer a checked participant starts as is
@@ -264,10 +228,10 @@ func TestRunRetries(t *testing.T) {
 func TestFirstReasonLoggedAlone(t *testing.T) {
 	var buf testkit.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	f := &fakeElector{}
+	f := electiontest.New(election.Status{})
 	c := New(f, Config{Operator: true, AppChecked: true, Standing: false, Logger: log})
 	run(t, c)
-	wantCalls(t, f, "withdraw:app_unhealthy")
+	wantCalls(t, f, "withdraw app_unhealthy")
 	testkit.For(t, 10*time.Second, "a line that says not standing", func() bool {
 		return strings.Contains(buf.String(), "not standing")
 	})
@@ -287,7 +251,7 @@ func TestResumedStandsUntilFirstCheck(t *testing.T) {
 		want   []string
 	}{
 		{"first check passes", http.StatusOK, nil},
-		{"first check fails", http.StatusServiceUnavailable, []string{"withdraw:app_unhealthy"}},
+		{"first check fails", http.StatusServiceUnavailable, []string{"withdraw app_unhealthy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var checks atomic.Int64
@@ -296,7 +260,7 @@ func TestResumedStandsUntilFirstCheck(t *testing.T) {
 				w.WriteHeader(tc.status)
 			}))
 			defer app.Close()
-			f := &fakeElector{}
+			f := electiontest.New(election.Status{})
 			c := New(f, Config{Operator: true, AppChecked: true, Resumed: true, Standing: true})
 			if s := c.State(); !s.Standing || s.Pending || s.App != AppHealthy {
 				t.Errorf("at start: %+v", s)
@@ -317,7 +281,7 @@ func TestResumedStandsUntilFirstCheck(t *testing.T) {
 			if _, err := c.SetOperator(context.Background(), true); err != nil {
 				t.Fatal(err)
 			}
-			if got := f.got(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			if got := f.Calls(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("calls %v, want %v", got, tc.want)
 			}
 			s := c.State()

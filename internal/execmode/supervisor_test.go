@@ -11,18 +11,11 @@ import (
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/testkit"
 )
 
 var _ Election = (*election.Elector)(nil)
-
-// fakeElection is an Election whose leadership the test sets.
-type fakeElection struct {
-	mu       sync.Mutex
-	st       election.Status
-	subs     []chan election.Status
-	released int
-}
 
 func leading(token int64) election.Status {
 	self := &election.Participant{ID: "p0", Node: "_c_a-latch-0000000001", Session: 0x10, FencingToken: token, IsLeader: true}
@@ -35,42 +28,32 @@ func following() election.Status {
 	return election.Status{ID: "p0", Node: "_c_a-latch-0000000002", SessionID: 0x10, Leader: other, Reason: "following p1"}
 }
 
-func (f *fakeElection) set(st election.Status) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.st = st
-	for _, ch := range f.subs {
-		select {
-		case ch <- st:
-		default:
+// newElection returns a fake election at st whose Release, on a leader,
+// makes it follow p1, and fails with ErrNotLeader on a follower.
+func newElection(st election.Status) *electiontest.Fake {
+	f := electiontest.New(st)
+	f.Intercept(func(_ context.Context, call string) error {
+		if call != "release" {
+			return nil
+		}
+		if !f.Status().IsLeader {
+			return election.ErrNotLeader
+		}
+		f.Set(following())
+		return nil
+	})
+	return f
+}
+
+// released returns how many times Release was called.
+func released(f *electiontest.Fake) int {
+	n := 0
+	for _, c := range f.Calls() {
+		if c == "release" {
+			n++
 		}
 	}
-}
-
-func (f *fakeElection) Status() election.Status {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.st
-}
-
-func (f *fakeElection) Observe(ctx context.Context) <-chan election.Status {
-	ch := make(chan election.Status, 1)
-	f.mu.Lock()
-	f.subs = append(f.subs, ch)
-	f.mu.Unlock()
-	return ch
-}
-
-func (f *fakeElection) Release(ctx context.Context) error {
-	f.mu.Lock()
-	f.released++
-	was := f.st.IsLeader
-	f.mu.Unlock()
-	if !was {
-		return election.ErrNotLeader
-	}
-	f.set(following())
-	return nil
+	return n
 }
 
 // fakeChild records what the Supervisor asks of it; the test ends it.
@@ -141,15 +124,14 @@ func (s *fakeStarter) Start(env []string, deadline int64) (Child, error) {
 
 type harness struct {
 	t   *testing.T
-	el  *fakeElection
+	el  *electiontest.Fake
 	st  *fakeStarter
 	sup *Supervisor
 	err chan error
 }
 
 func newHarness(t *testing.T, onExit OnExit, st election.Status) *harness {
-	h := &harness{t: t, el: &fakeElection{}, st: &fakeStarter{started: make(chan *fakeChild, 4)}, err: make(chan error, 1)}
-	h.el.set(st)
+	h := &harness{t: t, el: newElection(st), st: &fakeStarter{started: make(chan *fakeChild, 4)}, err: make(chan error, 1)}
 	h.sup = New(h.el, h.st, Config{
 		KillTimeout: 3 * time.Second, OnExit: onExit, Env: []string{"PATH=/bin", "ELECTD_LEADER_ID=stale"},
 		ElectionPath: "/services/web", HTTPAddr: ":4040",
@@ -197,7 +179,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestStartsWhileLeadingAndStopsOnLoss(t *testing.T) {
 	h := newHarness(t, OnExitRelease, following())
 	h.notStarted()
-	h.el.set(leading(77))
+	h.el.Set(leading(77))
 	c := h.started()
 	for _, want := range []string{"PATH=/bin", "ELECTD_FENCING_TOKEN=77", "ELECTD_LEADER_ID=p0", "ELECTD_LEADER_NODE=_c_a-latch-0000000001",
 		"ELECTD_LEADER_SESSION=0x10", "ELECTD_ELECTION_PATH=/services/web", "ELECTD_HTTP_ADDR=:4040"} {
@@ -214,7 +196,7 @@ func TestStartsWhileLeadingAndStopsOnLoss(t *testing.T) {
 	// The lease is handed on while it leads.
 	st := leading(77)
 	st.LeaseRemaining = 5 * time.Second
-	h.el.set(st)
+	h.el.Set(st)
 	eventually(t, "a lease of 5s", func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -224,7 +206,7 @@ func TestStartsWhileLeadingAndStopsOnLoss(t *testing.T) {
 	// Leadership lost (the node is still its own: the lease is handed on
 	// until it ends): SIGTERM with the kill timeout.
 	st.IsLeader, st.Reason, st.LeaseRemaining = false, "lease expired", 0
-	h.el.set(st)
+	h.el.Set(st)
 	eventually(t, "a stop", c.stopped)
 	c.mu.Lock()
 	if c.stops[0] != 3*time.Second || c.leases[len(c.leases)-1] != 1000 {
@@ -233,11 +215,11 @@ func TestStartsWhileLeadingAndStopsOnLoss(t *testing.T) {
 	c.mu.Unlock()
 	c.end(Exit{Code: 143, Cause: CauseStopped})
 	h.notStarted()
-	if h.el.released != 0 {
+	if released(h.el) != 0 {
 		t.Error("released after a stop")
 	}
 	// Leading again: a new run.
-	h.el.set(leading(90))
+	h.el.Set(leading(90))
 	if c := h.started(); !slices.Contains(c.env, "ELECTD_FENCING_TOKEN=90") {
 		t.Errorf("second run's env: %v", c.env)
 	}
@@ -249,7 +231,7 @@ func TestOnExitRelease(t *testing.T) {
 	c.end(Exit{Code: 0, Cause: CauseExited})
 	eventually(t, "a release", func() bool { return h.el.Status().Reason == "following p1" })
 	h.notStarted()
-	h.el.set(leading(6)) // re-queued, leads again: after the (1ms) backoff
+	h.el.Set(leading(6)) // re-queued, leads again: after the (1ms) backoff
 	h.started()
 }
 
@@ -258,7 +240,7 @@ func TestOnExitRestart(t *testing.T) {
 	c := h.started()
 	c.end(Exit{Code: 1, Cause: CauseExited})
 	h.started()
-	if h.el.released != 0 {
+	if released(h.el) != 0 {
 		t.Error("released")
 	}
 }
@@ -283,7 +265,7 @@ func TestOnExitExit(t *testing.T) {
 func TestLeaseKillIsNoExit(t *testing.T) {
 	h := newHarness(t, OnExitExit, leading(5))
 	c := h.started()
-	h.el.set(following())
+	h.el.Set(following())
 	eventually(t, "a stop", c.stopped)
 	c.end(Exit{Code: -1, Signal: "SIGKILL", Cause: CauseLease})
 	h.notStarted()
@@ -339,8 +321,7 @@ func TestStopIsForGood(t *testing.T) {
 }
 
 func TestRunEndKillsTheCommand(t *testing.T) {
-	el := &fakeElection{}
-	el.set(leading(5))
+	el := newElection(leading(5))
 	st := &fakeStarter{started: make(chan *fakeChild, 1)}
 	sup := New(el, st, Config{Mono: func() int64 { return 0 }, Refresh: time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -364,8 +345,7 @@ func TestRunEndKillsTheCommand(t *testing.T) {
 // start, 1s and then twice as long, on the clock it was given.
 func TestQuickEndsBackOffOnTheClock(t *testing.T) {
 	clk := clocktest.NewFake(time.Unix(1000, 0))
-	el := &fakeElection{}
-	el.set(leading(5))
+	el := newElection(leading(5))
 	st := &fakeStarter{started: make(chan *fakeChild, 1)}
 	sup := New(el, st, Config{OnExit: OnExitRestart, Mono: func() int64 { return 0 }, Refresh: time.Millisecond,
 		MinRun: 10 * time.Second, MaxBackoff: 30 * time.Second, Clock: clk})

@@ -7,40 +7,35 @@ import (
 	"testing"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 var _ Elector = (*election.Elector)(nil)
-
-// queueStub is a queue with a fixed status and participants.
-type queueStub struct {
-	st  election.Status
-	ps  []election.Participant
-	err error
-}
-
-func (q queueStub) Status() election.Status { return q.st }
-func (q queueStub) Participants(context.Context) ([]election.Participant, error) {
-	return q.ps, q.err
-}
 
 // The pre-check refuses, before anything yields, what the engine would
 // refuse anyway; anything it cannot tell passes to the engine.
 func TestPrecheckSwitchover(t *testing.T) {
 	queued := []election.Participant{{ID: "p0", IsLeader: true}, {ID: "p1"}}
+	latch := election.Status{Mode: election.ModeLatch, IsLeader: true}
 	for _, tc := range []struct {
 		name string
-		q    queueStub
+		st   election.Status
+		ps   []election.Participant
+		err  error // Participants'
 		to   string
 		want error // nil: passes
 	}{
-		{"race mode", queueStub{st: election.Status{Mode: election.ModeRace, IsLeader: true}}, "p1", election.ErrNoQueue},
-		{"follower", queueStub{st: election.Status{Mode: election.ModeLatch}}, "p1", election.ErrNotLeader},
-		{"unknown target", queueStub{st: election.Status{Mode: election.ModeLatch, IsLeader: true}, ps: queued}, "p9", election.ErrSwitchover},
-		{"queued target", queueStub{st: election.Status{Mode: election.ModeLatch, IsLeader: true}, ps: queued}, "p1", nil},
-		{"queue unreadable", queueStub{st: election.Status{Mode: election.ModeLatch, IsLeader: true}, err: errors.New("zk down")}, "p9", nil},
+		{"race mode", election.Status{Mode: election.ModeRace, IsLeader: true}, nil, nil, "p1", election.ErrNoQueue},
+		{"follower", election.Status{Mode: election.ModeLatch}, nil, nil, "p1", election.ErrNotLeader},
+		{"unknown target", latch, queued, nil, "p9", election.ErrSwitchover},
+		{"queued target", latch, queued, nil, "p1", nil},
+		{"queue unreadable", latch, nil, errors.New("zk down"), "p9", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := precheckSwitchover(context.Background(), tc.q, tc.to)
+			q := electiontest.New(tc.st)
+			q.SetParticipants(tc.ps)
+			q.Fail(electiontest.Participants, tc.err)
+			err := precheckSwitchover(context.Background(), q, tc.to)
 			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
 				t.Errorf("precheckSwitchover(%q) = %v, want %v", tc.to, err, tc.want)
 			}
@@ -48,38 +43,8 @@ func TestPrecheckSwitchover(t *testing.T) {
 	}
 }
 
-// fakeElector records calls; a fakeYielder records around what it runs.
-type fakeElector struct {
-	Elector
-	st    election.Status
-	calls *[]string
-}
-
-func (f fakeElector) Status() election.Status { return f.st }
-
-func (f fakeElector) Participants(context.Context) ([]election.Participant, error) {
-	return []election.Participant{{ID: "a", IsLeader: true}, {ID: "b"}}, nil
-}
-
-func (f fakeElector) Release(context.Context) error {
-	*f.calls = append(*f.calls, "release")
-	return nil
-}
-
-func (f fakeElector) Switchover(_ context.Context, to string) error {
-	*f.calls = append(*f.calls, "switchover "+to)
-	return errors.New("refused")
-}
-
-func (f fakeElector) SetCandidate(_ context.Context, candidate bool, why election.LossReason) error {
-	if candidate {
-		*f.calls = append(*f.calls, "stand")
-	} else {
-		*f.calls = append(*f.calls, "withdraw "+string(why))
-	}
-	return nil
-}
-
+// fakeYielder records around what it runs, in the log the election's
+// calls go to.
 type fakeYielder struct {
 	name  string
 	calls *[]string
@@ -96,7 +61,15 @@ func (y fakeYielder) Yield(ctx context.Context, f func(context.Context) error) e
 // again through none; with check, a switchover to nobody yields nothing.
 func TestYieldingWrapsEveryHandOver(t *testing.T) {
 	var calls []string
-	el := fakeElector{st: election.Status{Mode: election.ModeLatch, IsLeader: true}, calls: &calls}
+	el := electiontest.New(election.Status{Mode: election.ModeLatch, IsLeader: true})
+	el.SetParticipants([]election.Participant{{ID: "a", IsLeader: true}, {ID: "b"}})
+	el.Fail(electiontest.Switchover, errors.New("refused"))
+	el.Intercept(func(_ context.Context, call string) error {
+		if call != "participants" { // a read, not a hand-over
+			calls = append(calls, call)
+		}
+		return nil
+	})
 	y := NewYielding(el, false, fakeYielder{"proxy", &calls}, fakeYielder{"command", &calls})
 	ctx := context.Background()
 	_ = y.Release(ctx)

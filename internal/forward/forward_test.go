@@ -3,35 +3,18 @@ package forward
 import (
 	"context"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/proxy"
+	"github.com/electd/electd/internal/testkit"
 )
 
 var _ Election = (*election.Elector)(nil)
-
-// fakeElection answers Status with st and sends what is put on ch.
-type fakeElection struct {
-	mu sync.Mutex
-	st election.Status
-	ch chan election.Status
-}
-
-func (f *fakeElection) Status() election.Status {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.st
-}
-
-func (f *fakeElection) Observe(context.Context) <-chan election.Status { return f.ch }
-
-func (f *fakeElection) SetCandidate(context.Context, bool, election.LossReason) error { return nil }
-func (f *fakeElection) SetAppUp(bool)                                                 {}
 
 func TestRoute(t *testing.T) {
 	leader := &election.Participant{ID: "b", Session: 2, FencingToken: 9, Proxy: "10.0.0.2:4041"}
@@ -56,7 +39,7 @@ func TestRoute(t *testing.T) {
 		{"a leader without a proxy (Curator)", election.Status{ID: "a", SessionID: 1, Leader: &election.Participant{ID: "c", Session: 3, FencingToken: 4}},
 			proxy.Route{ID: "c", Token: 4}},
 	} {
-		l := NewLeadership(&fakeElection{st: tc.st})
+		l := NewLeadership(electiontest.New(tc.st))
 		if got := l.Route(); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
@@ -66,7 +49,7 @@ func TestRoute(t *testing.T) {
 // Changed fires at every status the election sends, and once more when
 // it stops; StepDown calls what OnStepDown set.
 func TestLeadershipWatchAndStepDown(t *testing.T) {
-	f := &fakeElection{ch: make(chan election.Status)}
+	f := electiontest.New(election.Status{})
 	l := NewLeadership(f)
 	l.StepDown("nobody listens yet") // no panic, nothing
 	done := make(chan struct{})
@@ -74,13 +57,15 @@ func TestLeadershipWatchAndStepDown(t *testing.T) {
 		defer close(done)
 		l.Watch(context.Background())
 	}()
-	for range 2 {
+	// Once the first status is read, each Set is a change Watch sees.
+	testkit.For(t, 10*time.Second, "Watch to read the first status", func() bool { return f.Observers() == 1 && f.Unread() == 0 })
+	for i := range 2 {
 		ch := l.Changed()
-		f.ch <- election.Status{}
+		f.Set(election.Status{FencingToken: int64(i + 1)})
 		<-ch
 	}
 	ch := l.Changed()
-	close(f.ch)
+	f.Stop()
 	<-ch
 	<-done
 	var got string
@@ -149,7 +134,7 @@ func TestDisabledSidecar(t *testing.T) {
 		t.Errorf("enabled %v, publishes %q, TermEnd %v, State %v: want nothing",
 			s.Enabled(), s.Advertise(), s.TermEnd() != nil, s.State())
 	}
-	if err := s.Build(&fakeElection{}, nil, nil, nil); err != nil {
+	if err := s.Build(electiontest.New(election.Status{}), nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.Watch(context.Background())

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/electd/electd/internal/election"
 )
 
 // fakeAPI is an in-memory API server for the unit tests: pods (labels
@@ -227,50 +224,6 @@ func (f *fakeAPI) set(fn func(f *fakeAPI)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fn(f)
-}
-
-// fakeSource is an election whose leadership the test sets.
-type fakeSource struct {
-	mu      sync.Mutex
-	leading bool
-	subs    []chan election.Status
-}
-
-func (s *fakeSource) Status() election.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return election.Status{IsLeader: s.leading}
-}
-
-func (s *fakeSource) Observe(ctx context.Context) <-chan election.Status {
-	ch := make(chan election.Status, 1)
-	s.mu.Lock()
-	ch <- election.Status{IsLeader: s.leading}
-	s.subs = append(s.subs, ch)
-	s.mu.Unlock()
-	return ch
-}
-
-// lead sets leadership and tells observers, replacing an unread value as
-// the election's Observe does.
-func (s *fakeSource) lead(v bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.leading = v
-	for _, ch := range s.subs {
-		select {
-		case <-ch:
-		default:
-		}
-		ch <- election.Status{IsLeader: v}
-	}
-}
-
-// setQuiet changes Status without telling observers, as Drain does.
-func (s *fakeSource) setQuiet(v bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.leading = v
 }
 
 // countRecorder counts KubeCallFailed by operation.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
+	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/testkit"
 )
 
@@ -23,7 +25,7 @@ const (
 type harness struct {
 	t     *testing.T
 	api   *fakeAPI
-	src   *fakeSource
+	src   *electiontest.Fake
 	clock *clocktest.Fake
 	rec   *countRecorder
 	l     *Labeler
@@ -37,7 +39,7 @@ type harness struct {
 // API server holding the given pods; edit adjusts the configuration.
 func newHarness(t *testing.T, leading bool, pods []string, edit func(*Config)) *harness {
 	t.Helper()
-	h := &harness{t: t, api: newFakeAPI(t, pods...), src: &fakeSource{leading: leading},
+	h := &harness{t: t, api: newFakeAPI(t, pods...), src: electiontest.New(election.Status{IsLeader: leading}),
 		clock: clocktest.NewFake(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)), rec: &countRecorder{}, logs: &testkit.Buffer{}, dir: t.TempDir()}
 	cfg := Config{
 		LeaderLabel: label, Identity: self, PodName: self, Namespace: "ns",
@@ -134,9 +136,9 @@ func TestFollowerHasNoLabel(t *testing.T) {
 	h.run()
 	h.eventually("p0's stale label removed", 0, func() bool { return !h.labelled("p0") })
 
-	h.src.lead(true)
+	h.src.Set(election.Status{IsLeader: true})
 	h.eventually("p0 labelled", 0, func() bool { return h.labelled("p0") })
-	h.src.lead(false)
+	h.src.Set(election.Status{})
 	h.eventually("p0 unlabelled after losing leadership", 0, func() bool { return !h.labelled("p0") && !h.l.Status().Labelled })
 }
 
@@ -234,7 +236,7 @@ func TestLosingLeadershipCancelsAHangingRound(t *testing.T) {
 	h.api.set(func(f *fakeAPI) { f.block = block })
 	h.run()
 	h.eventually("the list", 0, func() bool { return slices.Contains(h.api.callLog(), "LIST "+label) })
-	h.src.lead(false)
+	h.src.Set(election.Status{})
 	time.Sleep(50 * time.Millisecond)
 	h.api.set(func(f *fakeAPI) { f.block = nil })
 	close(block)
@@ -249,7 +251,7 @@ func TestStopRemovesTheLabel(t *testing.T) {
 	h := newHarness(t, true, []string{"p0"}, nil)
 	h.run()
 	h.eventually("p0 labelled", 0, func() bool { return h.labelled("p0") })
-	h.src.setQuiet(false) // as Drain makes Status say
+	h.src.SetQuiet(election.Status{}) // as Drain makes Status say
 	if err := h.l.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +321,7 @@ func TestLeaseMirror(t *testing.T) {
 		t.Errorf("leaseTransitions = %v, want 1", got)
 	}
 
-	h.src.setQuiet(false)
+	h.src.SetQuiet(election.Status{})
 	if err := h.l.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,33 +12,16 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/election/zksession"
 )
 
 const path = "/services/web"
 
-// fakeSource is a StatusSource whose Status the test sets.
-type fakeSource struct {
-	mu sync.Mutex
-	st election.Status
-}
-
-func (f *fakeSource) Status() election.Status {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.st
-}
-
-func (f *fakeSource) set(st election.Status) {
-	f.mu.Lock()
-	f.st = st
-	f.mu.Unlock()
-}
-
-func setup(t *testing.T) (*prometheus.Registry, *fakeSource, *Metrics) {
+func setup(t *testing.T) (*prometheus.Registry, *electiontest.Fake, *Metrics) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	src := &fakeSource{}
+	src := electiontest.New(election.Status{})
 	m := New(reg, path, BuildInfo{Version: "1.2.3", Commit: "abc", GoVersion: "go1.26"})
 	CollectStatus(reg, path, src)
 	return reg, src, m
@@ -47,7 +29,7 @@ func setup(t *testing.T) (*prometheus.Registry, *fakeSource, *Metrics) {
 
 func TestGaugesFollowStatusAtScrapeTime(t *testing.T) {
 	reg, src, _ := setup(t)
-	src.set(election.Status{
+	src.Set(election.Status{
 		IsLeader: true, FencingToken: 4294967302, LeaseRemaining: 2500 * time.Millisecond,
 		SessionTimeout: 4 * time.Second, State: zksession.StateSuspended, Participants: 3,
 	})
@@ -85,7 +67,7 @@ electd_misconfigured{election="/services/web"} 0
 	}
 
 	// The next scrape sees the next status: nothing is cached.
-	src.set(election.Status{State: zksession.StateConnected, LeaseRemaining: -time.Second, Misconfigured: "lock- nodes", Candidate: true})
+	src.Set(election.Status{State: zksession.StateConnected, LeaseRemaining: -time.Second, Misconfigured: "lock- nodes", Candidate: true})
 	for name, want := range map[string]float64{
 		"electd_is_leader": 0, "electd_fencing_token": 0, "electd_lease_remaining_seconds": 0, "electd_misconfigured": 1,
 		"electd_candidate": 1,
@@ -185,9 +167,9 @@ func TestEveryDesignMetricIsRegistered(t *testing.T) {
 func TestCollectStatusLate(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	New(reg, path, BuildInfo{})
-	src := &fakeSource{}
+	src := electiontest.New(election.Status{})
 	CollectStatus(reg, path, src)
-	src.set(election.Status{IsLeader: true})
+	src.Set(election.Status{IsLeader: true})
 	if got := gather(t, reg, "electd_is_leader", nil); got != 1 {
 		t.Fatalf("electd_is_leader = %v, want 1", got)
 	}

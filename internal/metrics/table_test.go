@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/electd/electd/internal/apphealth"
+	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 // operationsDoc holds the metrics table an operator reads.
@@ -38,7 +40,7 @@ func (nopAppSource) AppHealthy() bool { return true }
 func TestOperationsTableDescribesEveryLabelValue(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	New(reg, path, BuildInfo{Version: "1", Commit: "c", GoVersion: "go"})
-	CollectStatus(reg, path, &fakeSource{})
+	CollectStatus(reg, path, electiontest.New(election.Status{}))
 	NewProxy(reg, path, nopProxySource{})
 	NewApp(reg, path)
 	CollectApp(reg, path, nopAppSource{})
