@@ -4,12 +4,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 // Probes hit these endpoints every second on every pod.
 
 func benchmarkGet(b *testing.B, target string) {
-	h := newTestRouter(newFake(leaderSt), Options{})
+	h := newTestRouter(electiontest.New(leaderSt), Options{})
 	req := httptest.NewRequest(http.MethodGet, target, nil)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/electd/electd/internal/candidacy"
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 // fakeCandidacy is a Candidacy whose state the test sets; SetOperator
@@ -21,7 +22,7 @@ type fakeCandidacy struct {
 	st   candidacy.State
 	err  error
 	sets []bool
-	el   *fakeElection
+	el   *electiontest.Fake
 }
 
 func (f *fakeCandidacy) State() candidacy.State {
@@ -40,7 +41,7 @@ func (f *fakeCandidacy) SetOperator(ctx context.Context, c bool) (candidacy.Stat
 		if f.el != nil {
 			st := f.el.Status()
 			st.Candidate = f.st.Standing
-			f.el.set(st)
+			f.el.Set(st)
 		}
 	}
 	f.st.Pending = f.err != nil
@@ -59,7 +60,7 @@ func TestGetCandidacy(t *testing.T) {
 	c := &fakeCandidacy{st: candidacy.State{Operator: true, App: candidacy.AppUnhealthy, AppDetail: "HTTP 503 Service Unavailable"}}
 	st := followerSt
 	st.Candidate, st.Reason = false, "not a candidate (app_unhealthy)"
-	h := newTestRouter(newFake(st), Options{Candidacy: c})
+	h := newTestRouter(electiontest.New(st), Options{Candidacy: c})
 	resp, body := doGet(t, h, "/candidacy")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("status %d, Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
@@ -89,7 +90,7 @@ func TestLeaderSelfCandidacy(t *testing.T) {
 			`"candidate":true,"app_healthy":false}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newTestRouter(newFake(followerSt), Options{Candidacy: tc.c})
+			h := newTestRouter(electiontest.New(followerSt), Options{Candidacy: tc.c})
 			_, body := doGet(t, h, "/leader")
 			mustContain(t, body, tc.want)
 		})
@@ -134,7 +135,7 @@ func TestPostCandidacy(t *testing.T) {
 		{name: "too large", token: token, auth: bearer, body: `{"candidate": false` + strings.Repeat(" ", 300) + `}`, code: 413, contains: "larger than 256 bytes", sets: "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			el := newFake(followerSt)
+			el := electiontest.New(followerSt)
 			c := &fakeCandidacy{st: candidacy.State{Operator: true, Standing: true, App: candidacy.AppDisabled}, err: tc.err, el: el}
 			h := newTestRouter(el, Options{AdminToken: tc.token, Candidacy: c})
 			resp, body := serve(t, h, postBody("/candidacy", tc.auth, tc.body))
@@ -161,7 +162,7 @@ func TestPostCandidacy(t *testing.T) {
 // and the connection is not kept.
 func TestPostCandidacyRefusesALargeContentLength(t *testing.T) {
 	c := &fakeCandidacy{}
-	h := newTestRouter(newFake(followerSt), Options{AdminToken: "t", Candidacy: c})
+	h := newTestRouter(electiontest.New(followerSt), Options{AdminToken: "t", Candidacy: c})
 	req := postBody("/candidacy", "Bearer t", `{"candidate": false}`)
 	req.ContentLength = 1 << 30
 	resp, body := serve(t, h, req)
@@ -171,11 +172,11 @@ func TestPostCandidacyRefusesALargeContentLength(t *testing.T) {
 }
 
 func TestCandidacyRoutes(t *testing.T) {
-	h := newTestRouter(newFake(followerSt), Options{})
+	h := newTestRouter(electiontest.New(followerSt), Options{})
 	if resp, _ := doGet(t, h, "/candidacy"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("without Candidacy: GET /candidacy %d, want 404", resp.StatusCode)
 	}
-	h = newTestRouter(newFake(followerSt), Options{Candidacy: &fakeCandidacy{}})
+	h = newTestRouter(electiontest.New(followerSt), Options{Candidacy: &fakeCandidacy{}})
 	resp, _ := serve(t, h, httptest.NewRequest(http.MethodDelete, "/candidacy", nil))
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD, POST" {
 		t.Errorf("DELETE /candidacy: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/election/zksession"
+	"github.com/electd/electd/internal/testkit"
 )
 
 // frame is one SSE event, or one comment line.
@@ -47,17 +49,16 @@ func readFrames(r io.Reader) <-chan frame {
 
 // eventStream is a client connected to /events of a test server.
 type eventStream struct {
-	f      *fakeElection
+	f      *electiontest.Fake
 	srv    *httptest.Server
 	resp   *http.Response
 	frames <-chan frame
 	cancel context.CancelFunc
-	obsCtx context.Context // the ctx the handler gave Observe
 }
 
 func openEvents(t *testing.T, st election.Status, keepAlive time.Duration) *eventStream {
 	t.Helper()
-	f := newFake(st)
+	f := electiontest.New(st)
 	srv := httptest.NewServer(newTestRouter(f, Options{KeepAlive: keepAlive}))
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -72,11 +73,7 @@ func openEvents(t *testing.T, st election.Status, keepAlive time.Duration) *even
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	s := &eventStream{f: f, srv: srv, resp: resp, frames: readFrames(resp.Body), cancel: cancel}
-	select {
-	case s.obsCtx = <-f.observeCtx:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler never called Observe")
-	}
+	testkit.For(t, 10*time.Second, "the handler to call Observe", func() bool { return f.Observers() == 1 })
 	return s
 }
 
@@ -100,14 +97,12 @@ func (s *eventStream) next(t *testing.T, comments bool) frame {
 	}
 }
 
-// push makes the fake's Observe channel deliver st.
+// push makes the fake's Observe channel deliver st and waits until the
+// handler has read it, so that no later push replaces it.
 func (s *eventStream) push(t *testing.T, st election.Status) {
 	t.Helper()
-	select {
-	case s.f.updates <- st:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the handler does not read Observe's channel")
-	}
+	s.f.Set(st)
+	testkit.For(t, 10*time.Second, "the handler to read Observe's channel", func() bool { return s.f.Unread() == 0 })
 }
 
 // expect checks that the next event is name and that its data is the
@@ -143,7 +138,7 @@ func TestEventsHeadersAndFirstEvent(t *testing.T) {
 		t.Errorf("first event = %q, want %q", got, want)
 	}
 	// The data is exactly what GET /leader answers.
-	_, body := doGet(t, newTestRouter(newFake(followerSt), Options{}), "/leader")
+	_, body := doGet(t, newTestRouter(electiontest.New(followerSt), Options{}), "/leader")
 	if got, want := f.data, strings.TrimSuffix(body, "\n"); got != want {
 		t.Errorf("first data =\n%s\nwant the /leader body\n%s", got, want)
 	}
@@ -190,17 +185,13 @@ func TestEventsChanges(t *testing.T) {
 	// have seen it in place of the "becomes leader" events.
 
 	s.cancel()
-	select {
-	case <-s.obsCtx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("Observe's ctx did not end when the client went away")
-	}
+	testkit.For(t, 10*time.Second, "Observe's ctx to end when the client went away", func() bool { return s.f.Observers() == 0 })
 }
 
 func TestEventsEndWhenObserveCloses(t *testing.T) {
 	s := openEvents(t, followerSt, time.Hour)
 	s.expect(t, "leader", followerSt)
-	close(s.f.updates)
+	s.f.Stop()
 	deadline := time.After(5 * time.Second)
 	for {
 		select {
@@ -227,7 +218,7 @@ func TestEventsKeepAlive(t *testing.T) {
 }
 
 func TestEventsHead(t *testing.T) {
-	f := newFake(followerSt)
+	f := electiontest.New(followerSt)
 	resp, body := serve(t, newTestRouter(f, Options{}), newRequest(http.MethodHead, "/events", ""))
 	if got, want := resp.StatusCode, http.StatusOK; got != want {
 		t.Errorf("status = %d, want %d", got, want)

@@ -6,119 +6,43 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/election/zksession"
-	"github.com/electd/electd/internal/proxy"
 )
 
 var _ Election = (*election.Elector)(nil)
 
-// fakeElection is an Election whose status the test sets and whose Observe
-// channel the test drives through updates.
-type fakeElection struct {
-	mu         sync.Mutex
-	st         election.Status
-	leading    chan struct{} // closed when st becomes leader
-	awaiting   chan struct{} // closed when Await is first called
-	awaitCtx   context.Context
-	observeCtx chan context.Context // each Observe's ctx
-	updates    chan election.Status // forwarded to Observe's channel
-	released   int
-	drained    *proxy.Drained // what a proxy's drain reports in Release
-	releaseErr error
-	parts      []election.Participant
-	partsErr   error
-	partsCtx   context.Context
-}
-
-func newFake(st election.Status) *fakeElection {
-	f := &fakeElection{
-		leading:    make(chan struct{}),
-		awaiting:   make(chan struct{}),
-		observeCtx: make(chan context.Context, 8),
-		updates:    make(chan election.Status),
-	}
-	f.set(st)
-	return f
-}
-
-func (f *fakeElection) set(st election.Status) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.st = st
-	if st.IsLeader {
-		select {
-		case <-f.leading:
-		default:
-			close(f.leading)
+// count returns how many of f's calls were call, or call followed by an
+// argument ("switchover web-3" counts as "switchover").
+func count(f *electiontest.Fake, call string) int {
+	n := 0
+	for _, c := range f.Calls() {
+		if c == call || strings.HasPrefix(c, call+" ") {
+			n++
 		}
 	}
+	return n
 }
 
-func (f *fakeElection) Status() election.Status {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.st
-}
-
-func (f *fakeElection) Observe(ctx context.Context) <-chan election.Status {
-	out := make(chan election.Status)
-	first := f.Status()
-	f.observeCtx <- ctx
-	go func() {
-		defer close(out)
-		st, ok := first, true
-		for ok {
+// contexts makes f send on the channel it returns the ctx of each of its
+// calls named call (the first 8).
+func contexts(f *electiontest.Fake, call string) <-chan context.Context {
+	ch := make(chan context.Context, 8)
+	f.Intercept(func(ctx context.Context, c string) error {
+		if c == call {
 			select {
-			case out <- st:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case st, ok = <-f.updates:
-			case <-ctx.Done():
-				return
+			case ch <- ctx:
+			default:
 			}
 		}
-	}()
-	return out
-}
-
-func (f *fakeElection) Await(ctx context.Context) (<-chan struct{}, error) {
-	f.mu.Lock()
-	if f.awaitCtx == nil {
-		f.awaitCtx = ctx
-		close(f.awaiting)
-	}
-	f.mu.Unlock()
-	select {
-	case <-f.leading:
-		return make(chan struct{}), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (f *fakeElection) Release(ctx context.Context) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.released++
-	if f.drained != nil {
-		proxy.NoteDrain(ctx, *f.drained) // as the proxy's Yield around it does
-	}
-	return f.releaseErr
-}
-
-func (f *fakeElection) Participants(ctx context.Context) ([]election.Participant, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.partsCtx = ctx
-	return f.parts, f.partsErr
+		return nil
+	})
+	return ch
 }
 
 // Statuses the tests start from.
@@ -142,7 +66,7 @@ var (
 	}
 )
 
-func newTestRouter(f *fakeElection, opts Options) http.Handler {
+func newTestRouter(f *electiontest.Fake, opts Options) http.Handler {
 	if opts.Clock == nil {
 		opts.Clock = clocktest.NewFake(fixedNow)
 	}

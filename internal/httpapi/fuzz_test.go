@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 // The fuzz targets feed what a client controls (the query, Accept and
@@ -53,7 +54,7 @@ func fuzzRouter(opts Options) http.Handler {
 	st := followerSt
 	st.Leader = web1
 	opts.MaxWait = time.Millisecond // a valid ?wait= must not stall the fuzzer
-	return newTestRouter(newFake(st), opts)
+	return newTestRouter(electiontest.New(st), opts)
 }
 
 func FuzzQuery(f *testing.F) {
@@ -81,7 +82,7 @@ func FuzzAccept(f *testing.F) {
 
 func FuzzAuthorization(f *testing.F) {
 	const token = "s3cret"
-	h := newTestRouter(newFake(leaderSt), Options{AdminToken: token})
+	h := newTestRouter(electiontest.New(leaderSt), Options{AdminToken: token})
 	f.Fuzz(func(t *testing.T, auth string) {
 		req := httptest.NewRequest(http.MethodPost, "/leader/release", nil)
 		req.Header.Set("Authorization", auth)

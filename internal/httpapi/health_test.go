@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/election/zksession"
 )
 
@@ -43,7 +44,7 @@ func TestHealthzLeader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(tt.st)
+			f := electiontest.New(tt.st)
 			resp, body := doGet(t, newTestRouter(f, Options{}), tt.target)
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Errorf("status = %d, want %d (%s)", got, want, body)
@@ -59,17 +60,15 @@ func TestHealthzLeader(t *testing.T) {
 					t.Errorf("body = %s, want %s", got, want)
 				}
 			}
-			select {
-			case <-f.awaiting:
+			if count(f, "await") != 0 {
 				t.Error("Await was called")
-			default:
 			}
 		})
 	}
 }
 
 func TestHealthzLeaderMaxWaitOption(t *testing.T) {
-	h := newTestRouter(newFake(leaderSt), Options{MaxWait: time.Second})
+	h := newTestRouter(electiontest.New(leaderSt), Options{MaxWait: time.Second})
 	if resp, body := doGet(t, h, "/healthz/leader?wait=2s"); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("wait=2s with MaxWait 1s: %d %s, want 400", resp.StatusCode, body)
 	}
@@ -95,17 +94,19 @@ func serveAsync(h http.Handler, req *http.Request) <-chan result {
 }
 
 func TestHealthzLeaderWaitReturnsWhenLeading(t *testing.T) {
-	f := newFake(followerSt)
+	f := electiontest.New(followerSt)
+	awaits := contexts(f, "await")
 	done := serveAsync(newTestRouter(f, Options{}), newRequest(http.MethodGet, "/healthz/leader?wait=5m", ""))
+	var awaitCtx context.Context
 	select {
-	case <-f.awaiting:
+	case awaitCtx = <-awaits:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the handler never called Await")
 	}
-	if dl, ok := f.awaitCtx.Deadline(); !ok || time.Until(dl) > 5*time.Minute {
+	if dl, ok := awaitCtx.Deadline(); !ok || time.Until(dl) > 5*time.Minute {
 		t.Errorf("Await ctx deadline = %v, %v; want within 5m", dl, ok)
 	}
-	f.set(leaderSt)
+	f.Set(leaderSt)
 	select {
 	case r := <-done:
 		if got, want := r.code, http.StatusOK; got != want {
@@ -118,7 +119,7 @@ func TestHealthzLeaderWaitReturnsWhenLeading(t *testing.T) {
 }
 
 func TestHealthzLeaderWaitTimesOut(t *testing.T) {
-	f := newFake(followerSt)
+	f := electiontest.New(followerSt)
 	start := time.Now()
 	resp, body := doGet(t, newTestRouter(f, Options{}), "/healthz/leader?wait=50ms")
 	if got, want := resp.StatusCode, http.StatusServiceUnavailable; got != want {
@@ -131,12 +132,13 @@ func TestHealthzLeaderWaitTimesOut(t *testing.T) {
 }
 
 func TestHealthzLeaderWaitEndsWithRequest(t *testing.T) {
-	f := newFake(followerSt)
+	f := electiontest.New(followerSt)
+	awaits := contexts(f, "await")
 	ctx, cancel := context.WithCancel(context.Background())
 	req := newRequest(http.MethodGet, "/healthz/leader?wait=5m", "").WithContext(ctx)
 	done := serveAsync(newTestRouter(f, Options{}), req)
 	select {
-	case <-f.awaiting:
+	case <-awaits:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the handler never called Await")
 	}
@@ -163,7 +165,7 @@ func TestHealthz(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// noLeaderSt: liveness never depends on ZooKeeper or leadership.
-			resp, body := doGet(t, newTestRouter(newFake(noLeaderSt), Options{Live: tt.live}), "/healthz")
+			resp, body := doGet(t, newTestRouter(electiontest.New(noLeaderSt), Options{Live: tt.live}), "/healthz")
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Errorf("status = %d, want %d", got, want)
 			}
@@ -218,7 +220,7 @@ func TestReadyz(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := doGet(t, newTestRouter(newFake(tt.st), Options{}), "/readyz")
+			resp, body := doGet(t, newTestRouter(electiontest.New(tt.st), Options{}), "/readyz")
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Errorf("status = %d, want %d", got, want)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/history"
 )
@@ -71,7 +72,7 @@ func TestHistory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &fakeHistory{entries: testHistory}
-			resp, body := doGet(t, newTestRouter(newFake(followerSt), Options{History: h}), tt.target)
+			resp, body := doGet(t, newTestRouter(electiontest.New(followerSt), Options{History: h}), tt.target)
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Errorf("status = %d, want %d (%s)", got, want, body)
 			}
@@ -110,7 +111,7 @@ func TestHistoryRoutes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := serve(t, newTestRouter(newFake(followerSt), Options{History: tt.history}), newRequest(tt.method, "/history", ""))
+			resp, body := serve(t, newTestRouter(electiontest.New(followerSt), Options{History: tt.history}), newRequest(tt.method, "/history", ""))
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Errorf("status = %d, want %d (%s)", got, want, body)
 			}
@@ -133,7 +134,7 @@ func TestHistoryFromLog(t *testing.T) {
 		clk.Advance(time.Second)
 		l.Add(st)
 	}
-	resp, body := doGet(t, newTestRouter(newFake(leaderSt), Options{History: l}), "/history?limit=2")
+	resp, body := doGet(t, newTestRouter(electiontest.New(leaderSt), Options{History: l}), "/history?limit=2")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status = %d (%s)", resp.StatusCode, body)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/clock/clocktest"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 func TestLeader(t *testing.T) {
@@ -57,7 +58,7 @@ func TestLeader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestRouter(newFake(tt.st), Options{})
+			h := newTestRouter(electiontest.New(tt.st), Options{})
 			resp, body := doGet(t, h, tt.target, "Accept", tt.accept)
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Errorf("status = %d, want %d (%s)", got, want, body)
@@ -89,11 +90,11 @@ func TestLeaderProxy(t *testing.T) {
 	px := func() *api.ProxyStatus {
 		return &api.ProxyStatus{Mode: "http", Advertise: "10.0.0.8:4041", Route: "leader", To: "10.0.0.7:4041", Held: 2, Connections: 5}
 	}
-	_, body := doGet(t, newTestRouter(newFake(st), Options{Proxy: px}), "/leader")
+	_, body := doGet(t, newTestRouter(electiontest.New(st), Options{Proxy: px}), "/leader")
 	mustContain(t, body, `"fencing_token":4294967302,"proxy":"10.0.0.7:4041"}`)
 	mustContain(t, body, `"proxy":{"mode":"http","advertise":"10.0.0.8:4041","route":"leader","to":"10.0.0.7:4041","held":2,"connections":5,"in_flight":0,"peer_connections":0,"buffered_bytes":0}`)
 	for _, opts := range []Options{{}, {Proxy: func() *api.ProxyStatus { return nil }}} {
-		_, body = doGet(t, newTestRouter(newFake(followerSt), opts), "/leader")
+		_, body = doGet(t, newTestRouter(electiontest.New(followerSt), opts), "/leader")
 		if strings.Contains(body, "proxy") {
 			t.Errorf("without a proxy, /leader says %s", body)
 		}
@@ -104,13 +105,13 @@ func TestLeaderObservedAtDefaultsToNow(t *testing.T) {
 	st := followerSt
 	st.ObservedAt = time.Time{}
 	now := time.Date(2027, 3, 4, 5, 6, 7, 0, time.UTC)
-	h := NewRouter(newFake(st), Options{Clock: clocktest.NewFake(now)})
+	h := NewRouter(electiontest.New(st), Options{Clock: clocktest.NewFake(now)})
 	_, body := doGet(t, h, "/leader")
 	mustContain(t, body, `"observed_at":"2027-03-04T05:06:07Z"`)
 }
 
 func TestLeaderHead(t *testing.T) {
-	h := newTestRouter(newFake(followerSt), Options{})
+	h := newTestRouter(electiontest.New(followerSt), Options{})
 	resp, _ := serve(t, h, newRequest(http.MethodHead, "/leader", ""))
 	if got, want := resp.StatusCode, http.StatusOK; got != want {
 		t.Errorf("HEAD /leader = %d, want %d", got, want)
@@ -163,7 +164,7 @@ func TestLeaderTextEscapesForeignIDs(t *testing.T) {
 		t.Run(strconv.Quote(tt.id), func(t *testing.T) {
 			st := followerSt
 			st.Leader = &election.Participant{ID: tt.id, Node: "_c_x-latch-0000000001"}
-			_, body := doGet(t, newTestRouter(newFake(st), Options{}), "/leader?format=text")
+			_, body := doGet(t, newTestRouter(electiontest.New(st), Options{}), "/leader?format=text")
 			if got, want := body, tt.want; got != want {
 				t.Errorf("body = %q, want %q", got, want)
 			}

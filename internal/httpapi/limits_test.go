@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/api"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/testkit"
 )
 
@@ -83,7 +84,7 @@ func probesAnswer(t *testing.T, srv *httptest.Server) {
 	}
 }
 
-func newCappedServer(t *testing.T, f *fakeElection, opts Options) (*httptest.Server, *heldCounter) {
+func newCappedServer(t *testing.T, f *electiontest.Fake, opts Options) (*httptest.Server, *heldCounter) {
 	t.Helper()
 	hc := &heldCounter{}
 	opts.Held, opts.Refused = hc.hold, hc.refuse
@@ -105,15 +106,15 @@ func checkRefusal(t *testing.T, code int, retry, body, what string) {
 }
 
 func TestEventsCapped(t *testing.T) {
-	f := newFake(followerSt)
+	f := electiontest.New(followerSt)
 	srv, hc := newCappedServer(t, f, Options{MaxStreams: 2, KeepAlive: time.Hour})
 	var streams []*http.Response
-	for range 2 {
+	for i := range 2 {
 		resp, err := srv.Client().Get(srv.URL + "/events")
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("stream within the cap: %v %v", resp, err)
 		}
-		<-f.observeCtx
+		testkit.For(t, 10*time.Second, "the stream to observe", func() bool { return f.Observers() == i+1 })
 		streams = append(streams, resp)
 	}
 	code, retry, body := fetch(t, srv, "/events")
@@ -138,17 +139,14 @@ func TestEventsCapped(t *testing.T) {
 			return false
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return false
-		}
-		<-f.observeCtx
-		return true
+		return resp.StatusCode == http.StatusOK
 	})
 	streams[1].Body.Close()
 }
 
 func TestWaitersCapped(t *testing.T) {
-	f := newFake(followerSt)
+	f := electiontest.New(followerSt)
+	awaits := contexts(f, "await")
 	srv, hc := newCappedServer(t, f, Options{MaxWaiters: 1})
 	first := make(chan int, 1)
 	go func() {
@@ -156,7 +154,7 @@ func TestWaitersCapped(t *testing.T) {
 		first <- code
 	}()
 	select {
-	case <-f.awaiting:
+	case <-awaits:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the first waiter never waited")
 	}
@@ -172,7 +170,7 @@ func TestWaitersCapped(t *testing.T) {
 	}
 
 	leading := leaderSt
-	f.set(leading)
+	f.Set(leading)
 	select {
 	case code := <-first:
 		if code != http.StatusOK {
@@ -209,7 +207,7 @@ func TestBodyThatNeverArrives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: newTestRouter(newFake(leaderSt), Options{AdminToken: "t"}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: newTestRouter(electiontest.New(leaderSt), Options{AdminToken: "t"}), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close() })

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 func TestParticipants(t *testing.T) {
@@ -34,8 +35,10 @@ func TestParticipants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(followerSt)
-			f.parts, f.partsErr = tt.parts, tt.err
+			f := electiontest.New(followerSt)
+			f.SetParticipants(tt.parts)
+			f.Fail(electiontest.Participants, tt.err)
+			reads := contexts(f, "participants")
 			resp, body := doGet(t, newTestRouter(f, Options{}), "/participants")
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Errorf("status = %d, want %d", got, want)
@@ -46,9 +49,13 @@ func TestParticipants(t *testing.T) {
 			if got, want := resp.Header.Get("Content-Type"), "application/json"; got != want {
 				t.Errorf("Content-Type = %q, want %q", got, want)
 			}
-			dl, ok := f.partsCtx.Deadline()
-			if !ok || time.Until(dl) > participantsTimeout {
-				t.Errorf("Participants ctx deadline = %v, %v; want within %v", dl, ok, participantsTimeout)
+			select {
+			case ctx := <-reads:
+				if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > participantsTimeout {
+					t.Errorf("Participants ctx deadline = %v, %v; want within %v", dl, ok, participantsTimeout)
+				}
+			default:
+				t.Error("Participants was not called")
 			}
 		})
 	}

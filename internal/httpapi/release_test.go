@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/proxy"
 )
 
@@ -43,8 +45,8 @@ func TestRelease(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(leaderSt)
-			f.releaseErr = tt.err
+			f := electiontest.New(leaderSt)
+			f.Fail(electiontest.Release, tt.err)
 			h := newTestRouter(f, Options{AdminToken: tt.token})
 			resp, body := serve(t, h, newRequest(http.MethodPost, "/leader/release", tt.auth))
 			if got, want := resp.StatusCode, tt.code; got != want {
@@ -57,8 +59,8 @@ func TestRelease(t *testing.T) {
 				t.Errorf("WWW-Authenticate = %q, want %q", got, want)
 			}
 			mustContain(t, body, tt.contains)
-			if got, want := f.released == 1, tt.wantRelease; got != want {
-				t.Errorf("Release called %d times, want called: %v", f.released, want)
+			if n := count(f, "release"); (n == 1) != tt.wantRelease {
+				t.Errorf("Release called %d times, want called: %v", n, tt.wantRelease)
 			}
 		})
 	}
@@ -67,8 +69,13 @@ func TestRelease(t *testing.T) {
 // With a forwarding proxy, the release's answer says how long its drain
 // waited for the application's requests, and how many it still had.
 func TestReleaseReportsTheDrain(t *testing.T) {
-	f := newFake(leaderSt)
-	f.drained = &proxy.Drained{Waited: 1500 * time.Millisecond, Left: 2}
+	f := electiontest.New(leaderSt)
+	f.Intercept(func(ctx context.Context, call string) error {
+		if call == "release" { // as the proxy's Yield around it does
+			proxy.NoteDrain(ctx, proxy.Drained{Waited: 1500 * time.Millisecond, Left: 2})
+		}
+		return nil
+	})
 	h := newTestRouter(f, Options{AdminToken: "t"})
 	resp, body := serve(t, h, newRequest(http.MethodPost, "/leader/release", "Bearer t"))
 	if resp.StatusCode != http.StatusAccepted {

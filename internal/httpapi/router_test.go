@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 func TestRouting(t *testing.T) {
@@ -37,7 +39,7 @@ func TestRouting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestRouter(newFake(followerSt), Options{Metrics: tt.metrics, AdminToken: "t"})
+			h := newTestRouter(electiontest.New(followerSt), Options{Metrics: tt.metrics, AdminToken: "t"})
 			resp, body := serve(t, h, newRequest(tt.method, tt.target, ""))
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Errorf("status = %d, want %d (%s)", got, want, body)

@@ -9,24 +9,8 @@ import (
 	"testing"
 
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 )
-
-// fakeSwitcher records its targets and returns err; ctxErr makes it wait
-// for its context's end and return that.
-type fakeSwitcher struct {
-	to     []string
-	err    error
-	ctxErr bool
-}
-
-func (f *fakeSwitcher) Switchover(ctx context.Context, to string) error {
-	f.to = append(f.to, to)
-	if f.ctxErr {
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	return f.err
-}
 
 func TestSwitchover(t *testing.T) {
 	const token = "s3cret"
@@ -71,18 +55,24 @@ func TestSwitchover(t *testing.T) {
 			if tc.status.ID != "" {
 				st = tc.status
 			}
-			f := newFake(st)
-			sw := &fakeSwitcher{err: tc.err}
-			h := newTestRouter(f, Options{AdminToken: token, Switchover: sw})
+			f := electiontest.New(st)
+			f.Fail(electiontest.Switchover, tc.err)
+			h := newTestRouter(f, Options{AdminToken: token, Switchover: f})
 			resp, body := serve(t, h, newRequest(http.MethodPost, "/leader/release"+tc.target, tc.auth))
 			if resp.StatusCode != tc.code {
 				t.Errorf("status %d, want %d (%s)", resp.StatusCode, tc.code, body)
 			}
 			mustContain(t, body, tc.contains)
-			if got := strings.Join(sw.to, ","); got != tc.to {
+			var to []string
+			for _, c := range f.Calls() {
+				if s, ok := strings.CutPrefix(c, "switchover "); ok {
+					to = append(to, s)
+				}
+			}
+			if got := strings.Join(to, ","); got != tc.to {
 				t.Errorf("Switchover got %q, want %q", got, tc.to)
 			}
-			if got := f.released == 1; got != tc.release {
+			if got := count(f, "release") == 1; got != tc.release {
 				t.Errorf("Release called: %v, want %v", got, tc.release)
 			}
 			if tc.code == 503 && resp.Header.Get("Retry-After") == "" {
@@ -93,8 +83,12 @@ func TestSwitchover(t *testing.T) {
 }
 
 func TestSwitchoverTimesOut(t *testing.T) {
-	sw := &fakeSwitcher{ctxErr: true}
-	h := newTestRouter(newFake(leaderSt), Options{AdminToken: "t", Switchover: sw})
+	f := electiontest.New(leaderSt)
+	f.Intercept(func(ctx context.Context, call string) error {
+		<-ctx.Done() // the switchover outlasts the request
+		return ctx.Err()
+	})
+	h := newTestRouter(f, Options{AdminToken: "t", Switchover: f})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the request's context has ended: the switchover's too, at once
 	req := newRequest(http.MethodPost, "/leader/release?to=web-3", "Bearer t").WithContext(ctx)
@@ -109,7 +103,7 @@ func TestSwitchoverTimesOut(t *testing.T) {
 }
 
 func TestSwitchoverNotAvailable(t *testing.T) {
-	h := newTestRouter(newFake(leaderSt), Options{AdminToken: "t"})
+	h := newTestRouter(electiontest.New(leaderSt), Options{AdminToken: "t"})
 	resp, body := serve(t, h, newRequest(http.MethodPost, "/leader/release?to=web-3", "Bearer t"))
 	if resp.StatusCode != http.StatusNotImplemented {
 		t.Errorf("%d %s", resp.StatusCode, body)

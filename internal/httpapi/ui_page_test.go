@@ -16,6 +16,7 @@ import (
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/candidacy"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/election/electiontest"
 	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/history"
 )
@@ -164,8 +165,9 @@ func TestStatusPageDrawn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake(tt.st)
-			f.parts, f.partsErr = tt.parts, tt.partsErr
+			f := electiontest.New(tt.st)
+			f.SetParticipants(tt.parts)
+			f.Fail(electiontest.Participants, tt.partsErr)
 			opts := Options{Candidacy: tt.candidacy, History: &fakeHistory{entries: testHistory}}
 			if tt.proxy != nil {
 				opts.Proxy = func() *api.ProxyStatus { return tt.proxy }
@@ -236,8 +238,8 @@ func TestStatusPageEscapes(t *testing.T) {
 	evil := &election.Participant{ID: hostile, Advertise: hostileAttr, Node: web1.Node, Session: web1.Session, FencingToken: 7}
 	st := followerSt
 	st.Leader, st.Reason = evil, "following "+hostile
-	f := newFake(st)
-	f.parts = []election.Participant{*evil, *web2}
+	f := electiontest.New(st)
+	f.SetParticipants([]election.Participant{*evil, *web2})
 	hist := []history.Entry{{Seq: 1, Time: fixedNow, Kind: history.Leader, LeaderID: hostile, HasLeader: true, Reason: "following " + hostile,
 		State: zksession.StateConnected, Candidate: true}}
 	_, body := doGet(t, newTestRouter(f, Options{History: &fakeHistory{entries: hist}}), "/")
@@ -276,8 +278,8 @@ func TestStatusPageBounded(t *testing.T) {
 	}
 	st := followerSt
 	st.Leader, st.Reason = &parts[0], "following "+long
-	f := newFake(st)
-	f.parts = parts
+	f := electiontest.New(st)
+	f.SetParticipants(parts)
 	_, body := doGet(t, newTestRouter(f, Options{}), "/")
 	if len(body) > 256<<10 {
 		t.Errorf("the page has %d bytes; want at most 256 KiB", len(body))
@@ -300,7 +302,7 @@ func TestStatusPageBounded(t *testing.T) {
 func TestStatusPageQueueRefused(t *testing.T) {
 	var refused []string
 	p := statusPage{
-		el: newFake(followerSt), now: func() time.Time { return fixedNow }, log: slog.New(slog.DiscardHandler),
+		el: electiontest.New(followerSt), now: func() time.Time { return fixedNow }, log: slog.New(slog.DiscardHandler),
 		readers: capped{s: newSlots(0), reason: "participants", what: "requests on /participants",
 			held: func(*http.Request) func() { return func() {} }, refused: func(r string) { refused = append(refused, r) }},
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/electd/electd/internal/election/electiontest"
 )
 
 func TestStatusPageFiles(t *testing.T) {
@@ -31,7 +33,7 @@ func TestStatusPageFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newTestRouter(newFake(followerSt), Options{})
+			h := newTestRouter(electiontest.New(followerSt), Options{})
 			resp, body := serve(t, h, newRequest(tt.method, tt.target, ""))
 			if got, want := resp.StatusCode, tt.code; got != want {
 				t.Fatalf("status = %d, want %d (%s)", got, want, body)
@@ -78,7 +80,7 @@ func cacheControl(target string) string {
 // TestStatusPageConditional: a browser that has the page gets 304 until the
 // file changes (its ETag is the content's hash).
 func TestStatusPageConditional(t *testing.T) {
-	h := newTestRouter(newFake(followerSt), Options{})
+	h := newTestRouter(electiontest.New(followerSt), Options{})
 	resp, _ := doGet(t, h, "/ui/app.js")
 	etag := resp.Header.Get("ETag")
 	if !regexp.MustCompile(`^"[0-9a-f]{16}"$`).MatchString(etag) {
