@@ -28,10 +28,10 @@ const (
 // status: a test that wants Release to end leadership says so in
 // Intercept. It is safe for concurrent use.
 //
-// Every method but Status, Observe and SetAppUp is recorded (Calls) and
-// intercepted, as "await", "participants", "release", "switchover <to>",
-// "stand" or "withdraw <why>". SetAppUp is recorded ("app up", "app
-// down") but not intercepted: it must not block.
+// Every method but Status and Observe is recorded (Calls), as "await",
+// "participants", "release", "switchover <to>", "stand", "withdraw <why>",
+// "app up" or "app down". All but SetAppUp are also intercepted
+// (Intercept): SetAppUp must not block.
 type Fake struct {
 	mu        sync.Mutex
 	st        election.Status
@@ -39,7 +39,7 @@ type Fake struct {
 	subs      map[chan election.Status]struct{}
 	changed   chan struct{} // closed and replaced at each change
 	lost      chan struct{} // closed when the leadership Await saw ends
-	stopped   bool
+	stopped   chan struct{} // closed by Stop
 	calls     []string
 	errs      map[Method][]error
 	intercept func(ctx context.Context, call string) error
@@ -47,7 +47,10 @@ type Fake struct {
 
 // New returns a Fake whose Status is st.
 func New(st election.Status) *Fake {
-	f := &Fake{subs: map[chan election.Status]struct{}{}, changed: make(chan struct{}), errs: map[Method][]error{}}
+	f := &Fake{
+		subs: map[chan election.Status]struct{}{}, changed: make(chan struct{}),
+		stopped: make(chan struct{}), errs: map[Method][]error{},
+	}
 	f.setLocked(st)
 	return f
 }
@@ -108,7 +111,10 @@ func (f *Fake) Intercept(fn func(ctx context.Context, call string) error) {
 func (f *Fake) Stop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.stopped = true
+	if f.isStopped() {
+		return
+	}
+	close(f.stopped)
 	for ch := range f.subs {
 		close(ch)
 	}
@@ -161,13 +167,16 @@ func (f *Fake) Observe(ctx context.Context) <-chan election.Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ch <- f.st
-	if f.stopped {
+	if f.isStopped() {
 		close(ch)
 		return ch
 	}
 	f.subs[ch] = struct{}{}
 	go func() {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-f.stopped: // Stop closed ch
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if _, ok := f.subs[ch]; ok {
@@ -187,7 +196,7 @@ func (f *Fake) Await(ctx context.Context) (<-chan struct{}, error) {
 	for {
 		f.mu.Lock()
 		switch {
-		case f.stopped:
+		case f.isStopped():
 			f.mu.Unlock()
 			return nil, election.ErrClosed
 		case f.st.IsLeader:
@@ -265,6 +274,15 @@ func (f *Fake) call(ctx context.Context, m Method, c string) error {
 		}
 	}
 	return err
+}
+
+func (f *Fake) isStopped() bool {
+	select {
+	case <-f.stopped:
+		return true
+	default:
+		return false
+	}
 }
 
 // offer puts st on ch, replacing a value not read yet.

@@ -30,6 +30,7 @@ func TestObserveSendsLatestThenCloses(t *testing.T) {
 		t.Errorf("observers %d after ctx ended", f.Observers())
 	}
 	f.Stop()
+	f.Stop() // a second Stop is harmless
 	ch = f.Observe(context.Background())
 	if st, ok := <-ch; !ok || st.ID != "d" {
 		t.Errorf("after Stop: %+v %v, want the status once", st, ok)
