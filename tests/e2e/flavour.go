@@ -72,7 +72,8 @@ type Flavour struct {
 	// ZooKeeperScenarios: the ensemble is restarted, loses its leader and
 	// stops under load (zookeeper_test.go).
 	ZooKeeperScenarios bool
-	// Peer: a comparison, run for the delete-the-leader measurement only.
+	// Peer: a comparison, run for the deletions, the elector's crash and the
+	// cut-off only.
 	Peer bool
 	// Describe is one line for the report: what elects and its settings.
 	Describe string

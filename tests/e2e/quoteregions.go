@@ -283,7 +283,27 @@ func renderLost(r *KeptReport) (string, error) {
 		fmt.Fprintf(&b, "| %s | %s, %s | %s, %s, %s (%s) | %s, %s, %s (%s) | %s, %s |\n", c.name, del[0], del[1],
 			crash[colChanges], crash[colSilent], crash[colUFailed], crash[colUnreach], cut[colOut], cut[colNewAns], cut[colUFailed], cut[colUnreach], rot[colChanges], rot[colUFailed])
 	}
-	b.WriteString("\nclient-go's elector was not put through these here. With a stable identity a restarted candidate takes its own Lease back at once; a lost holder's Lease passes on only once its lease duration (15 s by default) has run out since its last renewal. \"Never reached an electd\": connections kube-proxy sent to the crashed or cut-off pod's address before its readiness probe took it out ([docs/kubernetes.md](docs/kubernetes.md#a-crashed-sidecar-a-lost-node)).\n")
+	peers := 0
+	for _, c := range chooserNames[electdNames:] {
+		crash, err1 := r.unannouncedRow(c.flavour, crashName)
+		cut, err2 := r.unannouncedRow(c.flavour, cutOffName)
+		if err1 != nil || err2 != nil {
+			continue // a report from before client-go was put through these
+		}
+		del, err := cells(r, c.flavour, false, colAnswer, colFailed)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "| %s | %s, %s | %s, %s, %s (%s) | %s, %s, %s (%s) | no ZooKeeper credential |\n", c.name, del[0], del[1],
+			crash[colChanges], crash[colSilent], crash[colUFailed], crash[colUnreach], cut[colOut], cut[colNewAns], cut[colUFailed], cut[colUnreach])
+		peers++
+	}
+	if peers == 0 {
+		b.WriteString("\nclient-go's elector was not put through these here. With a stable identity a restarted candidate takes its own Lease back at once; a lost holder's Lease passes on only once its lease duration (15 s by default) has run out since its last renewal.")
+	} else {
+		b.WriteString("\nclient-go's rows: its elector, with the pod's name as identity, runs in the container named electd in the others. A restarted candidate takes its own Lease back; a lost holder's Lease passes on once its lease duration has run out since its last renewal.")
+	}
+	b.WriteString(" \"Never reached an electd\": connections kube-proxy sent to the crashed or cut-off pod's address before its readiness probe took it out ([docs/kubernetes.md](docs/kubernetes.md#a-crashed-sidecar-a-lost-node)).\n")
 	return b.String(), nil
 }
 
