@@ -2,7 +2,7 @@ package proxy
 
 import "sync/atomic"
 
-// The framer's parser (framing.go): a state machine over the bytes of an
+// The framer (framing.go) and its parser: a state machine over the bytes of an
 // HTTP/1 connection, RFC 9112's grammar for request heads and chunked
 // bodies, strict where net/http is lenient.
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -48,26 +47,6 @@ type unwrittenError struct{ err error }
 
 func (e *unwrittenError) Error() string { return e.err.Error() }
 func (e *unwrittenError) Unwrap() error { return e.err }
-
-type peerPool struct {
-	p *Proxy
-	t *http2.Transport
-
-	mu     sync.Mutex
-	peers  map[string]*peerConns
-	closed bool
-	dials  sync.WaitGroup
-}
-
-type peerConns struct {
-	conns []*http2.ClientConn
-	dial  *peerDial // in progress, or nil
-}
-
-type peerDial struct {
-	done chan struct{}
-	err  error
-}
 
 func newPeerPool(p *Proxy) *peerPool {
 	cfg := p.cfg
