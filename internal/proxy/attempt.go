@@ -68,9 +68,6 @@ type attempt struct {
 const oneWriteBody = 8 << 10
 
 var (
-	// errNewerLeader: the leader a forward went to was succeeded by a
-	// newer leadership (a greater fencing token), so its lease has ended.
-	errNewerLeader = errors.New("proxy: a newer leader is known")
 	// errMisdirected: the leader's proxy bounced a forward as another
 	// election's participant (another path: misdirected.go).
 	errMisdirected = errors.New("proxy: the leader's proxy takes part in another election")

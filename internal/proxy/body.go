@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Bounds of the copies kept of streamed request bodies (docs/design/proxy.md,
@@ -173,4 +176,37 @@ func (b *body) attach(g *guard) {
 	if g != nil && !end {
 		g.progress(0)
 	}
+}
+
+// buffers bounds the bytes of the bodies buffered at once.
+type buffers struct {
+	sem   *semaphore.Weighted
+	inUse atomic.Int64
+}
+
+func newBuffers(total int64) *buffers { return &buffers{sem: semaphore.NewWeighted(total)} }
+
+// InUse is the bytes buffered now.
+func (b *buffers) InUse() int64 { return b.inUse.Load() }
+
+func (b *buffers) acquire(ctx context.Context, n int64) error {
+	if err := b.sem.Acquire(ctx, n); err != nil {
+		return err
+	}
+	b.inUse.Add(n)
+	return nil
+}
+
+func (b *buffers) release(n int64) {
+	b.inUse.Add(-n)
+	b.sem.Release(n)
+}
+
+// tryAcquire takes n bytes of the budget if they are free now.
+func (b *buffers) tryAcquire(n int64) bool {
+	if !b.sem.TryAcquire(n) {
+		return false
+	}
+	b.inUse.Add(n)
+	return true
 }

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // Request buffering (docs/design/proxy-app.md, "Forwarding": isolation of clients), as nginx's
@@ -23,30 +21,6 @@ var (
 	errBufferFull  = errors.New("proxy: no room to buffer the body within the hold time")
 	errBodyTimeout = errors.New("proxy: the body did not arrive within the client body timeout")
 )
-
-// buffers bounds the bytes of the bodies buffered at once.
-type buffers struct {
-	sem   *semaphore.Weighted
-	inUse atomic.Int64
-}
-
-func newBuffers(total int64) *buffers { return &buffers{sem: semaphore.NewWeighted(total)} }
-
-// InUse is the bytes buffered now.
-func (b *buffers) InUse() int64 { return b.inUse.Load() }
-
-func (b *buffers) acquire(ctx context.Context, n int64) error {
-	if err := b.sem.Acquire(ctx, n); err != nil {
-		return err
-	}
-	b.inUse.Add(n)
-	return nil
-}
-
-func (b *buffers) release(n int64) {
-	b.inUse.Add(-n)
-	b.sem.Release(n)
-}
 
 // shouldBuffer reports a body that is received whole: of a declared
 // length up to BufferSize. One of unknown length may be a stream whose end
@@ -155,13 +129,4 @@ func (c countingReader) Read(b []byte) (int, error) {
 		c.tc.recvBytes.Add(int64(n))
 	}
 	return n, err
-}
-
-// tryAcquire takes n bytes of the budget if they are free now.
-func (b *buffers) tryAcquire(n int64) bool {
-	if !b.sem.TryAcquire(n) {
-		return false
-	}
-	b.inUse.Add(n)
-	return true
 }

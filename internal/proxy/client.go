@@ -59,10 +59,6 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func hasBody(r *http.Request) bool {
-	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
-}
-
 // stream watches a body that is not buffered: it is sent as it arrives.
 func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *body {
 	// A stream both ways (an echo, gRPC) must not wait for the request's

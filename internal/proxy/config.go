@@ -454,18 +454,6 @@ func (c Config) validatePeerListen() error {
 	return validateAddr(c.PeerListen, true)
 }
 
-// validatePeerKey requires a key with room for 256 bits of entropy; the
-// message never quotes it.
-func validatePeerKey(k string) error {
-	switch {
-	case k == "":
-		return errors.New("required: the secret the election's proxies authenticate each other with")
-	case len(k) < MinPeerKeyBytes:
-		return fmt.Errorf("%d bytes; at least %d (e.g. the output of `openssl rand -base64 32`)", len(k), MinPeerKeyBytes)
-	}
-	return nil
-}
-
 // validateAddr accepts host:port; a listen address may leave the host
 // empty (all interfaces) and use port 0 (any free port: tests).
 func validateAddr(s string, listen bool) error {

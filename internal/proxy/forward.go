@@ -12,39 +12,6 @@ import (
 // hand-over is an attempt (attempt.go), judged by what it learnt
 // (resend.go): answered, sent again, or answered by the proxy.
 
-// exchange is one request and its answer on their way through this
-// proxy, over its attempts.
-type exchange struct {
-	r      *http.Request
-	w      *writer
-	b      *body // nil without a body
-	hd     *holder
-	id     string // Electd-Request-Id
-	h2     bool   // the client spoke HTTP/2
-	safe   bool   // idempotent (headers.go)
-	peer   bool   // a peer's forward, on PeerListen
-	marked bool   // the Taken interim answer was sent (peer.go)
-	// resends: how often it was sent again after an attempt that may
-	// have reached the application (retry.go).
-	resends int
-	// last is the last attempt's context, whose cause says why it ended
-	// (finish logs it).
-	last context.Context
-	// The writer and the holder, allocated with the request.
-	wv  writer
-	hdv holder
-}
-
-// newExchange is q for r answered through rw, held within budget.
-func newExchange(p *Proxy, rw http.ResponseWriter, r *http.Request, budget time.Duration) *exchange {
-	q := &exchange{r: r, safe: idempotent(r)}
-	q.wv.ResponseWriter = rw
-	q.w = &q.wv
-	q.hdv.init(p, budget)
-	q.hd = &q.hdv
-	return q
-}
-
 // outcome is how an attempt ended: a result, or again (err says why):
 // route the request again, at once (now: the route has moved) or after a
 // wait.
@@ -173,4 +140,27 @@ func isUnwritten(err error) bool {
 func isTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()
+}
+
+// mayResend says whether q is sent again for why, and after how long:
+// a request that provably reached no application at once (the route's
+// probe paces it); else within maxResends, what is left of its hold
+// time, and the budget. A refusal is counted.
+func (p *Proxy) mayResend(q *exchange, why Resend) (time.Duration, bool) {
+	if why == ResendUnprocessed {
+		return 0, true
+	}
+	refuse := func(l Limit) (time.Duration, bool) { p.rec.ResendRefused(l); return 0, false }
+	if q.resends >= maxResends {
+		return refuse(LimitPerRequest)
+	}
+	wait := resendBackoff(q.resends, p.jitter)
+	if wait >= q.hd.remaining() {
+		return refuse(LimitHold)
+	}
+	if !p.budget.withdraw() {
+		return refuse(LimitBudget)
+	}
+	q.resends++
+	return wait, true
 }

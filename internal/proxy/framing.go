@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync/atomic"
 )
 
 // Strict HTTP/1 framing (docs/design/proxy-app.md, "Forwarding": framing). net/http's
@@ -30,50 +29,6 @@ var (
 	errFraming     = errors.New("proxy: the request's framing is broken")
 	errFramingRead = &net.OpError{Op: "read", Net: "tcp", Err: errFraming}
 )
-
-// Why a request is refused; the text goes into the 400 answer.
-const (
-	faultRequestLine = "a malformed request line"
-	faultVersion     = "an HTTP version other than 1.0 and 1.1"
-	faultField       = "a malformed header field"
-	faultFold        = "a header line folded onto the next (obs-fold)"
-	faultLineEnd     = "a bare CR or LF where CRLF ends a line"
-	faultCLTE        = "both Content-Length and Transfer-Encoding"
-	faultTE10        = "Transfer-Encoding on HTTP/1.0"
-	faultTE          = "a Transfer-Encoding other than chunked"
-	faultCL          = "an invalid Content-Length"
-	faultCLs         = "Content-Length fields that differ"
-	faultChunkLine   = "a malformed chunk size line"
-	faultChunkSize   = "a chunk size over the limit"
-	faultChunkEnd    = "chunk data not followed by CRLF"
-	faultTrailer     = "a malformed trailer field"
-	faultBody        = "the previous request's body could not be read whole"
-	faultUpgrade     = "a request after an upgrade that did not happen"
-)
-
-// framer is the strict parser of one HTTP/1 connection. Its reads are
-// serialised by net/http (one read at a time, in the connection's order);
-// what the handlers read (bad, poisoned, upgrade) is atomic, since a
-// request's body may be read on another goroutine while they run.
-type framer struct {
-	on      bool
-	maxHead int // what a faulty head may take before it is cut: net/http's own limit
-
-	ph   phase
-	st   uint8  // the step within a line
-	cur  int64  // the request being parsed, from 0
-	n    int    // bytes of the line or head, for the bounds
-	left uint64 // what is left of a body or chunk
-	lf   uint8  // phSkip: 1 after LF, 2 after LF CR
-	h    head
-
-	bad      atomic.Int64 // 1 + the first request at fault; 0: none
-	why      string       // its fault, written before bad
-	poisoned atomic.Bool  // a handler saw the framing break: nothing more is parsed
-	upgrade  atomic.Int64 // 1 + the request that asked for an upgrade; 0: none
-	open     atomic.Bool  // a streamed body not read to its end (framingBody)
-	served   int64        // requests the handlers have seen (their goroutine only)
-}
 
 // read reads from c into b, and passes on what the framing allows.
 func (f *framer) read(c io.Reader, b []byte) (int, error) {

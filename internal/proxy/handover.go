@@ -107,14 +107,6 @@ func (p *Proxy) drain(ctx context.Context) Drained {
 	}
 }
 
-// Why the proxy asks the election to step down.
-const (
-	StepDownRefused = "refused" // the application refuses connections
-	// StepDownTimeouts: answers timed out, and the proxy's own check of
-	// the application then failed AppTimeoutStepDown times in a row.
-	StepDownTimeouts = "timeouts"
-)
-
 // stepDown asks the election, once per leadership, to give it up: the
 // application refuses connections (a pod being deleted stops its
 // application before its electd), or it hangs (checkApp).

@@ -488,3 +488,7 @@ func idempotent(r *http.Request) bool {
 	_, xkey := r.Header["X-Idempotency-Key"]
 	return key || xkey
 }
+
+func hasBody(r *http.Request) bool {
+	return r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+}

@@ -3,13 +3,10 @@ package proxy
 import (
 	"context"
 	"errors"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/electd/electd/internal/logging"
@@ -37,42 +34,6 @@ const maxIdlePerHost = 64
 // 100 Continue (the client's own Expect, or ResendUnreadBody's) waits for
 // it before its body is sent anyway.
 const expectContinueWait = time.Second
-
-// httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
-// prior knowledge), peers on PeerListen (inside mutual TLS: HTTP/2, and
-// HTTP/1.1 for upgrades), and one net/http/httputil.ReverseProxy for every
-// hand-over (attempt.go): to the application (HTTP/1.1, or HTTP/2 with AppH2C)
-// or to the leader's proxy (the peer pool; HTTP/1.1 for an
-// upgrade). ReverseProxy brings what a forward must get right and a new
-// copy would get wrong: hop-by-hop headers (those a Connection header
-// names included), Upgrade (WebSocket) by hijacking and splicing both ways,
-// trailers, 1xx answers, prompt flushing of streamed answers, and an
-// ErrorHandler that is called before anything is written, so that a
-// request that provably reached no application can be sent elsewhere.
-// What it lacks (progress timeouts, the hold, the resend rule, the
-// forwarding contract) is added around it.
-type httpProxy struct {
-	p      *Proxy
-	appURL *url.URL
-	app    *http.Transport // HTTP/1.1 to the application
-	// appDirect: HTTP/1.1 to the application on the handler's goroutine,
-	// for requests with nothing to stream (appclient.go).
-	appDirect *appClient
-	appH2     *http.Transport // HTTP/2 without TLS to the application
-	peerH1    *http.Transport // upgrades to a peer's proxy
-	pool      *peerPool       // everything else to a peer's proxy
-	buffers   *buffers
-	// errLog and copyBuffers are every attempt's ReverseProxy's.
-	errLog      *log.Logger
-	copyBuffers *bufferPool
-	check       *checker       // the application, when answers time out (checkApp)
-	active      sync.WaitGroup // handlers running
-	// warn is for request-level warnings: each message at most once
-	// every 10 s, with a count of those not logged (misdirected.go).
-	warn *slog.Logger
-	// grpcWarned: the warning that gRPC needs AppH2C was logged.
-	grpcWarned atomic.Bool
-}
 
 func newHTTPProxy(p *Proxy) *httpProxy {
 	cfg := p.cfg

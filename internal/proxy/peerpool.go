@@ -2,10 +2,11 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -22,10 +23,6 @@ import (
 // answer comes within another PeerTimeout/2, which ends its forwards; a
 // new one is used only once it answered a ping (a stopped process's kernel
 // still completes the TCP handshake: a connect proves nothing).
-
-// maxConnsPerPeer bounds the connections to one peer's proxy: a second
-// one when the first is at its stream cap or going away.
-const maxConnsPerPeer = 2
 
 // peerIdle closes a connection to a peer's proxy that carried no forward
 // this long (or idle_timeout/2, when shorter: before the peer closes it).
@@ -50,26 +47,6 @@ type unwrittenError struct{ err error }
 
 func (e *unwrittenError) Error() string { return e.err.Error() }
 func (e *unwrittenError) Unwrap() error { return e.err }
-
-type peerPool struct {
-	p *Proxy
-	t *http2.Transport
-
-	mu     sync.Mutex
-	peers  map[string]*peerConns
-	closed bool
-	dials  sync.WaitGroup
-}
-
-type peerConns struct {
-	conns []*http2.ClientConn
-	dial  *peerDial // in progress, or nil
-}
-
-type peerDial struct {
-	done chan struct{}
-	err  error
-}
 
 func newPeerPool(p *Proxy) *peerPool {
 	cfg := p.cfg
@@ -262,4 +239,45 @@ func (pp *peerPool) close() {
 		_ = cc.Close()
 	}
 	pp.dials.Wait()
+}
+
+// dialPeer connects to a peer's proxy at addr and completes the TLS
+// handshake, offering proto, within DialTimeout each.
+func (p *Proxy) dialPeer(ctx context.Context, addr, proto string) (net.Conn, error) {
+	d := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := p.handshakePeer(ctx, c, proto)
+	if err != nil {
+		return nil, err
+	}
+	return tc, nil
+}
+
+// handshakePeer runs the client's handshake on c within DialTimeout.
+func (p *Proxy) handshakePeer(ctx context.Context, c net.Conn, proto string) (*tls.Conn, error) {
+	tc := tls.Client(c, p.peerTLS.config(proto))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	t := p.clock.AfterFunc(p.cfg.DialTimeout, func() {
+		cancel(fmt.Errorf("no answer within %v", p.cfg.DialTimeout))
+	})
+	defer t.Stop()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = c.Close()
+		if cause := context.Cause(ctx); cause != nil {
+			err = cause
+		}
+		return nil, fmt.Errorf("TLS handshake with the proxy at %s: %w", remoteAddr(c), err)
+	}
+	return tc, nil
+}
+
+func remoteAddr(c net.Conn) string {
+	if a := c.RemoteAddr(); a != nil {
+		return a.String()
+	}
+	return "?"
 }

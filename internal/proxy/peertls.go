@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"crypto/ed25519"
 	"crypto/hkdf"
 	"crypto/sha256"
@@ -36,6 +35,18 @@ import (
 // MinPeerKeyBytes is the shortest PeerKey accepted: 32 bytes, as
 // `openssl rand -base64 32` prints 44.
 const MinPeerKeyBytes = 32
+
+// validatePeerKey requires a key with room for 256 bits of entropy; the
+// message never quotes it.
+func validatePeerKey(k string) error {
+	switch {
+	case k == "":
+		return errors.New("required: the secret the election's proxies authenticate each other with")
+	case len(k) < MinPeerKeyBytes:
+		return fmt.Errorf("%d bytes; at least %d (e.g. the output of `openssl rand -base64 32`)", len(k), MinPeerKeyBytes)
+	}
+	return nil
+}
 
 // peerKeyInfo is the HKDF info of the derivation: a new version of the
 // derivation changes it, so that two versions never agree by accident.
@@ -186,45 +197,4 @@ func looksLikeHTTP(hdr [5]byte) bool {
 		return true
 	}
 	return false
-}
-
-// dialPeer connects to a peer's proxy at addr and completes the TLS
-// handshake, offering proto, within DialTimeout each.
-func (p *Proxy) dialPeer(ctx context.Context, addr, proto string) (net.Conn, error) {
-	d := net.Dialer{Timeout: p.cfg.DialTimeout, KeepAlive: 15 * time.Second}
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	tc, err := p.handshakePeer(ctx, c, proto)
-	if err != nil {
-		return nil, err
-	}
-	return tc, nil
-}
-
-// handshakePeer runs the client's handshake on c within DialTimeout.
-func (p *Proxy) handshakePeer(ctx context.Context, c net.Conn, proto string) (*tls.Conn, error) {
-	tc := tls.Client(c, p.peerTLS.config(proto))
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	t := p.clock.AfterFunc(p.cfg.DialTimeout, func() {
-		cancel(fmt.Errorf("no answer within %v", p.cfg.DialTimeout))
-	})
-	defer t.Stop()
-	if err := tc.HandshakeContext(ctx); err != nil {
-		_ = c.Close()
-		if cause := context.Cause(ctx); cause != nil {
-			err = cause
-		}
-		return nil, fmt.Errorf("TLS handshake with the proxy at %s: %w", remoteAddr(c), err)
-	}
-	return tc, nil
-}
-
-func remoteAddr(c net.Conn) string {
-	if a := c.RemoteAddr(); a != nil {
-		return a.String()
-	}
-	return "?"
 }

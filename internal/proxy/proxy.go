@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2"
 
 	"github.com/electd/electd/internal/clock"
 )
@@ -24,14 +29,7 @@ import (
 const maxHops = 2
 
 var (
-	errLeadershipLost = errors.New("proxy: this participant stopped leading")
-	errLeaderChanged  = errors.New("proxy: the leader changed")
-	errHoldExpired    = errors.New("proxy: no leader within the hold time")
-	errBounced        = errors.New("proxy: the leader's proxy does not lead and sent it back unprocessed")
-	// errTermEnded: a newer leader is known, and the old one's proxy
-	// answered a ping without having taken the forward: it never will.
-	errTermEnded = errors.New("proxy: the leader changed before its proxy took the request")
-	errShutdown  = errors.New("proxy: shutting down")
+	errShutdown = errors.New("proxy: shutting down")
 	// ErrServing: Serve may be called once.
 	ErrServing = errors.New("proxy: Serve called twice")
 )
@@ -97,42 +95,68 @@ type scope struct {
 	cancel context.CancelCauseFunc
 }
 
-// New validates cfg and returns a Proxy routing by lead; Serve runs it.
-func New(lead Leadership, cfg Config) (*Proxy, error) {
-	if lead == nil {
-		return nil, errors.New("proxy: nil Leadership")
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
-	pt, err := newPeerTLS(cfg.PeerKey)
-	if err != nil {
-		return nil, err
-	}
-	p := &Proxy{
-		peerTLS: pt,
-		cfg:     cfg, lead: lead, clock: cfg.Clock, rec: cfg.Recorder,
-		log:    cfg.Logger.With("proxy", string(cfg.Mode)),
-		closed: make(chan struct{}),
-		probe:  newRouteProbe(cfg.Clock, cfg.Logger.With("proxy", string(cfg.Mode), "app", cfg.App)), budget: budget{clock: cfg.Clock}, jitter: jitter,
-	}
-	p.kept.Store(keptBudget)
-	now := func() int64 { return p.clock.Now().UnixNano() }
-	p.conns = newConnLimit(cfg.MaxConnections, cfg.Mode == ModeHTTP, p.rec, now)
-	p.peers = newConnLimit(cfg.MaxPeerConnections, cfg.Mode == ModeHTTP, p.rec, now)
-	if cfg.Mode == ModeHTTP {
-		// Strict framing on both ports; a head may take what net/http
-		// reads of it (its limit plus 4 KiB).
-		p.conns.framing, p.peers.framing = cfg.MaxHeaderBytes+4<<10, MaxHeaderBytes+4<<10
-	}
-	p.stopping, p.stop = context.WithCancel(context.Background())
-	if cfg.Mode == ModeTCP {
-		p.tcp = &tcpProxy{p: p}
-	} else {
-		p.http = newHTTPProxy(p)
-	}
-	return p, nil
+// httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
+// prior knowledge), peers on PeerListen (inside mutual TLS: HTTP/2, and
+// HTTP/1.1 for upgrades), and one net/http/httputil.ReverseProxy for every
+// hand-over (attempt.go): to the application (HTTP/1.1, or HTTP/2 with AppH2C)
+// or to the leader's proxy (the peer pool; HTTP/1.1 for an
+// upgrade). ReverseProxy brings what a forward must get right and a new
+// copy would get wrong: hop-by-hop headers (those a Connection header
+// names included), Upgrade (WebSocket) by hijacking and splicing both ways,
+// trailers, 1xx answers, prompt flushing of streamed answers, and an
+// ErrorHandler that is called before anything is written, so that a
+// request that provably reached no application can be sent elsewhere.
+// What it lacks (progress timeouts, the hold, the resend rule, the
+// forwarding contract) is added around it.
+type httpProxy struct {
+	p      *Proxy
+	appURL *url.URL
+	app    *http.Transport // HTTP/1.1 to the application
+	// appDirect: HTTP/1.1 to the application on the handler's goroutine,
+	// for requests with nothing to stream (appclient.go).
+	appDirect *appClient
+	appH2     *http.Transport // HTTP/2 without TLS to the application
+	peerH1    *http.Transport // upgrades to a peer's proxy
+	pool      *peerPool       // everything else to a peer's proxy
+	buffers   *buffers
+	// errLog and copyBuffers are every attempt's ReverseProxy's.
+	errLog      *log.Logger
+	copyBuffers *bufferPool
+	check       *checker       // the application, when answers time out (checkApp)
+	active      sync.WaitGroup // handlers running
+	// warn is for request-level warnings: each message at most once
+	// every 10 s, with a count of those not logged (misdirected.go).
+	warn *slog.Logger
+	// grpcWarned: the warning that gRPC needs AppH2C was logged.
+	grpcWarned atomic.Bool
+}
+
+// tcpProxy is TCP mode: each connection is spliced to the application or
+// to the leader's proxy, as stolon's proxy does (github.com/sorintlab/pollon),
+// and cut when the leadership it went to ends.
+type tcpProxy struct {
+	p *Proxy
+}
+
+// peerPool is the connections to the peers' proxies (peerpool.go).
+type peerPool struct {
+	p *Proxy
+	t *http2.Transport
+
+	mu     sync.Mutex
+	peers  map[string]*peerConns
+	closed bool
+	dials  sync.WaitGroup
+}
+
+type peerConns struct {
+	conns []*http2.ClientConn
+	dial  *peerDial // in progress, or nil
+}
+
+type peerDial struct {
+	done chan struct{}
+	err  error
 }
 
 // Serve serves client and peer (Config.Listeners) until ctx ends, then
@@ -296,28 +320,6 @@ func (p *Proxy) placedScope(token int64) context.Context {
 func newScope(r Route) *scope {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &scope{token: r.Token, addr: r.Addr, ctx: ctx, cancel: cancel}
-}
-
-// way is where decide sends traffic.
-type way int8
-
-const (
-	toApp    way = iota // this participant leads
-	toLeader            // the leader's proxy
-	toWait              // nowhere yet: hold
-	toBounce            // forwarded twice to a participant that does not lead: back to the proxy before
-	toNone              // shutting down
-)
-
-// decision is where to send traffic now, decided under p.mu against a
-// Route read then, so that it agrees with the scopes: a leadership that
-// ends after this instant cuts what was handed over in it.
-type decision struct {
-	way   way
-	route Route
-	scope context.Context // ends with the leadership (toApp) or with this view of the leader (toLeader)
-	why   string          // toWait: what it waits for
-	busy  bool            // toWait: for one of the application's AppMaxInFlight to end
 }
 
 // routeLocked is the route as the Leadership says, or the newer

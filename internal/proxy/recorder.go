@@ -114,6 +114,14 @@ const (
 // Resends lists the reasons to send a request again, for metric labels.
 var Resends = []Resend{ResendUnprocessed, ResendSafe, ResendUnreadBody}
 
+// Why the proxy asks the election to step down.
+const (
+	StepDownRefused = "refused" // the application refuses connections
+	// StepDownTimeouts: answers timed out, and the proxy's own check of
+	// the application then failed AppTimeoutStepDown times in a row.
+	StepDownTimeouts = "timeouts"
+)
+
 // StepDowns lists why the proxy asks the election to step down, for
 // metric labels.
 var StepDowns = []string{StepDownRefused, StepDownTimeouts}

@@ -112,28 +112,5 @@ func (b *budget) withdraw() bool {
 
 func (b *budget) now() int64 { return b.clock.Now().Unix() }
 
-// mayResend says whether q is sent again for why, and after how long:
-// a request that provably reached no application at once (the route's
-// probe paces it); else within maxResends, what is left of its hold
-// time, and the budget. A refusal is counted.
-func (p *Proxy) mayResend(q *exchange, why Resend) (time.Duration, bool) {
-	if why == ResendUnprocessed {
-		return 0, true
-	}
-	refuse := func(l Limit) (time.Duration, bool) { p.rec.ResendRefused(l); return 0, false }
-	if q.resends >= maxResends {
-		return refuse(LimitPerRequest)
-	}
-	wait := resendBackoff(q.resends, p.jitter)
-	if wait >= q.hd.remaining() {
-		return refuse(LimitHold)
-	}
-	if !p.budget.withdraw() {
-		return refuse(LimitBudget)
-	}
-	q.resends++
-	return wait, true
-}
-
 // jitter is a random duration in [0, n).
 func jitter(n int64) int64 { return rand.Int64N(n) }

@@ -70,13 +70,6 @@ func parsePreamble(b []byte, hold time.Duration) (hop int, budget time.Duration,
 	return int(b[7]), min(hold, ms), nil
 }
 
-// tcpProxy is TCP mode: each connection is spliced to the application or
-// to the leader's proxy, as stolon's proxy does (github.com/sorintlab/pollon),
-// and cut when the leadership it went to ends.
-type tcpProxy struct {
-	p *Proxy
-}
-
 // serve accepts on client and peer until ctx ends or a listener fails,
 // then closes every connection: a spliced connection has no request
 // boundary to drain at.

@@ -18,6 +18,10 @@ import "net/http"
 // this much per round trip: 16 KiB in 0.5 ms is 32 MB/s between nodes.
 const peerStreamWindow = 16 << 10
 
+// maxConnsPerPeer bounds the connections to one peer's proxy: a second
+// one when the first is at its stream cap or going away.
+const maxConnsPerPeer = 2
+
 // peerWindows is the HTTP/2 configuration of both ends of a peer
 // connection: the transport of peerPool (streams: PeerStreams) and the
 // server on PeerListen. A connection's window is room for every stream it
