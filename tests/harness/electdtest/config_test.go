@@ -55,25 +55,11 @@ shutdown_timeout: 5s
 // file or a file under testdata changes nothing, a source file or go.sum does.
 func TestSourceKey(t *testing.T) {
 	root, write := sourceTree(t)
-	key := func() string { t.Helper(); return buildKey(t, root) }
-	base := key()
-	for _, rel := range []string{"cmd/x/main_test.go", "cmd/x/testdata/a.go", ".git/x.go", "README.md", "nested/go.mod", "nested/n.go"} {
-		write(rel, "package x // "+rel+"\n")
-		if k := key(); k != base {
-			t.Errorf("adding %s changed the key", rel)
-		}
-	}
-	if k, _ := sourceKey(root, []string{"build", "-race"}); k == base {
+	checkKey(t, root, write, false, "cmd/x/main_test.go", "cmd/x/testdata/a.go", ".git/x.go", "README.md", "nested/go.mod", "nested/n.go")
+	if k, _ := sourceKey(root, []string{"build", "-race"}); k == buildKey(t, root) {
 		t.Error("-race did not change the key")
 	}
-	for _, rel := range []string{"internal/y/y.go", "go.sum", "cmd/x/main.go"} {
-		write(rel, "package y // changed\n")
-		k := key()
-		if k == base {
-			t.Errorf("changing %s did not change the key", rel)
-		}
-		base = k
-	}
+	checkKey(t, root, write, true, "internal/y/y.go", "go.sum", "cmd/x/main.go")
 }
 
 // The binary the tests run is electd, stamped as a test build.
@@ -103,6 +89,21 @@ func sourceTree(t *testing.T) (root string, write func(rel, content string)) {
 	write("go.sum", "")
 	write("cmd/x/main.go", "package main\n")
 	return root, write
+}
+
+// checkKey writes each of rels in turn (a new content each) and checks whether the
+// write changed root's build key, as moves says it must or must not.
+func checkKey(t *testing.T, root string, write func(rel, content string), moves bool, rels ...string) {
+	t.Helper()
+	base := buildKey(t, root)
+	for _, rel := range rels {
+		write(rel, "package x // written "+rel+"\n")
+		k := buildKey(t, root)
+		if moved := k != base; moved != moves {
+			t.Errorf("writing %s changed the key: %v, want %v", rel, moved, moves)
+		}
+		base = k
+	}
 }
 
 // buildKey is sourceKey of root for a plain build, failing t on an error.

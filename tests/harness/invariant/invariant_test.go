@@ -29,31 +29,16 @@ func TestOverlaps(t *testing.T) {
 	tests := []struct {
 		name    string
 		samples []Sample
-		want    [][2]string // pairs (A.Who@A.Send, B.Who@B.Send) by who
 		wantN   int
 	}{
 		{name: "empty", wantN: 0},
-		{name: "one leader polled continuously", samples: []Sample{
-			s200("a", 0, 2), s200("a", 1, 3), s200("a", 3, 5), s503("b", 0, 5),
-		}, wantN: 0},
-		{name: "clean handoff", samples: []Sample{
-			s200("a", 0, 2), s503("a", 3, 4), s503("b", 0, 2), s200("b", 5, 6),
-		}, wantN: 0},
-		{name: "intersecting intervals", samples: []Sample{
-			s200("a", 0, 10), s200("b", 5, 6),
-		}, wantN: 1},
-		{name: "touching intervals count", samples: []Sample{
-			s200("a", 0, 5), s200("b", 5, 6),
-		}, wantN: 1},
-		{name: "one microsecond apart does not", samples: []Sample{
-			s200("a", 0, 5), at(s200("b", 0, 6), 5*msec+time.Microsecond),
-		}, wantN: 0},
-		{name: "unsorted input, long answer spans two others", samples: []Sample{
-			s200("c", 8, 9), s200("a", 0, 10), s200("b", 2, 3),
-		}, wantN: 2},
-		{name: "503 and unanswered requests never count", samples: []Sample{
-			s200("a", 0, 10), s503("b", 1, 9), sNone("c", 1, 9),
-		}, wantN: 0},
+		{name: "one leader polled continuously", samples: []Sample{s200("a", 0, 2), s200("a", 1, 3), s200("a", 3, 5), s503("b", 0, 5)}, wantN: 0},
+		{name: "clean handoff", samples: []Sample{s200("a", 0, 2), s503("a", 3, 4), s503("b", 0, 2), s200("b", 5, 6)}, wantN: 0},
+		{name: "intersecting intervals", samples: []Sample{s200("a", 0, 10), s200("b", 5, 6)}, wantN: 1},
+		{name: "touching intervals count", samples: []Sample{s200("a", 0, 5), s200("b", 5, 6)}, wantN: 1},
+		{name: "one microsecond apart does not", samples: []Sample{s200("a", 0, 5), at(s200("b", 0, 6), 5*msec+time.Microsecond)}, wantN: 0},
+		{name: "unsorted input, long answer spans two others", samples: []Sample{s200("c", 8, 9), s200("a", 0, 10), s200("b", 2, 3)}, wantN: 2},
+		{name: "503 and unanswered requests never count", samples: []Sample{s200("a", 0, 10), s503("b", 1, 9), sNone("c", 1, 9)}, wantN: 0},
 		{name: "a long 200 seen after shorter ones of another", samples: []Sample{
 			s200("b", 0, 1), s200("b", 2, 3), s200("a", 2, 30), s200("b", 25, 26),
 		}, wantN: 2},
@@ -316,21 +301,11 @@ func TestCertainOverlaps(t *testing.T) {
 		samples []Sample
 		want    int
 	}{
-		{name: "x, y, x again with one token", samples: []Sample{
-			s200("x", 0, 1), s200("y", 2, 3), s200("x", 4, 5),
-		}, want: 1},
-		{name: "handoff between two reads", samples: []Sample{
-			s200("x", 0, 1), s503("x", 4, 5), s200("y", 2, 3),
-		}, want: 0},
-		{name: "x's read spans y's: not proven", samples: []Sample{
-			s200("x", 0, 10), s200("y", 2, 3),
-		}, want: 0},
-		{name: "y's claim overlaps x's certain stretch only in part", samples: []Sample{
-			s200("x", 0, 1), s200("x", 4, 5), s200("y", 3, 9),
-		}, want: 0},
-		{name: "both certainly led over a common stretch", samples: []Sample{
-			s200("x", 0, 1), s200("x", 10, 11), s200("y", 2, 3), s200("y", 8, 9),
-		}, want: 1},
+		{name: "x, y, x again with one token", samples: []Sample{s200("x", 0, 1), s200("y", 2, 3), s200("x", 4, 5)}, want: 1},
+		{name: "handoff between two reads", samples: []Sample{s200("x", 0, 1), s503("x", 4, 5), s200("y", 2, 3)}, want: 0},
+		{name: "x's read spans y's: not proven", samples: []Sample{s200("x", 0, 10), s200("y", 2, 3)}, want: 0},
+		{name: "y's claim overlaps x's certain stretch only in part", samples: []Sample{s200("x", 0, 1), s200("x", 4, 5), s200("y", 3, 9)}, want: 0},
+		{name: "both certainly led over a common stretch", samples: []Sample{s200("x", 0, 1), s200("x", 10, 11), s200("y", 2, 3), s200("y", 8, 9)}, want: 1},
 		{name: "a new token between: not one tenure", samples: []Sample{
 			s200("x", 0, 1), s200("y", 2, 3), func() Sample { s := s200("x", 4, 5); s.Token = 9; return s }(),
 		}, want: 0},

@@ -24,6 +24,13 @@ func (c *Cluster) Do(ctx context.Context, token, method, path, contentType strin
 	if err != nil {
 		return 0, nil, err
 	}
+	return Send(c.client, req, token, contentType, 16<<20)
+}
+
+// Send sends req to an API server with client, with a bearer token and a
+// Content-Type unless empty, and returns the status code and up to limit
+// bytes of the body.
+func Send(client *http.Client, req *http.Request, token, contentType string, limit int64) (int, []byte, error) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -31,12 +38,12 @@ func (c *Cluster) Do(ctx context.Context, token, method, path, contentType strin
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := c.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	return resp.StatusCode, b, err
 }
 

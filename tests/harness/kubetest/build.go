@@ -134,9 +134,9 @@ func ldflags(src string) (string, error) {
 }
 
 // sourceFiles are the files the binaries are built from, relative to the
-// module: go.mod, go.sum and each command's main.go.
+// module: go.mod, go.sum, the package the components share and each command's main.go.
 func sourceFiles() []string {
-	files := []string{"go.mod", "go.sum"}
+	files := []string{"go.mod", "go.sum", filepath.Join("internal", "kubemain", "kubemain.go")}
 	for _, c := range append(append([]string(nil), hostCommands...), staticCommands...) {
 		files = append(files, filepath.Join(c, "main.go"))
 	}

@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -57,37 +58,30 @@ func UnmarshalStrict(doc []byte, v any) error {
 	return errors.Join(strictErrs...)
 }
 
+// scheme makes the Go type of each kind in collections.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	add := runtime.NewSchemeBuilder(appsv1.AddToScheme, corev1.AddToScheme, networkingv1.AddToScheme,
+		policyv1.AddToScheme, rbacv1.AddToScheme)
+	if err := add.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 // DecodeStrict decodes one document into the API type its apiVersion and
-// kind name, rejecting unknown and duplicate fields.
+// kind name, one of collections', rejecting unknown and duplicate fields.
 func DecodeStrict(doc []byte) (any, metav1.TypeMeta, error) {
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(doc, &tm); err != nil {
 		return nil, tm, err
 	}
-	var obj any
-	switch tm.APIVersion + " " + tm.Kind {
-	case "apps/v1 Deployment":
-		obj = &appsv1.Deployment{}
-	case "apps/v1 StatefulSet":
-		obj = &appsv1.StatefulSet{}
-	case "v1 Service":
-		obj = &corev1.Service{}
-	case "v1 ConfigMap":
-		obj = &corev1.ConfigMap{}
-	case "v1 Secret":
-		obj = &corev1.Secret{}
-	case "policy/v1 PodDisruptionBudget":
-		obj = &policyv1.PodDisruptionBudget{}
-	case "v1 ServiceAccount":
-		obj = &corev1.ServiceAccount{}
-	case "rbac.authorization.k8s.io/v1 Role":
-		obj = &rbacv1.Role{}
-	case "rbac.authorization.k8s.io/v1 RoleBinding":
-		obj = &rbacv1.RoleBinding{}
-	case "networking.k8s.io/v1 NetworkPolicy":
-		obj = &networkingv1.NetworkPolicy{}
-	default:
+	if _, ok := collections[tm.APIVersion+" "+tm.Kind]; !ok {
 		return nil, tm, fmt.Errorf("unexpected apiVersion %q kind %q", tm.APIVersion, tm.Kind)
+	}
+	obj, err := scheme.New(tm.GroupVersionKind())
+	if err != nil {
+		return nil, tm, err
 	}
 	if err := UnmarshalStrict(doc, obj); err != nil {
 		return nil, tm, err

@@ -12,7 +12,7 @@ import (
 )
 
 // collections maps apiVersion and kind to the collection's path in a
-// namespace (%s), for every kind DecodeStrict knows.
+// namespace (%s), for every kind the shipped manifests may hold.
 var collections = map[string]string{
 	"apps/v1 Deployment":                       "/apis/apps/v1/namespaces/%s/deployments",
 	"apps/v1 StatefulSet":                      "/apis/apps/v1/namespaces/%s/statefulsets",

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/electd/electd/tests/harness/kubetest"
 	"github.com/electd/electd/tests/harness/wait"
 )
 
@@ -183,18 +184,11 @@ func (n *Node) Do(ctx context.Context, method, path string, body io.Reader) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+n.adminToken)
-	req.Header.Set("Accept", "application/json")
+	contentType := ""
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		contentType = "application/json"
 	}
-	resp, err := n.api.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	return resp.StatusCode, b, err
+	return kubetest.Send(n.api, req, n.adminToken, contentType, 64<<20)
 }
 
 // Get decodes a 200 answer of the API server into out.

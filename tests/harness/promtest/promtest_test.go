@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,27 +18,22 @@ import (
 // TestServerEvaluatesRulesAndStops starts a server with one rule that always
 // fires, reads the alert and a query through the HTTP API, and stops it.
 func TestServerEvaluatesRulesAndStops(t *testing.T) {
-	rules := filepath.Join(t.TempDir(), "rules.yaml")
-	const rule = "groups:\n  - name: t\n    rules:\n      - alert: Always\n        expr: vector(1)\n"
-	if err := os.WriteFile(rules, []byte(rule), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rules := writeFile(t, t.TempDir(), "rules.yaml", "groups:\n  - name: t\n    rules:\n      - alert: Always\n        expr: vector(1)\n")
 	s := Start(t, Options{RuleFiles: []string{rules}})
 	if !strings.HasPrefix(s.Addr, "127.0.0.1:") {
 		t.Errorf("listens on %s, want loopback", s.Addr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for {
+	err := wait.Until(ctx, 30*time.Second, 100*time.Millisecond, func() error {
 		res, err := s.API.Alerts(ctx)
 		if err == nil && len(res.Alerts) == 1 && res.Alerts[0].Labels["alertname"] == "Always" && res.Alerts[0].State == "firing" {
-			break
+			return nil
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the alert did not fire: %+v, %v", res, err)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return fmt.Errorf("%+v, %v", res, err)
+	})
+	if err != nil {
+		t.Fatalf("the alert did not fire: %v", err)
 	}
 	v, _, _, err := s.API.Query(ctx, "1 + 1", time.Now())
 	if sc, ok := v.(*model.Scalar); err != nil || !ok || sc.Value != 2 {

@@ -9,10 +9,19 @@ import (
 	"time"
 )
 
+// writeFile writes content to dir/name, failing t on an error, and returns the path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestSpeedUpDividesWindowsAndFors(t *testing.T) {
 	dir := t.TempDir()
-	src, dst := filepath.Join(dir, "rules.yaml"), filepath.Join(dir, "fast.yaml")
-	rules := `groups:
+	src := writeFile(t, dir, "rules.yaml", `groups:
   - name: g
     rules:
       - alert: A
@@ -23,10 +32,8 @@ func TestSpeedUpDividesWindowsAndFors(t *testing.T) {
             >= 0.1 * z
         for: 5m
         labels: {severity: warning}
-`
-	if err := os.WriteFile(src, []byte(rules), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
+	dst := filepath.Join(dir, "fast.yaml")
 	got, err := SpeedUp(src, dst, 20)
 	if err != nil {
 		t.Fatal(err)
@@ -52,9 +59,7 @@ func TestSpeedUpDividesWindowsAndFors(t *testing.T) {
 		expr   string
 		factor int
 	}{{"rate(y[5m] offset 1m)", 20}, {"max_over_time(y[5m:1m])", 20}, {"rate(y[5m])", 7}} {
-		if err := os.WriteFile(src, []byte("groups:\n  - name: g\n    rules:\n      - alert: C\n        expr: "+bad.expr+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, dir, "rules.yaml", "groups:\n  - name: g\n    rules:\n      - alert: C\n        expr: "+bad.expr+"\n")
 		if _, err := SpeedUp(src, dst, bad.factor); err == nil {
 			t.Errorf("SpeedUp took %s divided by %d", bad.expr, bad.factor)
 		}

@@ -19,7 +19,6 @@ import (
 type Proxy struct {
 	target string
 	ln     net.Listener
-	addr   string
 
 	mu sync.Mutex
 	// electionAddr, when set, makes the proxy rewrite the address in the initial message of
@@ -58,13 +57,7 @@ func NewProxy(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zktest: proxy listen: %w", err)
 	}
-	p := &Proxy{
-		target: target,
-		ln:     ln,
-		addr:   ln.Addr().String(),
-		conns:  map[*proxyConn]struct{}{},
-		healed: closedChan(),
-	}
+	p := &Proxy{target: target, ln: ln, conns: map[*proxyConn]struct{}{}, healed: closedChan()}
 	p.wg.Add(1)
 	go p.acceptLoop()
 	return p, nil
@@ -79,9 +72,7 @@ func closedChan() chan struct{} {
 // setElectionRewrite makes new connections rewrite the initial election message to
 // advertise addr (see electionRewriter).
 func (p *Proxy) setElectionRewrite(addr string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.electionAddr = addr
+	p.locked(func() { p.electionAddr = addr })
 }
 
 // setDialRetry makes new connections keep dialling a refusing target for up to d before
@@ -89,13 +80,18 @@ func (p *Proxy) setElectionRewrite(addr string) {
 // binding its quorum port would otherwise see its connection accepted and then reset, which
 // it treats as a failed leader (a real refused connect it would retry).
 func (p *Proxy) setDialRetry(d time.Duration) {
+	p.locked(func() { p.dialRetry = d })
+}
+
+// locked runs f with p.mu held.
+func (p *Proxy) locked(f func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.dialRetry = d
+	f()
 }
 
 // Addr returns "127.0.0.1:<port>", the address to dial instead of the target.
-func (p *Proxy) Addr() string { return p.addr }
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Target returns the address the proxy forwards to.
 func (p *Proxy) Target() string { return p.target }
@@ -103,19 +99,13 @@ func (p *Proxy) Target() string { return p.target }
 // Close stops listening, closes every connection and waits for the proxy's goroutines.
 // It is idempotent.
 func (p *Proxy) Close() {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	var was bool
+	p.locked(func() { was, p.closed = p.closed, true })
+	if was {
 		return
 	}
-	p.closed = true
-	p.setModeLocked(modeRefuse)
-	conns := p.snapshotLocked()
-	p.mu.Unlock()
 	_ = p.ln.Close()
-	for _, c := range conns {
-		c.abort()
-	}
+	p.Refuse()
 	p.wg.Wait()
 }
 
@@ -124,28 +114,31 @@ func (p *Proxy) Close() {
 // error. New connections are accepted but not forwarded (the target is not even dialled)
 // until Heal, which then delivers what was held, like TCP retransmission.
 func (p *Proxy) Blackhole() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.setModeLocked(modeBlackhole)
+	p.locked(func() { p.setModeLocked(modeBlackhole) })
 }
 
 // Reset closes every current connection at once, on both sides, with an RST. It does not
 // change the mode: in forwarding mode new connections work.
 func (p *Proxy) Reset() {
-	p.mu.Lock()
-	conns := p.snapshotLocked()
-	p.mu.Unlock()
-	for _, c := range conns {
-		c.abort()
-	}
+	p.abortAll(false)
 }
 
 // Refuse resets every current connection and closes new ones as soon as they are accepted
 // (the client sees its connection reset) until Heal.
 func (p *Proxy) Refuse() {
+	p.abortAll(true)
+}
+
+// abortAll resets every current connection, after entering refuse mode if refuse is set.
+func (p *Proxy) abortAll(refuse bool) {
 	p.mu.Lock()
-	p.setModeLocked(modeRefuse)
-	conns := p.snapshotLocked()
+	if refuse {
+		p.setModeLocked(modeRefuse)
+	}
+	conns := make([]*proxyConn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
 	p.mu.Unlock()
 	for _, c := range conns {
 		c.abort()
@@ -173,9 +166,7 @@ func (p *Proxy) Heal() {
 // server executes it for certain only with Options.RunStaleRequests: by default it may drop
 // the request, its connection being closed before it ran.
 func (p *Proxy) DropAfterCreate() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.dropNext = true
+	p.locked(func() { p.dropNext = true })
 }
 
 // Delay holds every byte the target sends for d before the client gets it, on current
@@ -184,32 +175,27 @@ func (p *Proxy) DropAfterCreate() {
 // timeout makes it give up its connection). Delay(0) ends it; bytes already held keep
 // their time.
 func (p *Proxy) Delay(d time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.delay = max(d, 0)
+	p.locked(func() { p.delay = max(d, 0) })
 }
 
-func (p *Proxy) delayNow() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.delay
+func (p *Proxy) delayNow() (d time.Duration) {
+	p.locked(func() { d = p.delay })
+	return d
 }
 
 // Conns returns the number of connections currently open through the proxy (accepted and
 // not yet closed, including ones held by a blackhole).
-func (p *Proxy) Conns() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.conns)
+func (p *Proxy) Conns() (n int) {
+	p.locked(func() { n = len(p.conns) })
+	return n
 }
 
 // Counts returns the ZooKeeper request frames forwarded from clients to the server since
 // the proxy was created: creates (opcodes 1, 15, 19, 21), each counted once written whole,
 // and all requests (every frame after a connection's ConnectRequest, pings included).
 func (p *Proxy) Counts() (creates, requests int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.creates, p.requests
+	p.locked(func() { creates, requests = p.creates, p.requests })
+	return creates, requests
 }
 
 func (p *Proxy) setModeLocked(m proxyMode) {
@@ -222,14 +208,6 @@ func (p *Proxy) setModeLocked(m proxyMode) {
 		close(p.healed)
 	}
 	p.mode = m
-}
-
-func (p *Proxy) snapshotLocked() []*proxyConn {
-	out := make([]*proxyConn, 0, len(p.conns))
-	for c := range p.conns {
-		out = append(out, c)
-	}
-	return out
 }
 
 func (p *Proxy) acceptLoop() {
@@ -287,11 +265,8 @@ func (p *Proxy) waitForward(ctx context.Context) bool {
 }
 
 // takeDrop reports whether DropAfterCreate is armed, disarming it.
-func (p *Proxy) takeDrop() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	d := p.dropNext
-	p.dropNext = false
+func (p *Proxy) takeDrop() (d bool) {
+	p.locked(func() { d, p.dropNext = p.dropNext, false })
 	return d
 }
 
@@ -299,8 +274,5 @@ func (p *Proxy) count(creates, requests int) {
 	if creates == 0 && requests == 0 {
 		return
 	}
-	p.mu.Lock()
-	p.creates += creates
-	p.requests += requests
-	p.mu.Unlock()
+	p.locked(func() { p.creates, p.requests = p.creates+creates, p.requests+requests })
 }

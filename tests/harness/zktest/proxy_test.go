@@ -41,6 +41,21 @@ func ruokThrough(t *testing.T, p *Proxy) <-chan string {
 	return out
 }
 
+// healWorks heals p and checks that c gets its session back and reads through p.
+func healWorks(t *testing.T, p *Proxy, c *client) {
+	t.Helper()
+	p.Heal()
+	c.waitSession(t)
+	if _, _, err := c.Get("/"); err != nil {
+		t.Fatalf("get after Heal: %v", err)
+	}
+}
+
+func (c *client) waitDisconnected(t *testing.T) {
+	t.Helper()
+	wait.For(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
+}
+
 func TestProxy(t *testing.T) {
 	t.Parallel()
 	e := Start(t, Options{RunStaleRequests: true}) // "drop after create" needs the create run
@@ -99,15 +114,11 @@ func TestProxy(t *testing.T) {
 		if d := time.Since(start); d < timeout/3 {
 			t.Fatalf("the client gave up after %v, before its read timeout", d)
 		}
-		wait.For(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
+		c.waitDisconnected(t)
 		if c.State() == zk.StateHasSession {
 			t.Fatal("client has a session through a blackhole")
 		}
-		p.Heal()
-		c.waitSession(t)
-		if _, _, err := c.Get("/"); err != nil {
-			t.Fatalf("get after Heal: %v", err)
-		}
+		healWorks(t, p, c)
 	})
 
 	t.Run("reset makes the client reconnect", func(t *testing.T) {
@@ -116,7 +127,7 @@ func TestProxy(t *testing.T) {
 		c := connect(t, []string{p.Addr()}, 4*time.Second)
 		sid := c.SessionID()
 		p.Reset()
-		wait.For(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
+		c.waitDisconnected(t)
 		wait.For(t, 10*time.Second, "a new session event", func() bool { return c.count(zk.StateHasSession) >= 2 })
 		if c.SessionID() != sid {
 			t.Fatalf("session %#x after Reset, want the same %#x", c.SessionID(), sid)
@@ -166,7 +177,7 @@ func TestProxy(t *testing.T) {
 		p := newProxy(t, server)
 		c := connect(t, []string{p.Addr()}, 4*time.Second)
 		p.Refuse()
-		wait.For(t, 5*time.Second, "the client to see Disconnected", func() bool { return c.count(zk.StateDisconnected) > 0 })
+		c.waitDisconnected(t)
 		if got, err := fourLetter(p.Addr(), "ruok"); err == nil {
 			t.Fatalf("a connection through a refusing proxy answered %q", got)
 		}
@@ -176,11 +187,7 @@ func TestProxy(t *testing.T) {
 		never(t, 1500*time.Millisecond, "the client got a connection or a session through Refuse", func() bool {
 			return p.Conns() != 0 || c.State() == zk.StateHasSession
 		})
-		p.Heal()
-		c.waitSession(t)
-		if _, _, err := c.Get("/"); err != nil {
-			t.Fatalf("get after Heal: %v", err)
-		}
+		healWorks(t, p, c)
 	})
 
 	t.Run("drop after create", func(t *testing.T) {

@@ -180,21 +180,17 @@ func parseWchc(s string) map[int64][]string {
 // Pause stops the server (SIGSTOP to its process group): it keeps its
 // sockets, so clients see a server that stops answering, not one that
 // goes away, until Resume.
-func (m *Member) Pause() error {
-	m.opMu.Lock()
-	defer m.opMu.Unlock()
-	if p := m.current(); p != nil {
-		return signalGroup(p, syscall.SIGSTOP)
-	}
-	return fmt.Errorf("zktest: pause server %d: not running", m.id)
-}
+func (m *Member) Pause() error { return m.signal("pause", syscall.SIGSTOP) }
 
 // Resume continues a paused server (SIGCONT).
-func (m *Member) Resume() error {
+func (m *Member) Resume() error { return m.signal("resume", syscall.SIGCONT) }
+
+// signal sends sig to the running server's process group; verb names the action in errors.
+func (m *Member) signal(verb string, sig syscall.Signal) error {
 	m.opMu.Lock()
 	defer m.opMu.Unlock()
 	if p := m.current(); p != nil {
-		return signalGroup(p, syscall.SIGCONT)
+		return signalGroup(p, sig)
 	}
-	return fmt.Errorf("zktest: resume server %d: not running", m.id)
+	return fmt.Errorf("zktest: %s server %d: not running", verb, m.id)
 }

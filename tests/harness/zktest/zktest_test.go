@@ -97,6 +97,31 @@ func get(t *testing.T, c *client, path string) string {
 	return string(b)
 }
 
+// writeAndStop creates path with data through a client of e, then calls stop and
+// checks that each member of stopped is down.
+func writeAndStop(t *testing.T, e *Ensemble, path, data string, stop func() error, stopped ...*Member) {
+	t.Helper()
+	c := connect(t, e.Servers(), 4*time.Second)
+	create(t, c, path, data)
+	c.Close()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range stopped {
+		if m.Running() || m.Mode() != "" {
+			t.Fatalf("after stopping %v: Running() = %v, Mode() = %q", m, m.Running(), m.Mode())
+		}
+	}
+}
+
+// readBack checks that path holds want, read through a new client of servers.
+func readBack(t *testing.T, servers []string, path, want string) {
+	t.Helper()
+	if got := get(t, connect(t, servers, 4*time.Second), path); got != want {
+		t.Fatalf("%s = %q through %v, want %q", path, got, servers, want)
+	}
+}
+
 func TestClasspath(t *testing.T) {
 	Require(t)
 	for name, f := range map[string]func() (string, error){"server": Classpath, "curator": CuratorClasspath} {
@@ -137,15 +162,7 @@ func TestStandalone(t *testing.T) {
 	})
 
 	t.Run("stop and start keep data", func(t *testing.T) {
-		c := connect(t, e.Servers(), 4*time.Second)
-		create(t, c, "/kept", "v1")
-		c.Close()
-		if err := m.Stop(); err != nil {
-			t.Fatal(err)
-		}
-		if m.Running() || m.Mode() != "" {
-			t.Fatalf("after Stop: Running() = %v, Mode() = %q", m.Running(), m.Mode())
-		}
+		writeAndStop(t, e, "/kept", "v1", m.Stop, m)
 		if conn, err := net.DialTimeout("tcp", m.Addr(), time.Second); err == nil {
 			conn.Close()
 			t.Fatal("the client port of a stopped server accepts connections")
@@ -154,9 +171,7 @@ func TestStandalone(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitReady(t, e)
-		if got := get(t, connect(t, e.Servers(), 4*time.Second), "/kept"); got != "v1" {
-			t.Fatalf("after restart /kept = %q, want v1", got)
-		}
+		readBack(t, e.Servers(), "/kept", "v1")
 	})
 }
 
@@ -220,23 +235,11 @@ func TestEnsemble(t *testing.T) {
 		if got := old.Mode(); got != "follower" {
 			t.Fatalf("restarted old leader is %q, want follower", got)
 		}
-		if got := get(t, connect(t, []string{old.Addr()}, 4*time.Second), "/survives-kill"); got != "v1" {
-			t.Fatalf("/survives-kill = %q on the restarted server, want v1", got)
-		}
+		readBack(t, []string{old.Addr()}, "/survives-kill", "v1")
 	})
 
 	t.Run("StopAll and StartAll keep data", func(t *testing.T) {
-		c := connect(t, e.Servers(), 4*time.Second)
-		create(t, c, "/survives-outage", "v2")
-		c.Close()
-		if err := e.StopAll(); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range e.Members() {
-			if m.Running() || m.Mode() != "" {
-				t.Fatalf("after StopAll %v: Running() = %v, Mode() = %q", m, m.Running(), m.Mode())
-			}
-		}
+		writeAndStop(t, e, "/survives-outage", "v2", e.StopAll, e.Members()...)
 		if e.Leader() != nil {
 			t.Fatal("a leader during the outage")
 		}
@@ -246,9 +249,7 @@ func TestEnsemble(t *testing.T) {
 		if e.Leader() == nil {
 			t.Fatal("no leader after StartAll")
 		}
-		if got := get(t, connect(t, e.Servers(), 4*time.Second), "/survives-outage"); got != "v2" {
-			t.Fatalf("/survives-outage = %q, want v2", got)
-		}
+		readBack(t, e.Servers(), "/survives-outage", "v2")
 	})
 }
 

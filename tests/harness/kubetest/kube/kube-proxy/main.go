@@ -4,15 +4,10 @@
 package main
 
 import (
-	"os"
-
-	"k8s.io/component-base/cli"
-	_ "k8s.io/component-base/logs/json/register"          // JSON log format, as upstream's main
-	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics, as upstream's main
-	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric, as upstream's main
+	"github.com/electd/electd/tests/kubetest/kube/internal/kubemain"
 	"k8s.io/kubernetes/cmd/kube-proxy/app"
 )
 
 func main() {
-	os.Exit(cli.Run(app.NewProxyCommand()))
+	kubemain.Run(app.NewProxyCommand())
 }
