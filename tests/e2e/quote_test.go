@@ -34,25 +34,11 @@ func TestDocsQuoteTheKeptReport(t *testing.T) {
 		}
 		path = string(m[1])
 	}
-	r, err := ReadKeptReport(root, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drift, err := QuoteRegions(root, r, Regions, *updateFlag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(drift) > 0 && !*updateFlag {
-		t.Errorf("these regions do not say what %s does: %s; go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=%s rewrites them",
-			path, strings.Join(drift, ", "), path)
-	}
-	unknown, err := quote.Unknown(root, "e2e", []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"}, Regions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range unknown {
-		t.Errorf("%s is not one QuoteRegions writes", u)
-	}
+	quote.Kept[*KeptReport]{Root: root, Kind: "e2e", Path: path, Read: ReadKeptReport,
+		Files:   []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"},
+		Regions: Regions,
+		Fix:     "go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=" + path,
+	}.Check(t, *updateFlag)
 }
 
 // QuoteRegions rewrites a region from the report and reports it while it
