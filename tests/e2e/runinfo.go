@@ -3,13 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/tests/harness/quote"
 )
 
 // RunInfo is where and when a run's figures come from, for the report's
@@ -93,14 +94,4 @@ func (ri *RunInfo) End(repro string) string {
 }
 
 // loadavg is the first three fields of /proc/loadavg.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
+func loadavg() string { return quote.LoadAvg("unknown") }
