@@ -48,18 +48,7 @@ func StartRunInfo(moduleDir string) *RunInfo {
 	ctx, cancel := context.WithCancel(context.Background())
 	ri.cancel = cancel
 	ri.sample()
-	go func() {
-		t := time.NewTicker(loadSample)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				ri.sample()
-			}
-		}
-	}()
+	go every(ctx, loadSample, ri.sample)
 	return ri
 }
 
