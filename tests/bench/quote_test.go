@@ -20,15 +20,7 @@ var (
 // report's, as Regions render them: a figure edited by hand, or a
 // new report without -update (make quote), fails.
 func TestDocsQuoteTheKeptBenchReport(t *testing.T) {
-	const root = "../.."
-	path := *quoteFlag
-	if path == "" {
-		var err error
-		if path, err = NewestKept(root); err != nil {
-			t.Fatal(err)
-		}
-	}
-	quote.Kept[*KeptReport]{Root: root, Kind: "bench", Path: path, Read: ReadKeptReport,
+	quote.Kept[*KeptReport]{Root: "../..", Kind: "bench", Path: *quoteFlag, Find: NewestKept, Read: ReadKeptReport,
 		Files: QuotedFiles, Regions: Regions, Fix: "make quote"}.Check(t, *updateFlag)
 }
 

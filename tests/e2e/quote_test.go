@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,23 +20,10 @@ var (
 // docs/kubernetes.md are the kept report's, as QuoteRegions renders them:
 // a figure edited by hand, or a report replaced without -update, fails.
 func TestDocsQuoteTheKeptReport(t *testing.T) {
-	const root = "../.."
-	path := *quoteFlag
-	if path == "" {
-		b, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(`<!-- e2e:run -->\nThe run quoted here is \[(docs/bench/e2e-[0-9a-f]+\.md)\]`).FindSubmatch(b)
-		if m == nil {
-			t.Fatal("BENCHMARKS.md names no kept report in its e2e:run region")
-		}
-		path = string(m[1])
-	}
-	quote.Kept[*KeptReport]{Root: root, Kind: "e2e", Path: path, Read: ReadKeptReport,
+	quote.Kept[*KeptReport]{Root: "../..", Kind: "e2e", Path: *quoteFlag, Find: NamedKept, Read: ReadKeptReport,
 		Files:   []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"},
 		Regions: Regions,
-		Fix:     "go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=" + path,
+		Fix:     "go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=<that report>",
 	}.Check(t, *updateFlag)
 }
 

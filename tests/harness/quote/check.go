@@ -8,6 +8,7 @@ import (
 // Kept names a kept report of one kind and the regions the docs quote it in.
 type Kept[R any] struct {
 	Root, Kind, Path string                             // Path is relative to Root
+	Find             func(root string) (string, error)  // finds the report when Path is empty
 	Read             func(root, path string) (R, error) // parses the report
 	Files            []string                           // every file that quotes this kind
 	Regions          []Region[R]
@@ -19,6 +20,12 @@ type Kept[R any] struct {
 // rewrites the regions first.
 func (k Kept[R]) Check(t testing.TB, update bool) {
 	t.Helper()
+	if k.Path == "" {
+		var err error
+		if k.Path, err = k.Find(k.Root); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r, err := k.Read(k.Root, k.Path)
 	if err != nil {
 		t.Fatal(err)
