@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,10 +10,7 @@ import (
 	"github.com/electd/electd/tests/harness/quote"
 )
 
-var (
-	quoteFlag  = flag.String("bench.quote", "", "the kept report the docs quote (default: the one docs/bench holds)")
-	updateFlag = flag.Bool("update", false, "rewrite the docs' quoted regions from the kept report")
-)
+var quoteFlag, updateFlag = quote.Flags("bench", "the one docs/bench holds")
 
 // The figures of make bench in the README and BENCHMARKS.md are the kept
 // report's, as Regions render them: a figure edited by hand, or a

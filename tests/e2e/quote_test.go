@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +10,7 @@ import (
 	"github.com/electd/electd/tests/harness/quote"
 )
 
-var (
-	quoteFlag  = flag.String("e2e.quote", "", "the kept report the docs quote (default: the one BENCHMARKS.md names)")
-	updateFlag = flag.Bool("update", false, "rewrite the docs' quoted regions from the kept report")
-)
+var quoteFlag, updateFlag = quote.Flags("e2e", "the one BENCHMARKS.md names")
 
 // The figures of the node's runs in BENCHMARKS.md, the README's chooser and
 // docs/kubernetes.md are the kept report's, as QuoteRegions renders them:
