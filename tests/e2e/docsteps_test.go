@@ -57,18 +57,15 @@ func TestNodeStepsFollowTheMarking(t *testing.T) {
 // anything else does: a doc that drifts from what the commands print
 // fails, here with a deliberate drift in each kind of output.
 func TestCompareOutputIgnoresRunsAndCatchesDrift(t *testing.T) {
-	pods := []string{
-		"NAME                    READY   STATUS    RESTARTS   AGE",
-		"app-6cf5c8654c-9wcqc    1/2     Running   0          2m3s",
-		"app-6cf5c8654c-vdmkd    2/2     Running   0          2m3s",
-		"app-6cf5c8654c-zczp9    1/2     Running   0          2m4s",
-	}
-	status := []string{
-		"+ Election: /services/app (latch) at http://localhost:4040 +-----------+------------+-------+",
-		"| 1 | app-5f87cd5479-fgdsp * | 10.244.1.17:8080 | Leader   | connected | 8589934599 | 5.02s |",
-		"| 2 | app-5f87cd5479-lx7xf   | 10.244.2.4:8080  | Follower | joined    | 8589934601 |       |",
-		"* app-5f87cd5479-fgdsp (asked): leader",
-	}
+	lines := func(s string) []string { return strings.Split(s, "\n") }
+	pods := lines(`NAME                    READY   STATUS    RESTARTS   AGE
+app-6cf5c8654c-9wcqc    1/2     Running   0          2m3s
+app-6cf5c8654c-vdmkd    2/2     Running   0          2m3s
+app-6cf5c8654c-zczp9    1/2     Running   0          2m4s`)
+	status := lines(`+ Election: /services/app (latch) at http://localhost:4040 +-----------+------------+-------+
+| 1 | app-5f87cd5479-fgdsp * | 10.244.1.17:8080 | Leader   | connected | 8589934599 | 5.02s |
+| 2 | app-5f87cd5479-lx7xf   | 10.244.2.4:8080  | Follower | joined    | 8589934601 |       |
+* app-5f87cd5479-fgdsp (asked): leader`)
 	helm := []string{"NAME: app", "LAST DEPLOYED: Fri Dec  4 09:01:02 2026", "NAMESPACE: default", "STATUS: deployed", "REVISION: 1", ""}
 	type drift struct {
 		why  string   // what the doc does not show
@@ -80,21 +77,17 @@ func TestCompareOutputIgnoresRunsAndCatchesDrift(t *testing.T) {
 		doc, run []string // run: the doc's commands in another run (nil: none)
 		drifts   []drift
 	}{
-		{"the same pods", []string{
-			"NAME                   READY   STATUS    RESTARTS   AGE",
-			"app-7d8f9c6b5d-2xk4p   2/2     Running   0          40s",
-			"app-7d8f9c6b5d-8q7wz   1/2     Running   0          40s",
-			"app-7d8f9c6b5d-zz9v2   1/2     Running   0          41s",
-		}, pods, []drift{
+		{"the same pods", lines(`NAME                   READY   STATUS    RESTARTS   AGE
+app-7d8f9c6b5d-2xk4p   2/2     Running   0          40s
+app-7d8f9c6b5d-8q7wz   1/2     Running   0          40s
+app-7d8f9c6b5d-zz9v2   1/2     Running   0          41s`), pods, []drift{
 			{"a restart", replaced(pods, 2, "app-6cf5c8654c-vdmkd    2/2     Running   1          2m3s"), ""},
 			{"two pods where it shows three", pods[:3], ""},
 		}},
-		{"electd status", []string{
-			"+ Election: /services/app (latch) at http://localhost:4040 ---------+------------+-------+",
-			"| 1 | app-794dfc8948-p76xj * | 198.18.0.8:8080  | Leader   | connected | 4294967310 | 6.18s |",
-			"...",
-			"* app-794dfc8948-p76xj (asked): leader",
-		}, status, []drift{
+		{"electd status", lines(`+ Election: /services/app (latch) at http://localhost:4040 ---------+------------+-------+
+| 1 | app-794dfc8948-p76xj * | 198.18.0.8:8080  | Leader   | connected | 4294967310 | 6.18s |
+...
+* app-794dfc8948-p76xj (asked): leader`), status, []drift{
 			{"a follower where it shows the leader", replaced(status, 3, "* app-5f87cd5479-fgdsp (asked): following app-5f87cd5479-lx7xf"), "following"},
 		}},
 		{"helm install at another time", []string{"NAME: app", "LAST DEPLOYED: Thu Nov 26 20:11:30 2026", "NAMESPACE: default", "STATUS: deployed", "REVISION: 1"}, helm, []drift{
