@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,17 +131,14 @@ type logLine struct {
 
 // logLines parses every JSON line of the log so far (others are skipped).
 func (d *daemon) logLines() []logLine {
-	f, err := os.Open(d.logPath)
+	b, err := os.ReadFile(d.logPath)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
 	var out []logLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	for line := range bytes.Lines(b) {
 		var l logLine
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Msg != "" {
+		if json.Unmarshal(line, &l) == nil && l.Msg != "" {
 			out = append(out, l)
 		}
 	}

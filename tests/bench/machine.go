@@ -4,6 +4,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/electd/electd/tests/harness/quote"
 )
 
 // Machine describes where the figures were taken.
@@ -30,18 +32,8 @@ func readMachine() Machine {
 	return m
 }
 
-// loadAvg is the 1-minute load average from /proc/loadavg, as uptime shows it.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return f[0] + " " + f[1] + " " + f[2]
-}
+// loadAvg is the 1, 5 and 15-minute load averages, as uptime shows them.
+func loadAvg() string { return quote.LoadAvg("?") }
 
 // procKB reads a "Key: N kB" line from a /proc file; 0 when absent.
 func procKB(path, key string) int64 {

@@ -149,12 +149,5 @@ func (r *KeptReport) rel(dir string) string {
 // BenchRegion is one generated region of a file.
 type BenchRegion = quote.Region[*KeptReport]
 
-// QuoteRegions renders every bench region in the files under root from r
-// (quote.Rewrite); with write it rewrites them. It returns the regions
-// whose text differs from what r gives.
-func QuoteRegions(root string, r *KeptReport, write bool) ([]string, error) {
-	return quote.Rewrite(root, "bench", r, Regions, write)
-}
-
 // QuotedFiles are the files that quote a bench report.
 var QuotedFiles = []string{"README.md", "BENCHMARKS.md"}

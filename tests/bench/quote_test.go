@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,41 +10,14 @@ import (
 	"github.com/electd/electd/tests/harness/quote"
 )
 
-var (
-	quoteFlag  = flag.String("bench.quote", "", "the kept report the docs quote (default: the one docs/bench holds)")
-	updateFlag = flag.Bool("update", false, "rewrite the docs' quoted regions from the kept report")
-)
+var quoteFlag, updateFlag = quote.Flags("bench", "the one docs/bench holds")
 
 // The figures of make bench in the README and BENCHMARKS.md are the kept
-// report's, as QuoteRegions renders them: a figure edited by hand, or a
+// report's, as Regions render them: a figure edited by hand, or a
 // new report without -update (make quote), fails.
 func TestDocsQuoteTheKeptBenchReport(t *testing.T) {
-	const root = "../.."
-	path := *quoteFlag
-	if path == "" {
-		var err error
-		if path, err = NewestKept(root); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, err := ReadKeptReport(root, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drift, err := QuoteRegions(root, r, *updateFlag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(drift) > 0 && !*updateFlag {
-		t.Errorf("these regions do not say what %s does: %s; make quote rewrites them", path, strings.Join(drift, ", "))
-	}
-	unknown, err := quote.Unknown(root, "bench", QuotedFiles, Regions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range unknown {
-		t.Errorf("%s is not one QuoteRegions writes", u)
-	}
+	quote.Kept[*KeptReport]{Root: "../..", Kind: "bench", Path: *quoteFlag, Find: NewestKept, Read: ReadKeptReport,
+		Files: QuotedFiles, Regions: Regions, Fix: "make quote"}.Check(t, *updateFlag)
 }
 
 // figureRE is a measured figure: a number with a unit of time, size or rate.

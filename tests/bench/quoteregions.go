@@ -62,8 +62,9 @@ var (
 // figures are the numbers the README and the summary quote, by name.
 type figures map[string]string
 
-// read fills f from the report; the first missing line is the error.
-func read(r *KeptReport) (figures, error) {
+// read returns the report's figures and hand-overs; the first missing line
+// is the error.
+func read(r *KeptReport) (figures, [][]string, error) {
 	f := figures{}
 	get := func(prefix, s string, re *regexp.Regexp, names ...string) error {
 		m, err := r.find(prefix, s, re)
@@ -95,13 +96,13 @@ func read(r *KeptReport) (figures, error) {
 		{"forwarding proxy", "(fencing token)", fencedRE, []string{"fenced"}},
 	} {
 		if err := get(g.prefix, g.s, g.re, g.names...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	delete(f, "")
 	p, err := r.para("forwarding proxy")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, l := range p {
 		if m := pathRE.FindStringSubmatch(l); m != nil && m[5] != "" {
@@ -111,7 +112,7 @@ func read(r *KeptReport) (figures, error) {
 	}
 	s, err := r.para("scale,")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The largest election of the scale section (the two-participant
 	// baseline aside) and its many small elections.
@@ -134,10 +135,11 @@ func read(r *KeptReport) (figures, error) {
 	for _, k := range []string{"GET electd: the leader's proxy", "GET electd: a follower's, then the leader's", "GET bare ReverseProxy, one hop", "GET HAProxy, one hop",
 		"POST electd: the leader's proxy", "POST electd: a follower's, then the leader's", "one p50", "many p50"} {
 		if f[k] == "" {
-			return nil, fmt.Errorf("%s: no figure for %q", r.Path, k)
+			return nil, nil, fmt.Errorf("%s: no figure for %q", r.Path, k)
 		}
 	}
-	return f, nil
+	hs, err := handovers(r)
+	return f, hs, err
 }
 
 // handovers are the forward section's hand-over lines: kind, lost per
@@ -184,11 +186,7 @@ func compare(ratio string) string {
 }
 
 func renderSummary(r *KeptReport) (string, error) {
-	f, err := read(r)
-	if err != nil {
-		return "", err
-	}
-	hs, err := handovers(r)
+	f, hs, err := read(r)
 	if err != nil {
 		return "", err
 	}
@@ -255,11 +253,7 @@ func renderForward(r *KeptReport) (string, error) {
 }
 
 func renderPerformance(r *KeptReport) (string, error) {
-	f, err := read(r)
-	if err != nil {
-		return "", err
-	}
-	hs, err := handovers(r)
+	f, hs, err := read(r)
 	if err != nil {
 		return "", err
 	}

@@ -37,33 +37,24 @@ type cpuUse struct{ ran, waited time.Duration }
 // ends (a scenario's span: it reads /proc every cpuSample).
 func WatchCPU(ctx context.Context, path string) *CPUWatch {
 	w := &CPUWatch{}
-	go func() {
-		t := time.NewTicker(cpuSample)
-		defer t.Stop()
-		prev := map[int]cpuUse{}
-		last := time.Now()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
+	prev := map[int]cpuUse{}
+	last := time.Now()
+	go every(ctx, cpuSample, func() {
+		now := time.Now()
+		cur := map[int]cpuUse{}
+		for pid, pod := range electds(path) {
+			u, ok := schedstat(pid)
+			if !ok {
+				continue
 			}
-			now := time.Now()
-			cur := map[int]cpuUse{}
-			for pid, pod := range electds(path) {
-				u, ok := schedstat(pid)
-				if !ok {
-					continue
-				}
-				cur[pid] = u
-				if p, ok := prev[pid]; ok {
-					w.add(PodLine{"cpu " + pod, LogLine{now, fmt.Sprintf("electd ran %d ms, its threads waited %d ms for a CPU, in %d ms",
-						(u.ran - p.ran).Milliseconds(), (u.waited - p.waited).Milliseconds(), now.Sub(last).Milliseconds())}})
-				}
+			cur[pid] = u
+			if p, ok := prev[pid]; ok {
+				w.add(PodLine{"cpu " + pod, LogLine{now, fmt.Sprintf("electd ran %d ms, its threads waited %d ms for a CPU, in %d ms",
+					(u.ran - p.ran).Milliseconds(), (u.waited - p.waited).Milliseconds(), now.Sub(last).Milliseconds())}})
 			}
-			prev, last = cur, now
 		}
-	}()
+		prev, last = cur, now
+	})
 	return w
 }
 
@@ -77,13 +68,7 @@ func (w *CPUWatch) add(l PodLine) {
 func (w *CPUWatch) Between(from, to time.Time) []PodLine {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []PodLine
-	for _, l := range w.samples {
-		if !l.At.Before(from) && !l.At.After(to) {
-			out = append(out, l)
-		}
-	}
-	return out
+	return within(w.samples, func(l PodLine) time.Time { return l.At }, from, to)
 }
 
 // electds finds the electd processes whose environment names the election

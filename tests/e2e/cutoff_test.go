@@ -34,10 +34,7 @@ const cutOffFor = 30 * time.Second
 // costs (docs/kubernetes.md, "A crashed sidecar, a lost node").
 func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	ctx := context.Background()
-	leader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
 	pod, err := d.Pod(leader)
 	if err != nil {
 		t.Fatal(err)
@@ -115,10 +112,7 @@ func testCutOff(t *testing.T, d *Deployment, rep *Report) {
 	if err != nil {
 		t.Fatalf("after the cut-off of %s: %v", leader, err)
 	}
-	newLeader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatalf("after the cut-off of %s: never settled: %v", leader, err)
-	}
+	newLeader := d.atRest(t, ctx, 3*time.Minute, fmt.Sprintf("after the cut-off of %s: never settled", leader))
 	end := time.Now()
 	f := d.Measure(t0, end, leader, newLeader)
 	u := Unannounced{What: cutOffName, F: f, Silent: d.Silence(t0, end)}

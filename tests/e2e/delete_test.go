@@ -24,10 +24,7 @@ func testDelete(t *testing.T, d *Deployment, count int, rep *Report) {
 	var results []Failover
 	var orders []string
 	for i := range count {
-		leader, err := d.WaitStable(ctx, 3*time.Minute)
-		if err != nil {
-			t.Fatalf("delete %d: not at rest before: %v", i+1, err)
-		}
+		leader := d.atRest(t, ctx, 3*time.Minute, fmt.Sprintf("delete %d: not at rest before", i+1))
 		app, err := d.FollowLog(ctx, leader, "app")
 		if err != nil {
 			t.Fatal(err)
@@ -41,10 +38,7 @@ func testDelete(t *testing.T, d *Deployment, count int, rep *Report) {
 		if err := d.DeletePod(ctx, leader); err != nil {
 			t.Fatal(err)
 		}
-		newLeader, err := d.WaitStable(ctx, 3*time.Minute)
-		if err != nil {
-			t.Fatalf("delete %d of %s: never settled: %v", i+1, leader, err)
-		}
+		newLeader := d.atRest(t, ctx, 3*time.Minute, fmt.Sprintf("delete %d of %s: never settled", i+1, leader))
 		end := time.Now()
 		f := d.Measure(t0, end, leader, newLeader)
 		results = append(results, f)

@@ -29,10 +29,7 @@ import (
 // connections (and stands again once the restarted app takes them).
 func testKill(t *testing.T, d *Deployment, container string, rep *Report) {
 	ctx := context.Background()
-	leader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
 	pod, err := d.Pod(leader)
 	if err != nil {
 		t.Fatal(err)
@@ -58,10 +55,7 @@ func testKill(t *testing.T, d *Deployment, container string, rep *Report) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	newLeader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	newLeader := d.atRest(t, ctx, 3*time.Minute, "never settled")
 	end := time.Now()
 	f := d.Measure(t0, end, leader, newLeader)
 	if d.F.OneEndpoint && f.MaxEndpoints > 1 {

@@ -57,59 +57,60 @@ func TestNodeStepsFollowTheMarking(t *testing.T) {
 // anything else does: a doc that drifts from what the commands print
 // fails, here with a deliberate drift in each kind of output.
 func TestCompareOutputIgnoresRunsAndCatchesDrift(t *testing.T) {
-	doc := []string{
-		"NAME                   READY   STATUS    RESTARTS   AGE",
-		"app-7d8f9c6b5d-2xk4p   2/2     Running   0          40s",
-		"app-7d8f9c6b5d-8q7wz   1/2     Running   0          40s",
-		"app-7d8f9c6b5d-zz9v2   1/2     Running   0          41s",
+	lines := func(s string) []string { return strings.Split(s, "\n") }
+	pods := lines(`NAME                    READY   STATUS    RESTARTS   AGE
+app-6cf5c8654c-9wcqc    1/2     Running   0          2m3s
+app-6cf5c8654c-vdmkd    2/2     Running   0          2m3s
+app-6cf5c8654c-zczp9    1/2     Running   0          2m4s`)
+	status := lines(`+ Election: /services/app (latch) at http://localhost:4040 +-----------+------------+-------+
+| 1 | app-5f87cd5479-fgdsp * | 10.244.1.17:8080 | Leader   | connected | 8589934599 | 5.02s |
+| 2 | app-5f87cd5479-lx7xf   | 10.244.2.4:8080  | Follower | joined    | 8589934601 |       |
+* app-5f87cd5479-fgdsp (asked): leader`)
+	helm := []string{"NAME: app", "LAST DEPLOYED: Fri Dec  4 09:01:02 2026", "NAMESPACE: default", "STATUS: deployed", "REVISION: 1", ""}
+	type drift struct {
+		why  string   // what the doc does not show
+		run  []string // the output with it
+		says string   // a word the diff must show, if any
 	}
-	run := []string{
-		"NAME                    READY   STATUS    RESTARTS   AGE",
-		"app-6cf5c8654c-9wcqc    1/2     Running   0          2m3s",
-		"app-6cf5c8654c-vdmkd    2/2     Running   0          2m3s",
-		"app-6cf5c8654c-zczp9    1/2     Running   0          2m4s",
+	for _, tc := range []struct {
+		what     string
+		doc, run []string // run: the doc's commands in another run (nil: none)
+		drifts   []drift
+	}{
+		{"the same pods", lines(`NAME                   READY   STATUS    RESTARTS   AGE
+app-7d8f9c6b5d-2xk4p   2/2     Running   0          40s
+app-7d8f9c6b5d-8q7wz   1/2     Running   0          40s
+app-7d8f9c6b5d-zz9v2   1/2     Running   0          41s`), pods, []drift{
+			{"a restart", replaced(pods, 2, "app-6cf5c8654c-vdmkd    2/2     Running   1          2m3s"), ""},
+			{"two pods where it shows three", pods[:3], ""},
+		}},
+		{"electd status", lines(`+ Election: /services/app (latch) at http://localhost:4040 ---------+------------+-------+
+| 1 | app-794dfc8948-p76xj * | 198.18.0.8:8080  | Leader   | connected | 4294967310 | 6.18s |
+...
+* app-794dfc8948-p76xj (asked): leader`), status, []drift{
+			{"a follower where it shows the leader", replaced(status, 3, "* app-5f87cd5479-fgdsp (asked): following app-5f87cd5479-lx7xf"), "following"},
+		}},
+		{"helm install at another time", []string{"NAME: app", "LAST DEPLOYED: Thu Nov 26 20:11:30 2026", "NAMESPACE: default", "STATUS: deployed", "REVISION: 1"}, helm, []drift{
+			{"a failed release", replaced(helm[:5], 3, "STATUS: failed"), ""},
+		}},
+		{"the Secrets", []string{"secret/electd-zookeeper-auth created", "secret/electd-admin created"}, nil, []drift{
+			{"Secrets of other names", []string{"secret/app-electd-zookeeper-auth created", "secret/app-electd-admin created"}, ""},
+		}},
+	} {
+		if ok, diff := CompareOutput(tc.doc, tc.run); tc.run != nil && !ok {
+			t.Errorf("%s in another run differ:\n%s", tc.what, diff)
+		}
+		for _, d := range tc.drifts {
+			if ok, diff := CompareOutput(tc.doc, d.run); ok || !strings.Contains(diff, d.says) {
+				t.Errorf("%s: %s passed: ok=%v\n%s", tc.what, d.why, ok, diff)
+			}
+		}
 	}
-	if ok, diff := CompareOutput(doc, run); !ok {
-		t.Errorf("the same pods in another run differ:\n%s", diff)
-	}
-	drift := append([]string(nil), run...)
-	drift[2] = "app-6cf5c8654c-vdmkd    2/2     Running   1          2m3s"
-	if ok, _ := CompareOutput(doc, drift); ok {
-		t.Error("a restart the doc does not show passed")
-	}
-	if ok, _ := CompareOutput(doc, run[:3]); ok {
-		t.Error("two pods where the doc shows three passed")
-	}
+}
 
-	status := []string{
-		"+ Election: /services/app (latch) at http://localhost:4040 ---------+------------+-------+",
-		"| 1 | app-794dfc8948-p76xj * | 198.18.0.8:8080  | Leader   | connected | 4294967310 | 6.18s |",
-		"...",
-		"* app-794dfc8948-p76xj (asked): leader",
-	}
-	got := []string{
-		"+ Election: /services/app (latch) at http://localhost:4040 +-----------+------------+-------+",
-		"| 1 | app-5f87cd5479-fgdsp * | 10.244.1.17:8080 | Leader   | connected | 8589934599 | 5.02s |",
-		"| 2 | app-5f87cd5479-lx7xf   | 10.244.2.4:8080  | Follower | joined    | 8589934601 |       |",
-		"* app-5f87cd5479-fgdsp (asked): leader",
-	}
-	if ok, diff := CompareOutput(status, got); !ok {
-		t.Errorf("electd status of another run differs:\n%s", diff)
-	}
-	got[3] = "* app-5f87cd5479-fgdsp (asked): following app-5f87cd5479-lx7xf"
-	if ok, diff := CompareOutput(status, got); ok || !strings.Contains(diff, "following") {
-		t.Errorf("a follower where the doc shows the leader: ok=%v\n%s", ok, diff)
-	}
-
-	helm := []string{"NAME: app", "LAST DEPLOYED: Thu Nov 26 20:11:30 2026", "NAMESPACE: default", "STATUS: deployed", "REVISION: 1"}
-	if ok, diff := CompareOutput(helm, []string{"NAME: app", "LAST DEPLOYED: Fri Dec  4 09:01:02 2026", "NAMESPACE: default", "STATUS: deployed", "REVISION: 1", ""}); !ok {
-		t.Errorf("helm install at another time differs:\n%s", diff)
-	}
-	if ok, _ := CompareOutput(helm, []string{"NAME: app", "LAST DEPLOYED: Fri Dec  4 09:01:02 2026", "NAMESPACE: default", "STATUS: failed", "REVISION: 1"}); ok {
-		t.Error("a failed release passed as deployed")
-	}
-	secrets := []string{"secret/electd-zookeeper-auth created", "secret/electd-admin created"}
-	if ok, _ := CompareOutput(secrets, []string{"secret/app-electd-zookeeper-auth created", "secret/app-electd-admin created"}); ok {
-		t.Error("Secrets of other names passed")
-	}
+// replaced is lines with line i replaced by l.
+func replaced(lines []string, i int, l string) []string {
+	out := append([]string(nil), lines...)
+	out[i] = l
+	return out
 }

@@ -21,10 +21,7 @@ import (
 func testDrain(t *testing.T, d *Deployment, rep *Report) {
 	ctx := context.Background()
 	ns := d.F.Namespace
-	leader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
 	pdb, _ := d.N.Kubectl(ctx, "get", "pdb", "app", "-n", ns, "-o", "jsonpath={.spec} allowed={.status.disruptionsAllowed} healthy={.status.currentHealthy} desired={.status.desiredHealthy}")
 	before, err := d.Pods()
 	if err != nil {

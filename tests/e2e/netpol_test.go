@@ -38,10 +38,7 @@ import (
 // drop its traffic.
 func testPolicies(t *testing.T, d *Deployment, rep *Report) {
 	ctx := context.Background()
-	leader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
 	var list networkingv1.NetworkPolicyList
 	if err := d.N.Get("/apis/networking.k8s.io/v1/namespaces/"+d.F.Namespace+"/networkpolicies", &list); err != nil {
 		t.Fatal(err)

@@ -94,10 +94,7 @@ func runFlavour(t *testing.T, n *nodetest.Node, moduleDir string, f Flavour, rep
 	})
 	deployed := time.Now()
 	// The first start includes the ensemble's: three JVMs, a quorum.
-	leader, err := d.WaitStable(ctx, 6*time.Minute)
-	if err != nil {
-		t.Fatalf("%s never settled: %v", f.Name, err)
-	}
+	leader := d.atRest(t, ctx, 6*time.Minute, fmt.Sprintf("%s never settled", f.Name))
 	t.Logf("%s settled %v after kubectl apply -k, leader %s", f.Name, time.Since(deployed).Round(10*time.Millisecond), leader)
 	if !f.Peer {
 		t.Run("start", func(t *testing.T) { testStart(t, d, deployed, rep) })
@@ -136,10 +133,7 @@ func runFlavour(t *testing.T, n *nodetest.Node, moduleDir string, f Flavour, rep
 // works as the README's "Trying it" shows.
 func testStart(t *testing.T, d *Deployment, deployed time.Time, rep *Report) {
 	ctx := context.Background()
-	leader, err := d.WaitStable(ctx, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := d.atRest(t, ctx, time.Minute, "not at rest")
 	for _, v := range d.Violations(deployed, time.Now()) {
 		t.Error(v)
 	}

@@ -46,65 +46,56 @@ func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout 
 	p := &Prober{}
 	client := n.HTTPClient(timeout)
 	slots := make(chan struct{}, 1024)
-	go func() {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			select {
-			case slots <- struct{}{}:
-			default:
-				continue
-			}
-			go func() {
-				defer func() { <-slots }()
-				a := Answer{Sent: time.Now()}
-				var connected atomic.Bool
-				trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
-				req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, url, nil)
-				if err != nil {
-					panic(err) // url was parsed when the Deployment was made
-				}
-				resp, err := client.Do(req)
-				a.Connected = connected.Load()
-				if err == nil {
-					a.Responded = true
-					b, rerr := io.ReadAll(io.LimitReader(resp.Body, 4096))
-					resp.Body.Close()
-					switch {
-					case rerr != nil:
-						err = rerr
-					case resp.StatusCode != 200:
-						// The body says why (the proxy's 503 names what it
-						// held the request for): the evidence of a failure.
-						a.Err = resp.Status
-						if why := strings.TrimSpace(string(b)); why != "" {
-							a.Err += ": " + why
-						}
-					default:
-						a.Pod = strings.TrimSpace(string(b))
-					}
-				}
-				if err != nil {
-					a.Err = err.Error()
-					if strings.Contains(a.Err, "connect: no route to host") {
-						a.Err += "; " + unrouted(n, url)
-					}
-				}
-				a.Done = time.Now()
-				if ctx.Err() != nil && a.Err != "" {
-					return // cut short by the end of the probe, not by the Service
-				}
-				p.mu.Lock()
-				p.answers = append(p.answers, a)
-				p.mu.Unlock()
-			}()
+	go every(ctx, interval, func() {
+		select {
+		case slots <- struct{}{}:
+		default:
+			return
 		}
-	}()
+		go func() {
+			defer func() { <-slots }()
+			a := Answer{Sent: time.Now()}
+			var connected atomic.Bool
+			trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+			req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, url, nil)
+			if err != nil {
+				panic(err) // url was parsed when the Deployment was made
+			}
+			resp, err := client.Do(req)
+			a.Connected = connected.Load()
+			if err == nil {
+				a.Responded = true
+				b, rerr := io.ReadAll(io.LimitReader(resp.Body, 4096))
+				resp.Body.Close()
+				switch {
+				case rerr != nil:
+					err = rerr
+				case resp.StatusCode != 200:
+					// The body says why (the proxy's 503 names what it
+					// held the request for): the evidence of a failure.
+					a.Err = resp.Status
+					if why := strings.TrimSpace(string(b)); why != "" {
+						a.Err += ": " + why
+					}
+				default:
+					a.Pod = strings.TrimSpace(string(b))
+				}
+			}
+			if err != nil {
+				a.Err = err.Error()
+				if strings.Contains(a.Err, "connect: no route to host") {
+					a.Err += "; " + unrouted(n, url)
+				}
+			}
+			a.Done = time.Now()
+			if ctx.Err() != nil && a.Err != "" {
+				return // cut short by the end of the probe, not by the Service
+			}
+			p.mu.Lock()
+			p.answers = append(p.answers, a)
+			p.mu.Unlock()
+		}()
+	})
 	return p
 }
 
@@ -112,13 +103,7 @@ func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout 
 func (p *Prober) Between(from, to time.Time) []Answer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []Answer
-	for _, a := range p.answers {
-		if !a.Sent.Before(from) && !a.Sent.After(to) {
-			out = append(out, a)
-		}
-	}
-	return out
+	return within(p.answers, func(a Answer) time.Time { return a.Sent }, from, to)
 }
 
 // FirstFrom returns the first answer sent at or after from that pod gave.

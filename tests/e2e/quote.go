@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,6 +33,21 @@ type KeptReport struct {
 	unannounced map[string][]string
 	sections    map[string][]string // a flavour's lines
 }
+
+// NamedKept is the kept report BENCHMARKS.md's e2e:run region names.
+func NamedKept(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md"))
+	if err != nil {
+		return "", err
+	}
+	m := namedRE.FindSubmatch(b)
+	if m == nil {
+		return "", errors.New("BENCHMARKS.md names no kept report in its e2e:run region")
+	}
+	return string(m[1]), nil
+}
+
+var namedRE = regexp.MustCompile(`<!-- e2e:run -->\nThe run quoted here is \[(docs/bench/e2e-[0-9a-f]+\.md)\]`)
 
 // ReadKeptReport parses the report at root/path.
 func ReadKeptReport(root, path string) (*KeptReport, error) {

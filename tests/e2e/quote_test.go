@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,47 +10,17 @@ import (
 	"github.com/electd/electd/tests/harness/quote"
 )
 
-var (
-	quoteFlag  = flag.String("e2e.quote", "", "the kept report the docs quote (default: the one BENCHMARKS.md names)")
-	updateFlag = flag.Bool("update", false, "rewrite the docs' quoted regions from the kept report")
-)
+var quoteFlag, updateFlag = quote.Flags("e2e", "the one BENCHMARKS.md names")
 
 // The figures of the node's runs in BENCHMARKS.md, the README's chooser and
 // docs/kubernetes.md are the kept report's, as QuoteRegions renders them:
 // a figure edited by hand, or a report replaced without -update, fails.
 func TestDocsQuoteTheKeptReport(t *testing.T) {
-	const root = "../.."
-	path := *quoteFlag
-	if path == "" {
-		b, err := os.ReadFile(filepath.Join(root, "BENCHMARKS.md"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(`<!-- e2e:run -->\nThe run quoted here is \[(docs/bench/e2e-[0-9a-f]+\.md)\]`).FindSubmatch(b)
-		if m == nil {
-			t.Fatal("BENCHMARKS.md names no kept report in its e2e:run region")
-		}
-		path = string(m[1])
-	}
-	r, err := ReadKeptReport(root, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drift, err := QuoteRegions(root, r, Regions, *updateFlag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(drift) > 0 && !*updateFlag {
-		t.Errorf("these regions do not say what %s does: %s; go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=%s rewrites them",
-			path, strings.Join(drift, ", "), path)
-	}
-	unknown, err := quote.Unknown(root, "e2e", []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"}, Regions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range unknown {
-		t.Errorf("%s is not one QuoteRegions writes", u)
-	}
+	quote.Kept[*KeptReport]{Root: "../..", Kind: "e2e", Path: *quoteFlag, Find: NamedKept, Read: ReadKeptReport,
+		Files:   []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"},
+		Regions: Regions,
+		Fix:     "go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=<that report>",
+	}.Check(t, *updateFlag)
 }
 
 // QuoteRegions rewrites a region from the report and reports it while it

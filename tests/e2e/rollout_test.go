@@ -19,10 +19,7 @@ import (
 func testRollout(t *testing.T, d *Deployment, rep *Report) {
 	ctx := context.Background()
 	ns := d.F.Namespace
-	leader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
 	before, err := d.Pods()
 	if err != nil {
 		t.Fatal(err)
@@ -49,10 +46,7 @@ func testRollout(t *testing.T, d *Deployment, rep *Report) {
 		}
 		fmt.Fprintf(&b, "`kubectl wait deploy/app --for=jsonpath='{.status.updatedReplicas}'=3` returned after %s: `%s`.", secs(time.Since(t0)), strings.TrimSpace(out))
 	}
-	newLeader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatalf("the rollout did not complete: %v", err)
-	}
+	newLeader := d.atRest(t, ctx, 3*time.Minute, "the rollout did not complete")
 	end := time.Now()
 	if !d.F.RolloutStatusReturns {
 		out, err := d.N.Kubectl(ctx, "rollout", "status", "deployment/app", "-n", ns, "--timeout=20s")

@@ -59,10 +59,7 @@ func testRotation(t *testing.T, d *Deployment, moduleDir string, rep *Report) {
 	var newLeader string
 	var steps []string
 	for i, st := range rotationSteps {
-		leader, err := d.WaitStable(ctx, 3*time.Minute)
-		if err != nil {
-			t.Fatalf("step %d: not at rest before: %v", i+1, err)
-		}
+		leader := d.atRest(t, ctx, 3*time.Minute, fmt.Sprintf("step %d: not at rest before", i+1))
 		before, err := d.Pods()
 		if err != nil {
 			t.Fatal(err)
@@ -94,10 +91,7 @@ func testRotation(t *testing.T, d *Deployment, moduleDir string, rep *Report) {
 		}); err != nil {
 			t.Fatalf("step %d (%s): the rollout did not finish: %v", i+1, st.what, err)
 		}
-		newLeader, err = d.WaitStable(ctx, 3*time.Minute)
-		if err != nil {
-			t.Fatalf("step %d (%s): never settled, a pod may refuse to stand: %v", i+1, st.what, err)
-		}
+		newLeader = d.atRest(t, ctx, 3*time.Minute, fmt.Sprintf("step %d (%s): never settled, a pod may refuse to stand", i+1, st.what))
 		end := time.Now()
 		f := d.Measure(s0, end, leader, newLeader)
 		for _, v := range d.Violations(s0, end) {

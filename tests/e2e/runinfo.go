@@ -3,13 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/electd/electd/tests/harness/quote"
 )
 
 // RunInfo is where and when a run's figures come from, for the report's
@@ -47,18 +48,7 @@ func StartRunInfo(moduleDir string) *RunInfo {
 	ctx, cancel := context.WithCancel(context.Background())
 	ri.cancel = cancel
 	ri.sample()
-	go func() {
-		t := time.NewTicker(loadSample)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				ri.sample()
-			}
-		}
-	}()
+	go every(ctx, loadSample, ri.sample)
 	return ri
 }
 
@@ -93,14 +83,4 @@ func (ri *RunInfo) End(repro string) string {
 }
 
 // loadavg is the first three fields of /proc/loadavg.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
+func loadavg() string { return quote.LoadAvg("unknown") }

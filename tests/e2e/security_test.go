@@ -28,10 +28,7 @@ func testSecurity(t *testing.T, d *Deployment, rep *Report) {
 	if d.F.GoMemLimit != 0 {
 		wantLimit, wantEnv = d.F.GoMemLimit, fmt.Sprintf("%dMiB", d.F.GoMemLimit>>20)
 	}
-	leader, err := d.WaitStable(ctx, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := d.atRest(t, ctx, time.Minute, "not at rest")
 	pod, err := d.Pod(leader)
 	if err != nil {
 		t.Fatal(err)

@@ -83,10 +83,7 @@ func testZooKeeper(t *testing.T, d *Deployment, rep *Report) {
 // time).
 func zkScenario(t *testing.T, d *Deployment, rep *Report, what string, graceful bool, disturb func(context.Context) error) (Failover, time.Time) {
 	ctx := context.Background()
-	leader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
 	restarts, err := d.restarts()
 	if err != nil {
 		t.Fatal(err)
@@ -98,10 +95,7 @@ func zkScenario(t *testing.T, d *Deployment, rep *Report, what string, graceful 
 	if err := disturb(ctx); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	newLeader, err := d.WaitStable(ctx, 3*time.Minute)
-	if err != nil {
-		t.Fatalf("%s: never settled: %v", what, err)
-	}
+	newLeader := d.atRest(t, ctx, 3*time.Minute, fmt.Sprintf("%s: never settled", what))
 	end := time.Now()
 	f := d.Measure(t0, end, leader, newLeader)
 	for _, v := range d.Violations(t0, end) {

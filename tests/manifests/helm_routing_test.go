@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -56,24 +57,11 @@ func TestChartLabelRoutingValues(t *testing.T) {
 			if _, ok := d.Spec.Template.Labels["example.com/primary"]; ok {
 				t.Error("the pod template carries the leader label: every pod would be selected")
 			}
-			if got := env["ELECTD_KUBERNETES_LEADER_LABEL"].Value; got != "example.com/primary" {
-				t.Errorf("ELECTD_KUBERNETES_LEADER_LABEL = %q", got)
-			}
-			if got := env["ELECTD_KUBERNETES_LEASE_NAME"].Value; got != c.wantLease {
-				t.Errorf("ELECTD_KUBERNETES_LEASE_NAME = %q, want %q", got, c.wantLease)
-			}
+			checkEnv(t, env, map[string]string{"ELECTD_KUBERNETES_LEADER_LABEL": "example.com/primary", "ELECTD_KUBERNETES_LEASE_NAME": c.wantLease})
 			if ns := env["POD_NAMESPACE"].ValueFrom; ns == nil || ns.FieldRef == nil || ns.FieldRef.FieldPath != "metadata.namespace" {
 				t.Errorf("POD_NAMESPACE: %+v, want the downward API's metadata.namespace", env["POD_NAMESPACE"])
 			}
-			if p := sc.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
-				t.Errorf("electd's readiness probe %+v, want /readyz", p)
-			}
-			if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.String() != "0" || ru.MaxSurge.String() != "1" {
-				t.Errorf("rollout %+v, want maxSurge 1 and maxUnavailable 0: new pod first", d.Spec.Strategy)
-			}
-			if pdb := objectOf[*policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget", "web"); pdb.Spec.MaxUnavailable.String() != "1" {
-				t.Errorf("budget maxUnavailable %v, want 1: every pod is Ready, one at a time may go", pdb.Spec.MaxUnavailable)
-			}
+			checkEveryPodReady(t, objs, d, sc)
 
 			spec := d.Spec.Template.Spec
 			if spec.ServiceAccountName != "web-electd" {
@@ -130,19 +118,14 @@ func TestChartProxyRoutingValues(t *testing.T) {
 	objs := decodeAll(t, "helm template", render(t, "--set", "routing=proxy", "--set", "app.name=web",
 		"--set", "proxy.port=9090", "--set", "proxy.peerPort=9191", "--set", "proxy.appHealthPath=/ready", "--set", "app.port=3000"))
 	d, sc := sidecar(t, objs)
-	env := envOf(sc)
-	for name, want := range map[string]string{
+	checkEnv(t, envOf(sc), map[string]string{
 		"ELECTD_PROXY_LISTEN":        ":9090",
 		"ELECTD_PROXY_PEER_LISTEN":   ":9191",
 		"ELECTD_PROXY_APP":           "127.0.0.1:3000",
 		"ELECTD_APP_HEALTH_URL":      "http://127.0.0.1:3000/ready",
 		"ELECTD_APP_HEALTH_INTERVAL": "2s",
 		"ELECTD_SHUTDOWN_GRACE":      "5s",
-	} {
-		if got := env[name].Value; got != want {
-			t.Errorf("%s = %q, want %q", name, got, want)
-		}
-	}
+	})
 	if !slices.ContainsFunc(sc.Ports, func(p corev1.ContainerPort) bool { return p.Name == "proxy" && p.ContainerPort == 9090 }) ||
 		!slices.ContainsFunc(sc.Ports, func(p corev1.ContainerPort) bool { return p.Name == "peer" && p.ContainerPort == 9191 }) {
 		t.Errorf("electd's ports %+v lack proxy:9090 and peer:9191", sc.Ports)
@@ -160,15 +143,7 @@ func TestChartProxyRoutingValues(t *testing.T) {
 		in[1].From[0].PodSelector == nil || !maps.Equal(in[1].From[0].PodSelector.MatchLabels, d.Spec.Selector.MatchLabels) {
 		t.Errorf("NetworkPolicy ingress %+v, want the proxy's port 9090 from anywhere and the peer port 9191 from the app's pods alone", np.Spec.Ingress)
 	}
-	if p := sc.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
-		t.Errorf("electd's readiness probe %+v, want /readyz", p)
-	}
-	if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.String() != "0" || ru.MaxSurge.String() != "1" {
-		t.Errorf("rollout %+v, want maxSurge 1, maxUnavailable 0", d.Spec.Strategy)
-	}
-	if pdb := objectOf[*policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget", "web"); pdb.Spec.MaxUnavailable.String() != "1" {
-		t.Errorf("budget maxUnavailable %v, want 1", pdb.Spec.MaxUnavailable)
-	}
+	checkEveryPodReady(t, objs, d, sc)
 	if a := d.Spec.Template.Spec.AutomountServiceAccountToken; a == nil || *a || d.Spec.Template.Spec.ServiceAccountName != "" {
 		t.Error("routing: proxy needs no API token and no ServiceAccount")
 	}
@@ -214,5 +189,20 @@ func TestChartNetworkPolicyValues(t *testing.T) {
 	d, _ := sidecar(t, objs)
 	if got := zk.Spec.Ingress[0].From[0].PodSelector.MatchLabels; !reflect.DeepEqual(got, d.Spec.Selector.MatchLabels) {
 		t.Errorf("ZooKeeper's client rule selects %v, want the Deployment's pods %v", got, d.Spec.Selector.MatchLabels)
+	}
+}
+
+// checkEveryPodReady: where every pod is Ready, electd's readiness probe is
+// /readyz, a rollout starts the new pod first, and the budget lets one go at a time.
+func checkEveryPodReady(t *testing.T, objs []object, d *appsv1.Deployment, sc *corev1.Container) {
+	t.Helper()
+	if p := sc.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
+		t.Errorf("electd's readiness probe %+v, want /readyz", p)
+	}
+	if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable.String() != "0" || ru.MaxSurge.String() != "1" {
+		t.Errorf("rollout %+v, want maxSurge 1 and maxUnavailable 0: new pod first", d.Spec.Strategy)
+	}
+	if pdb := objectOf[*policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget", "web"); pdb.Spec.MaxUnavailable.String() != "1" {
+		t.Errorf("budget maxUnavailable %v, want 1: every pod is Ready, one at a time may go", pdb.Spec.MaxUnavailable)
 	}
 }

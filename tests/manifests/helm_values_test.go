@@ -39,6 +39,16 @@ func envOf(c *corev1.Container) map[string]corev1.EnvVar {
 	return m
 }
 
+// checkEnv fails t for each variable of want that env does not set to its value.
+func checkEnv(t *testing.T, env map[string]corev1.EnvVar, want map[string]string) {
+	t.Helper()
+	for name, v := range want {
+		if got := env[name].Value; got != v {
+			t.Errorf("%s = %q, want %q", name, got, v)
+		}
+	}
+}
+
 func kinds(objs []object) map[string]bool {
 	m := map[string]bool{}
 	for _, o := range objs {
@@ -93,18 +103,14 @@ func TestChartValues(t *testing.T) {
 
 	d, c := sidecar(t, objs)
 	env := envOf(c)
-	for name, want := range map[string]string{
+	checkEnv(t, env, map[string]string{
 		"ELECTD_ID":                        "web-$(POD_NAME)",
 		"ELECTD_ZOOKEEPER_SERVERS":         "zk-1.example:2181,[2001:db8::1]:2181",
 		"ELECTD_ELECTION_PATH":             "/services/web",
 		"ELECTD_ELECTION_MODE":             "selector",
 		"ELECTD_ADVERTISE":                 "$(POD_IP):8080",
 		"ELECTD_ZOOKEEPER_SESSION_TIMEOUT": "6s",
-	} {
-		if env[name].Value != want {
-			t.Errorf("%s = %q, want %q", name, env[name].Value, want)
-		}
-	}
+	})
 	ref := env["ELECTD_HTTP_ADMIN_TOKEN"].ValueFrom
 	if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "web-admin" || ref.SecretKeyRef.Key != "admin-token" {
 		t.Errorf("ELECTD_HTTP_ADMIN_TOKEN: %+v, want Secret web-admin key admin-token", env["ELECTD_HTTP_ADMIN_TOKEN"])
@@ -153,38 +159,32 @@ func TestChartCreatesNoSecret(t *testing.T) {
 	}
 }
 
-// TestChartPeerKeyIsRandom: with routing: proxy and proxy.peerKey.create,
-// each install without a Secret gets its own peer key, long enough for
-// electd (at least 32 bytes), in the Secret the pods mount.
-func TestChartPeerKeyIsRandom(t *testing.T) {
-	key := func() string {
-		for _, o := range decodeAll(t, "helm template", render(t, "--set", "routing=proxy", "--set", "proxy.peerKey.create=true")) {
-			if s, ok := o.obj.(*corev1.Secret); ok && s.Name == "app-electd-proxy-peer-key" {
-				return s.StringData["key"]
+// TestChartSecretsAreRandom: each install without a Secret gets its own
+// random one, long enough for electd (at least 32 bytes): the peer key the
+// pods mount (routing: proxy, proxy.peerKey.create) and the admin token
+// (adminToken.create).
+func TestChartSecretsAreRandom(t *testing.T) {
+	for _, c := range []struct {
+		what, secret, key string // secret "": the first Secret rendered
+		args              []string
+	}{
+		{"peer key", "app-electd-proxy-peer-key", "key", []string{"--set", "routing=proxy", "--set", "proxy.peerKey.create=true"}},
+		{"admin token", "", "token", []string{"--set", "electd.adminToken.create=true"}},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			value := func() string {
+				for _, o := range decodeAll(t, "helm template", render(t, c.args...)) {
+					if s, ok := o.obj.(*corev1.Secret); ok && (c.secret == "" || s.Name == c.secret) {
+						return s.StringData[c.key]
+					}
+				}
+				t.Fatal("no such Secret rendered")
+				return ""
 			}
-		}
-		t.Fatal("no peer key Secret rendered")
-		return ""
-	}
-	if a, b := key(), key(); a == b || len(a) < 32 {
-		t.Errorf("keys %q and %q: want two different random ones of at least 32 bytes", a, b)
-	}
-}
-
-// TestChartTokenIsRandom: with adminToken.create, each install without a
-// Secret gets its own token.
-func TestChartTokenIsRandom(t *testing.T) {
-	token := func() string {
-		for _, o := range decodeAll(t, "helm template", render(t, "--set", "electd.adminToken.create=true")) {
-			if s, ok := o.obj.(*corev1.Secret); ok {
-				return s.StringData["token"]
+			if a, b := value(), value(); a == b || len(a) < 32 {
+				t.Errorf("%q and %q: want two different random ones of at least 32 bytes", a, b)
 			}
-		}
-		t.Fatal("no Secret rendered")
-		return ""
-	}
-	if a, b := token(), token(); a == b || len(a) < 32 {
-		t.Errorf("tokens %q and %q: want two different random ones", a, b)
+		})
 	}
 }
 
