@@ -14,7 +14,6 @@ import (
 
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/harness/electdtest"
-	"github.com/electd/electd/tests/harness/invariant"
 	"github.com/electd/electd/tests/harness/wait"
 	"github.com/electd/electd/tests/harness/zktest"
 )
@@ -57,19 +56,15 @@ func TestKilledLeaderResumes(t *testing.T) {
 			g := startGroup(t, ens, c.mode, args...)
 			g.waitSettled(t)
 			l := g.leader()
-			was := view(t, l.proc)
+			was := electdtest.Bind(t, l.proc).ViewOf()
 			sid := sessionOf(t, l.proc)
 			changes := map[string]float64{}
 			for _, m := range g.members[1:] {
 				changes[m.proc.Name] = electdtest.Bind(t, m.proc).MetricOf("electd_leader_changes_total")
 			}
-			windows, err := electdtest.FootprintWindow(ctxFor(t, 30*time.Second), g.procs(), window)
+			rest, err := electdtest.Rests(ctxFor(t, 30*time.Second), g.procs(), window)
 			if err != nil {
 				t.Fatal(err)
-			}
-			var rest []invariant.Rest
-			for _, w := range windows {
-				rest = append(rest, invariant.RestOf(w))
 			}
 			watches := sessionWatches(t, ens, g)
 
@@ -88,7 +83,7 @@ func TestKilledLeaderResumes(t *testing.T) {
 			if got := sessionOf(t, l.proc); got != sid {
 				t.Fatalf("restarted in session %#x, was %#x", got, sid)
 			}
-			now := view(t, l.proc)
+			now := electdtest.Bind(t, l.proc).ViewOf()
 			if now.Leader.Node != was.Leader.Node || now.Leader.FencingToken != was.Leader.FencingToken ||
 				first.FencingToken != was.Leader.FencingToken {
 				t.Errorf("leads with node %s token %d (healthz %d), was %s token %d", now.Leader.Node,
