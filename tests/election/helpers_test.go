@@ -138,14 +138,7 @@ func (p *participant) run() {
 }
 
 // runReturned reports whether Run has returned.
-func (p *participant) runReturned() bool {
-	select {
-	case <-p.runDone:
-		return true
-	default:
-		return false
-	}
-}
+func (p *participant) runReturned() bool { return wait.Closed(p.runDone) }
 
 // resignClose resigns (deleting the node) and closes the session, as a
 // graceful shutdown does.
