@@ -91,22 +91,20 @@ func (s *Summary) Add(r Result) {
 // add folds o into a: sums of counts and of the time taken, maxima of the
 // other times.
 func (a *summaryRow) add(o summaryRow) {
-	a.runs += o.runs
-	a.failed += o.failed
-	a.notRun += o.notRun
-	a.certain += o.certain
-	a.overlaps += o.overlaps
-	a.inferred += o.inferred
-	a.orphans += o.orphans
-	a.missing += o.missing
-	a.requests += o.requests
-	a.twice += o.twice
-	a.late += o.late
-	a.unclean += o.unclean
+	sums := a.counts()
+	for i, n := range o.counts() {
+		*sums[i] += *n
+	}
 	a.leaderless = max(a.leaderless, o.leaderless)
 	a.toLeader = max(a.toLeader, o.toLeader)
 	a.bound = max(a.bound, o.bound)
 	a.dur += o.dur
+}
+
+// counts are the row's counters, in one order for add.
+func (a *summaryRow) counts() []*int {
+	return []*int{&a.runs, &a.failed, &a.notRun, &a.certain, &a.overlaps, &a.inferred,
+		&a.orphans, &a.missing, &a.requests, &a.twice, &a.late, &a.unclean}
 }
 
 // String renders the table: one line per fault and mode, maxima over runs
