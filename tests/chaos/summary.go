@@ -79,23 +79,32 @@ func (s *Summary) Add(r Result) {
 		row.notRun++
 		return
 	}
-	row.runs++
+	one := summaryRow{runs: 1, certain: r.Certain, overlaps: r.Overlaps, inferred: r.Inferred,
+		orphans: r.Orphans, missing: r.Missing, requests: r.Requests, twice: r.Twice, late: r.Late, unclean: r.Unclean,
+		leaderless: r.Leaderless, toLeader: r.TimeToLeader, bound: r.Bound, dur: r.Elapsed}
 	if r.Failed {
-		row.failed++
+		one.failed = 1
 	}
-	row.certain += r.Certain
-	row.overlaps += r.Overlaps
-	row.inferred += r.Inferred
-	row.orphans += r.Orphans
-	row.missing += r.Missing
-	row.requests += r.Requests
-	row.twice += r.Twice
-	row.late += r.Late
-	row.unclean += r.Unclean
-	row.leaderless = max(row.leaderless, r.Leaderless)
-	row.toLeader = max(row.toLeader, r.TimeToLeader)
-	row.bound = max(row.bound, r.Bound)
-	row.dur += r.Elapsed
+	row.add(one)
+}
+
+// add folds o into a: sums of counts and of the time taken, maxima of the
+// other times.
+func (a *summaryRow) add(o summaryRow) {
+	sums := a.counts()
+	for i, n := range o.counts() {
+		*sums[i] += *n
+	}
+	a.leaderless = max(a.leaderless, o.leaderless)
+	a.toLeader = max(a.toLeader, o.toLeader)
+	a.bound = max(a.bound, o.bound)
+	a.dur += o.dur
+}
+
+// counts are the row's counters, in one order for add.
+func (a *summaryRow) counts() []*int {
+	return []*int{&a.runs, &a.failed, &a.notRun, &a.certain, &a.overlaps, &a.inferred,
+		&a.orphans, &a.missing, &a.requests, &a.twice, &a.late, &a.unclean}
 }
 
 // String renders the table: one line per fault and mode, maxima over runs
@@ -120,19 +129,7 @@ func (s *Summary) String() string {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\n", r.fault, r.mode, runs, r.failed,
 			r.certain, r.overlaps, r.inferred, r.leaderless.Milliseconds(), toLeader, r.orphans, r.missing,
 			r.requests, r.twice, r.late, r.unclean, r.dur.Seconds())
-		tot.runs += r.runs
-		tot.failed += r.failed
-		tot.notRun += r.notRun
-		tot.certain += r.certain
-		tot.overlaps += r.overlaps
-		tot.inferred += r.inferred
-		tot.orphans += r.orphans
-		tot.missing += r.missing
-		tot.requests += r.requests
-		tot.twice += r.twice
-		tot.late += r.late
-		tot.unclean += r.unclean
-		tot.dur += r.dur
+		tot.add(*r)
 	}
 	total := fmt.Sprint(tot.runs)
 	if tot.notRun > 0 {

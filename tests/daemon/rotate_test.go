@@ -215,15 +215,11 @@ func procsOf(ms []*electdtest.Member) []*electdtest.Proc {
 // restsOf measures what ms do at rest.
 func restsOf(t *testing.T, ctx context.Context, ms []*electdtest.Member) []invariant.Rest {
 	t.Helper()
-	ws, err := electdtest.FootprintWindow(ctx, procsOf(ms), 2*time.Second)
+	rests, err := electdtest.Rests(ctx, procsOf(ms), 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]invariant.Rest, len(ws))
-	for i, w := range ws {
-		out[i] = invariant.RestOf(w)
-	}
-	return out
+	return rests
 }
 
 // aclWatch reads the ACLs of paths over and over: every distinct ACL each

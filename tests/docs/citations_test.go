@@ -1,7 +1,6 @@
 package docs
 
 import (
-	"bufio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,22 +60,8 @@ func TestCitations(t *testing.T) {
 // headings lists a Markdown file's heading texts, outside fenced code.
 func headings(text string) []string {
 	var out []string
-	fence := ""
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		trimmed := strings.TrimLeft(sc.Text(), " ")
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]+" ") == "" {
-				fence = ""
-			}
-			continue
-		}
-		if f := fenceOf(trimmed); f != "" {
-			fence = f
-			continue
-		}
-		if m := heading.FindStringSubmatch(sc.Text()); m != nil {
+	for _, line := range unfenced(text) {
+		if m := heading.FindStringSubmatch(line); m != nil {
 			out = append(out, m[2])
 		}
 	}

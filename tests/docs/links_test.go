@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io/fs"
+	"iter"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,22 +47,7 @@ type page struct {
 func parse(text string) page {
 	p := page{anchors: map[string]bool{}}
 	seen := map[string]int{}
-	fence := ""
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		trimmed := strings.TrimLeft(line, " ")
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]+" ") == "" {
-				fence = ""
-			}
-			continue
-		}
-		if f := fenceOf(trimmed); f != "" {
-			fence = f
-			continue
-		}
+	for n, line := range unfenced(text) {
 		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
 			p.anchors[m[1]] = true
 		}
@@ -83,6 +69,32 @@ func parse(text string) page {
 		}
 	}
 	return p
+}
+
+// unfenced yields a Markdown text's lines outside fenced code blocks, with
+// their numbers from 1; the fences' own lines are left out too.
+func unfenced(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fence := ""
+		sc := bufio.NewScanner(strings.NewReader(text))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			trimmed := strings.TrimLeft(sc.Text(), " ")
+			if fence != "" {
+				if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]+" ") == "" {
+					fence = ""
+				}
+				continue
+			}
+			if f := fenceOf(trimmed); f != "" {
+				fence = f
+				continue
+			}
+			if !yield(n, sc.Text()) {
+				return
+			}
+		}
+	}
 }
 
 // fenceOf is the fence a line opens (``` or ~~~, at least three), or "".

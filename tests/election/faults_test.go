@@ -28,12 +28,27 @@ func waitReady(t testing.TB, ens *zktest.Ensemble) {
 }
 
 // startZKRunningStale starts a server that runs a create whose connection the
-// proxy cut right after it (refuseAfterCreate): by default ZooKeeper may drop it
+// proxy cut right after it (releaseLosingReply): by default ZooKeeper may drop it
 // unrun as stale, and on a loaded machine it often does, so "applied, reply
 // lost" would not be what the test made.
 func startZKRunningStale(t *testing.T) *zktest.Ensemble {
 	t.Helper()
 	return zktest.Start(t, zktest.Options{Servers: 1, TickTime: tickTime, RunStaleRequests: true})
+}
+
+// longSession keeps a session alive through the outages below.
+func longSession(c *zksession.Config) { c.SessionTimeout = 4 * time.Second }
+
+// startChainedLeader sets up an election on path, starts a participant
+// behind two proxies (opts.chain), waits for it to lead, then starts n
+// joined followers.
+func startChainedLeader(t *testing.T, ens *zktest.Ensemble, path string, mode election.Mode, n int, session func(*zksession.Config)) (*harness, *participant) {
+	t.Helper()
+	h := newHarness(t, ens, path, mode)
+	p := h.start(opts{chain: true, session: session})
+	waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
+	h.startJoined(n, opts{})
+	return h, p
 }
 
 // TestZKLeaderSessionExpiry: the leader is cut off (blackholed) until the
@@ -89,6 +104,14 @@ func TestZKLeaderSessionExpiry(t *testing.T) {
 	}
 }
 
+// eachQueueMode runs f as a subtest, named mode+suffix, for each mode that
+// keeps a queue.
+func eachQueueMode(t *testing.T, suffix string, f func(t *testing.T, mode election.Mode)) {
+	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {
+		t.Run(string(mode)+suffix, func(t *testing.T) { f(t, mode) })
+	}
+}
+
 // TestZKCreateReplyLost: the connection drops after ZooKeeper has applied a
 // participant's create but before the reply arrives. The participant must
 // end up with exactly one node, adopting the one it created while its
@@ -97,89 +120,61 @@ func TestZKLeaderSessionExpiry(t *testing.T) {
 // creates the parent containers, which would take the drop).
 func TestZKCreateReplyLost(t *testing.T) {
 	ens := startZKRunningStale(t)
-	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {
-		t.Run(string(mode), func(t *testing.T) {
-			h := newHarness(t, ens, "/lost-reply/"+string(mode), mode)
-			// A longer session, so that the outage below stays well within it.
-			p := h.start(opts{chain: true, session: func(c *zksession.Config) { c.SessionTimeout = 4 * time.Second }})
-			waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
-			h.startJoined(2, opts{})
-			sid := p.sess.ID()
-			var made znode
-			applied := func() bool {
-				for _, n := range h.queue() {
-					if n.owner == sid {
-						made = n
-						return true
-					}
-				}
-				return false
+	eachQueueMode(t, "", func(t *testing.T, mode election.Mode) {
+		h, p := startChainedLeader(t, ens, "/lost-reply/"+string(mode), mode, 2, longSession)
+		sid := p.sess.ID()
+		var made znode
+		applied := func() bool {
+			ns := h.owned(sid)
+			if len(ns) > 0 {
+				made = ns[0]
 			}
-			base, _ := p.inner.Counts()
-			// The connection stays refused until the create is known to be
-			// applied: a quick reconnect could otherwise make the server drop
-			// the old connection's request unprocessed.
-			refused := p.refuseAfterCreate(t)
-			if err := p.el.Release(ctxFor(t, 5*time.Second)); err != nil {
-				t.Fatalf("%s: Release: %v", p, err)
-			}
-			<-refused
-			waitFor(t, liveWithin, "the create of "+p.name+" to reach ZooKeeper", applied)
-			p.proxy.Heal()
-			waitFor(t, 15*time.Second, p.name+" to join again", func() bool {
-				st := p.status()
-				return st.Joined && st.State == zksession.StateConnected && st.Node != ""
-			})
-			h.waitNodesConsistent(10*time.Second, 500*time.Millisecond)
-			if got := p.sess.ID(); got != sid {
-				t.Fatalf("%s's session changed (0x%x -> 0x%x): the outage was too long to test adoption", p, sid, got)
-			}
-			if node := p.status().Node; node != made.name {
-				t.Fatalf("%s joined with %s, not the node its lost create made (%v)", p, node, made)
-			}
-			if creates, _ := p.inner.Counts(); creates-base != 1 {
-				t.Fatalf("%s sent %d creates since the drop, want 1: the node whose reply was lost must be adopted", p, creates-base)
-			}
-			h.waitOneLeader(liveWithin)
-			t.Logf("%s: adopted %v; states %v, counters %+v", p, made, h.chk.states(p), p.el.Counters())
+			return len(ns) > 0
+		}
+		base, _ := p.inner.Counts()
+		// The connection stays refused until the create is known to be
+		// applied: a quick reconnect could otherwise make the server drop
+		// the old connection's request unprocessed.
+		p.releaseLosingReply(t)
+		waitFor(t, liveWithin, "the create of "+p.name+" to reach ZooKeeper", applied)
+		p.proxy.Heal()
+		waitFor(t, 15*time.Second, p.name+" to join again", func() bool {
+			st := p.status()
+			return st.Joined && st.State == zksession.StateConnected && st.Node != ""
 		})
-	}
+		h.waitNodesConsistent(10*time.Second, 500*time.Millisecond)
+		if got := p.sess.ID(); got != sid {
+			t.Fatalf("%s's session changed (0x%x -> 0x%x): the outage was too long to test adoption", p, sid, got)
+		}
+		if node := p.status().Node; node != made.name {
+			t.Fatalf("%s joined with %s, not the node its lost create made (%v)", p, node, made)
+		}
+		if creates, _ := p.inner.Counts(); creates-base != 1 {
+			t.Fatalf("%s sent %d creates since the drop, want 1: the node whose reply was lost must be adopted", p, creates-base)
+		}
+		h.waitOneLeader(liveWithin)
+		t.Logf("%s: adopted %v; states %v, counters %+v", p, made, h.chk.states(p), p.el.Counters())
+	})
 
 	// The session also expires while the connection is down: the node made
 	// by the old session must not be adopted (CURATOR-498); the participant
 	// rejoins with a node of its new session.
-	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {
-		t.Run(string(mode)+"-expired", func(t *testing.T) {
-			h := newHarness(t, ens, "/lost-reply-expired/"+string(mode), mode)
-			p := h.start(opts{chain: true})
-			waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
-			h.startJoined(2, opts{})
-			oldSID := p.sess.ID()
-			owned := func() bool {
-				for _, n := range h.queue() {
-					if n.owner == oldSID {
-						return true
-					}
-				}
-				return false
-			}
-			refused := p.refuseAfterCreate(t)
-			if err := p.el.Release(ctxFor(t, 5*time.Second)); err != nil {
-				t.Fatalf("%s: Release: %v", p, err)
-			}
-			<-refused
-			waitFor(t, liveWithin, "the create of "+p.name+"'s old session to reach ZooKeeper", owned)
-			waitFor(t, sessionTimeout+liveWithin, "ZooKeeper to expire "+p.name+"'s session (its node gone)", func() bool { return !owned() })
-			p.proxy.Heal()
-			waitFor(t, 15*time.Second, p.name+" to rejoin with a new session", func() bool {
-				st := p.status()
-				return st.Joined && st.State == zksession.StateConnected && st.SessionID != oldSID && st.SessionID != 0
-			})
-			h.waitNodesConsistent(10*time.Second, 500*time.Millisecond)
-			h.waitOneLeader(liveWithin)
-			t.Logf("%s: states %v, counters %+v", p, h.chk.states(p), p.el.Counters())
+	eachQueueMode(t, "-expired", func(t *testing.T, mode election.Mode) {
+		h, p := startChainedLeader(t, ens, "/lost-reply-expired/"+string(mode), mode, 2, nil)
+		oldSID := p.sess.ID()
+		owned := func() bool { return len(h.owned(oldSID)) > 0 }
+		p.releaseLosingReply(t)
+		waitFor(t, liveWithin, "the create of "+p.name+"'s old session to reach ZooKeeper", owned)
+		waitFor(t, sessionTimeout+liveWithin, "ZooKeeper to expire "+p.name+"'s session (its node gone)", func() bool { return !owned() })
+		p.proxy.Heal()
+		waitFor(t, 15*time.Second, p.name+" to rejoin with a new session", func() bool {
+			st := p.status()
+			return st.Joined && st.State == zksession.StateConnected && st.SessionID != oldSID && st.SessionID != 0
 		})
-	}
+		h.waitNodesConsistent(10*time.Second, 500*time.Millisecond)
+		h.waitOneLeader(liveWithin)
+		t.Logf("%s: states %v, counters %+v", p, h.chk.states(p), p.el.Counters())
+	})
 }
 
 // TestZKResignDuringCreate: Resign while the create is in flight (applied
@@ -188,46 +183,41 @@ func TestZKCreateReplyLost(t *testing.T) {
 // (CURATOR-18, -45, -79), although its session lives on.
 func TestZKResignDuringCreate(t *testing.T) {
 	ens := startZKRunningStale(t)
-	for _, mode := range []election.Mode{election.ModeLatch, election.ModeSelector} {
-		t.Run(string(mode), func(t *testing.T) {
-			h := newHarness(t, ens, "/resign-in-flight/"+string(mode), mode)
-			// A longer session, so that the outage below stays well within it.
-			p := h.start(opts{chain: true, session: func(c *zksession.Config) { c.SessionTimeout = 4 * time.Second }})
-			waitFor(t, 10*time.Second, p.name+" to lead", p.leads)
-			h.startJoined(1, opts{})
-			sid := p.sess.ID()
-			owned := func() []znode {
-				var out []znode
-				for _, n := range h.queue() {
-					if n.owner == sid {
-						out = append(out, n)
-					}
-				}
-				return out
-			}
-			refused := p.refuseAfterCreate(t)
-			if err := p.el.Release(ctxFor(t, 5*time.Second)); err != nil {
-				t.Fatalf("%s: Release: %v", p, err)
-			}
-			<-refused
-			waitFor(t, liveWithin, "the create of "+p.name+" to reach ZooKeeper", func() bool { return len(owned()) > 0 })
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			err := p.el.Resign(ctx)
-			cancel()
-			t.Logf("Resign while disconnected: %v; node on the server: %v", err, owned())
-			p.proxy.Heal()
-			waitFor(t, liveWithin, p.name+"'s session back", func() bool { return p.sess.State() == zksession.StateConnected })
-			if p.sess.ID() != sid {
-				t.Fatalf("%s's session changed (0x%x -> 0x%x): the outage was too long to test anything", p, sid, p.sess.ID())
-			}
-			waitFor(t, liveWithin, "no node of "+p.name+" left", func() bool { return len(owned()) == 0 })
-			holdFor(t, 300*time.Millisecond, "no node of "+p.name, func() bool { return len(owned()) == 0 })
-			waitFor(t, liveWithin, p.name+"'s Run to return after Resign", p.runReturned)
-			if p.leads() {
-				t.Fatalf("%s leads after Resign", p)
-			}
-		})
+	eachQueueMode(t, "", func(t *testing.T, mode election.Mode) {
+		h, p := startChainedLeader(t, ens, "/resign-in-flight/"+string(mode), mode, 1, longSession)
+		sid := p.sess.ID()
+		owned := func() []znode { return h.owned(sid) }
+		p.releaseLosingReply(t)
+		waitFor(t, liveWithin, "the create of "+p.name+" to reach ZooKeeper", func() bool { return len(owned()) > 0 })
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		err := p.el.Resign(ctx)
+		cancel()
+		t.Logf("Resign while disconnected: %v; node on the server: %v", err, owned())
+		p.proxy.Heal()
+		waitFor(t, liveWithin, p.name+"'s session back", func() bool { return p.sess.State() == zksession.StateConnected })
+		if p.sess.ID() != sid {
+			t.Fatalf("%s's session changed (0x%x -> 0x%x): the outage was too long to test anything", p, sid, p.sess.ID())
+		}
+		waitFor(t, liveWithin, "no node of "+p.name+" left", func() bool { return len(owned()) == 0 })
+		holdFor(t, 300*time.Millisecond, "no node of "+p.name, func() bool { return len(owned()) == 0 })
+		waitFor(t, liveWithin, p.name+"'s Run to return after Resign", p.runReturned)
+		if p.leads() {
+			t.Fatalf("%s leads after Resign", p)
+		}
+	})
+}
+
+// serversBack starts every server again and waits for one leader, named by
+// all, and still the only one after a while.
+func (h *harness) serversBack() {
+	h.t.Helper()
+	if err := h.ens.StartAll(); err != nil {
+		h.t.Fatal(err)
 	}
+	l := h.waitOneLeader(20 * time.Second)
+	h.waitAllJoined(liveWithin)
+	h.waitAgreement(l)
+	holdFor(h.t, 300*time.Millisecond, "exactly one leader", func() bool { return len(h.leaders()) == 1 })
 }
 
 // TestZKServerOutages: the Curator scenarios that stop the server.
@@ -245,13 +235,7 @@ func TestZKServerOutages(t *testing.T) {
 				t.Fatalf("%s with no server: %s", p, describe(p, st))
 			}
 		}
-		if err := ens.StartAll(); err != nil {
-			t.Fatal(err)
-		}
-		l := h.waitOneLeader(20 * time.Second)
-		h.waitAllJoined(liveWithin)
-		h.waitAgreement(l)
-		holdFor(t, 300*time.Millisecond, "exactly one leader", func() bool { return len(h.leaders()) == 1 })
+		h.serversBack()
 	})
 
 	// Ten latches lose the server: no leader once the leases lapse (within
@@ -268,13 +252,7 @@ func TestZKServerOutages(t *testing.T) {
 		}
 		waitFor(t, sessionTimeout, "no leader once the server is gone", func() bool { return len(h.leaders()) == 0 })
 		t.Logf("%s stopped leading %v after the server stopped", l, h.chk.lastLeading(l).Sub(cut).Round(time.Millisecond))
-		if err := ens.StartAll(); err != nil {
-			t.Fatal(err)
-		}
-		nl := h.waitOneLeader(20 * time.Second)
-		h.waitAllJoined(liveWithin)
-		h.waitAgreement(nl)
-		holdFor(t, 300*time.Millisecond, "exactly one leader", func() bool { return len(h.leaders()) == 1 })
+		h.serversBack()
 		h.waitNodesConsistent(10*time.Second, 200*time.Millisecond)
 	})
 
@@ -289,50 +267,39 @@ func TestZKServerOutages(t *testing.T) {
 
 		var mu sync.Mutex
 		seen := map[*participant][]zksession.State{}
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		defer func() { cancel(); wg.Wait() }()
-		for _, p := range ps {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for st := range p.el.Observe(ctx) {
-					mu.Lock()
-					if s := seen[p]; len(s) == 0 || s[len(s)-1] != st.State {
-						seen[p] = append(s, st.State)
-					}
-					mu.Unlock()
+		eachUntilEnd(t, ps, func(ctx context.Context, p *participant) {
+			for st := range p.el.Observe(ctx) {
+				mu.Lock()
+				if s := seen[p]; len(s) == 0 || s[len(s)-1] != st.State {
+					seen[p] = append(s, st.State)
 				}
-			}()
-		}
+				mu.Unlock()
+			}
+		})
 		observed := func(p *participant) []zksession.State {
 			mu.Lock()
 			defer mu.Unlock()
 			return append([]zksession.State(nil), seen[p]...)
 		}
+		allLast := func(want zksession.State) func() bool {
+			return func() bool {
+				for _, p := range ps {
+					if s := observed(p); len(s) == 0 || s[len(s)-1] != want {
+						return false
+					}
+				}
+				return true
+			}
+		}
 		for i := range 4 {
 			if err := ens.StopAll(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, liveWithin, fmt.Sprintf("round %d: every participant suspended", i), func() bool {
-				for _, p := range ps {
-					if s := observed(p); len(s) == 0 || s[len(s)-1] != zksession.StateSuspended {
-						return false
-					}
-				}
-				return true
-			})
+			waitFor(t, liveWithin, fmt.Sprintf("round %d: every participant suspended", i), allLast(zksession.StateSuspended))
 			if err := ens.StartAll(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 20*time.Second, fmt.Sprintf("round %d: every participant connected", i), func() bool {
-				for _, p := range ps {
-					if s := observed(p); len(s) == 0 || s[len(s)-1] != zksession.StateConnected {
-						return false
-					}
-				}
-				return true
-			})
+			waitFor(t, 20*time.Second, fmt.Sprintf("round %d: every participant connected", i), allLast(zksession.StateConnected))
 			l := h.waitOneLeader(20 * time.Second)
 			h.waitAgreement(l)
 		}

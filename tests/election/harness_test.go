@@ -281,6 +281,31 @@ func (h *harness) waitAgreement(l *participant, cutOff ...*participant) int64 {
 	return tok
 }
 
+// startFirstLeads starts n joined participants, checks the first in the
+// queue leads and every view agrees, and returns them and its token.
+func (h *harness) startFirstLeads(n int) ([]*participant, int64) {
+	h.t.Helper()
+	ps := h.startJoined(n, opts{})
+	l := h.waitOneLeader(liveWithin)
+	if l != ps[0] {
+		h.t.Fatalf("%s leads, want the first in the queue %s", l, ps[0])
+	}
+	return ps, h.waitAgreement(l)
+}
+
+// settleAfter checks the new leader nl holds a greater token than tok, then
+// that the nodes settle; it logs the overlaps tolerated around what.
+func (h *harness) settleAfter(nl *participant, tok int64, what string) {
+	h.t.Helper()
+	if tok2 := h.waitAgreement(nl); tok2 <= tok {
+		h.t.Fatalf("token %d after %s, was %d", tok2, what, tok)
+	}
+	h.waitNodesConsistent(liveWithin, 300*time.Millisecond)
+	if o := h.chk.tolerated(); len(o) > 0 {
+		h.t.Logf("overlap around %s (tolerated): %v", what, o)
+	}
+}
+
 // waitQuiet waits until no live participant's counters change for quiet.
 func (h *harness) waitQuiet(quiet, d time.Duration) {
 	h.t.Helper()

@@ -90,7 +90,7 @@ type opts struct {
 	proxy bool   // connect through a proxy of its own to servers[0]
 	// chain puts a second proxy in front of the first: the inner one
 	// (participant.inner) drops a create, the outer one (participant.proxy)
-	// refuses the reconnect (see refuseAfterCreate).
+	// refuses the reconnect (see releaseLosingReply).
 	chain   bool
 	servers []string // default: every server of the ensemble
 	session func(*zksession.Config)
@@ -138,14 +138,7 @@ func (p *participant) run() {
 }
 
 // runReturned reports whether Run has returned.
-func (p *participant) runReturned() bool {
-	select {
-	case <-p.runDone:
-		return true
-	default:
-		return false
-	}
-}
+func (p *participant) runReturned() bool { return wait.Closed(p.runDone) }
 
 // resignClose resigns (deleting the node) and closes the session, as a
 // graceful shutdown does.
@@ -227,15 +220,30 @@ func watchFor(t testing.TB, cond func() bool) (seen func() bool, stop func()) {
 	return hit.Load, stop
 }
 
-// refuseAfterCreate arms the inner proxy to cut the connection right after
-// the next create has reached the server, and makes the outer proxy refuse
-// connections from the moment the inner one has seen it: the create is
-// applied, its reply lost, and the client stays disconnected until Heal.
-// The returned channel is closed once the outer proxy refuses.
-func (p *participant) refuseAfterCreate(t testing.TB) <-chan struct{} {
+// eachUntilEnd runs f in one goroutine per element of xs until the test
+// ends: its cleanup cancels ctx and waits for them all.
+func eachUntilEnd[T any](t testing.TB, xs []T, f func(ctx context.Context, x T)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for _, x := range xs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx, x)
+		}()
+	}
+}
+
+// releaseLosingReply releases p's node so that it joins again, with the
+// inner proxy armed to cut the connection right after that create reaches
+// the server, and the outer proxy refusing connections from then on: the
+// create is applied, its reply lost, and the client stays disconnected until
+// Heal. It returns once the outer proxy refuses.
+func (p *participant) releaseLosingReply(t testing.TB) {
 	t.Helper()
 	if p.inner == nil {
-		t.Fatalf("%s: refuseAfterCreate needs opts.chain", p)
+		t.Fatalf("%s: releaseLosingReply needs opts.chain", p)
 	}
 	base, _ := p.inner.Counts()
 	p.inner.DropAfterCreate()
@@ -251,7 +259,10 @@ func (p *participant) refuseAfterCreate(t testing.TB) <-chan struct{} {
 			runtime.Gosched()
 		}
 	}()
-	return refused
+	if err := p.el.Release(ctxFor(t, 5*time.Second)); err != nil {
+		t.Fatalf("%s: Release: %v", p, err)
+	}
+	<-refused
 }
 
 // recorder counts what a participant's session and elector report through

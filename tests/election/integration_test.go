@@ -316,12 +316,7 @@ func TestZKCurator(t *testing.T) {
 	// successor, which re-checks once and writes nothing.
 	t.Run("close-middle-follower", func(t *testing.T) {
 		h := newHarness(t, ens, "/curator/middle", election.ModeLatch)
-		ps := h.startJoined(4, opts{})
-		l := h.waitOneLeader(liveWithin)
-		if l != ps[0] {
-			t.Fatalf("%s leads, want the first in the queue %s", l, ps[0])
-		}
-		h.waitAgreement(l)
+		ps, _ := h.startFirstLeads(4)
 		h.waitQuiet(200*time.Millisecond, 10*time.Second)
 		succ := ps[2]
 		before := succ.el.Counters()
@@ -397,12 +392,8 @@ func TestZKCurator(t *testing.T) {
 	// the back and the next one leads.
 	t.Run("leader-node-deleted", func(t *testing.T) {
 		h := newHarness(t, ens, "/curator/admin-delete", election.ModeLatch)
-		ps := h.startJoined(3, opts{})
-		l := h.waitOneLeader(liveWithin)
-		if l != ps[0] {
-			t.Fatalf("%s leads, want %s", l, ps[0])
-		}
-		tok := h.waitAgreement(l)
+		ps, tok := h.startFirstLeads(3)
+		l := ps[0]
 		old := l.status().Node
 		// Both the old leader and its successor learn of the delete from the
 		// same notification: an overlap of a few ms is outside the contract.
@@ -418,13 +409,7 @@ func TestZKCurator(t *testing.T) {
 			st := l.status()
 			return st.Joined && st.Node != "" && st.Node != old && !st.IsLeader
 		})
-		if tok2 := h.waitAgreement(nl); tok2 <= tok {
-			t.Fatalf("token %d after the delete, was %d", tok2, tok)
-		}
-		h.waitNodesConsistent(liveWithin, 300*time.Millisecond)
-		if o := h.chk.tolerated(); len(o) > 0 {
-			t.Logf("overlap around the admin delete (tolerated): %v", o)
-		}
+		h.settleAfter(nl, tok, "the admin delete")
 	})
 
 	// The election path vanishes with everything under it (CURATOR-724):
@@ -460,25 +445,15 @@ func TestZKCurator(t *testing.T) {
 			return true
 		})
 		h.waitAllJoined(liveWithin)
-		if tok2 := h.waitAgreement(nl); tok2 <= tok {
-			t.Fatalf("token %d after the path was recreated, was %d", tok2, tok)
-		}
-		h.waitNodesConsistent(liveWithin, 300*time.Millisecond)
-		if o := h.chk.tolerated(); len(o) > 0 {
-			t.Logf("overlap around the path delete (tolerated): %v", o)
-		}
+		h.settleAfter(nl, tok, "the path delete")
 	})
 
 	// Selector: the leader's session is closed under it (no Resign): the
 	// other participant leads at once, and Run reports the closed session.
 	t.Run("selector-session-closed", func(t *testing.T) {
 		h := newHarness(t, ens, "/curator/selector-closed", election.ModeSelector)
-		ps := h.startJoined(2, opts{})
-		l := h.waitOneLeader(liveWithin)
-		if l != ps[0] {
-			t.Fatalf("%s leads, want %s", l, ps[0])
-		}
-		tok := h.waitAgreement(l)
+		ps, tok := h.startFirstLeads(2)
+		l := ps[0]
 		l.sess.Close()
 		waitFor(t, liveWithin, l.name+"'s Run to return", l.runReturned)
 		if !errors.Is(l.runErr, zksession.ErrSessionClosed) {

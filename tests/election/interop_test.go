@@ -143,10 +143,7 @@ func interopLatchCuratorFirst(t *testing.T, ens *zktest.Ensemble) {
 	w.addCurator(cur2)
 	w.agree("after cur-2 released", "go-2", "go-2", "cur-2")
 
-	w.finish()
-	if err := cur2.Close(); err != nil {
-		t.Error(err)
-	}
+	w.finish(cur2)
 }
 
 // interopLatchElectdFirst: electd leads, a Curator latch joins behind and names it; electd stops
@@ -179,10 +176,7 @@ func interopLatchElectdFirst(t *testing.T, ens *zktest.Ensemble) {
 	}); err != nil {
 		t.Fatalf("after electd stopped: %v", err)
 	}
-	w.finish()
-	if err := cur.Close(); err != nil {
-		t.Error(err)
-	}
+	w.finish(cur)
 }
 
 // interopSelectorRotation: a Curator LeaderSelector (autoRequeue) and two electd selectors,

@@ -178,11 +178,16 @@ func (w *interopWorld) checkClean() {
 	w.t.Fatalf("two leaders at once:\n  %s", strings.Join(lines, "\n  "))
 }
 
-// finish stops the samplers and checks them.
-func (w *interopWorld) finish() {
+// finish stops the samplers and checks them, then closes the Curator participants closing.
+func (w *interopWorld) finish(closing ...*curatortest.Participant) {
 	w.t.Helper()
 	w.halt()
 	w.checkClean()
+	for _, c := range closing {
+		if err := c.Close(); err != nil {
+			w.t.Error(err)
+		}
+	}
 }
 
 // leaders returns the leadership sequence seen since t0 (consecutive repeats merged) and how

@@ -3,7 +3,6 @@ package election_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,18 +54,11 @@ func TestZKClientReconnectWithWatches(t *testing.T) {
 
 	// Requests in flight across the restarts: their answers are what the
 	// receive loop records while SetWatches is being built.
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
-	for _, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				_, _, _ = c.Get(dir)
-			}
-		}()
-	}
+	eachUntilEnd(t, conns, func(ctx context.Context, c *zk.Conn) {
+		for ctx.Err() == nil {
+			_, _, _ = c.Get(dir)
+		}
+	})
 
 	hasSession := func(want bool) func() bool {
 		return func() bool {

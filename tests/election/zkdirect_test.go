@@ -185,6 +185,18 @@ func (h *harness) queue() []znode {
 	return q
 }
 
+// owned lists the queue's nodes owned by the session sid.
+func (h *harness) owned(sid int64) []znode {
+	h.t.Helper()
+	var out []znode
+	for _, n := range h.queue() {
+		if n.owner == sid {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // nodesConsistent says whether the path holds exactly one node per live
 // participant, each owned by that participant's current session and named
 // as its Status().Node, and nothing else. In race mode only the leader's.

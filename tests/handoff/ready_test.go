@@ -153,13 +153,9 @@ func listenApp(t *testing.T) string {
 // restOf is each process's footprint at rest: a window of 2 s.
 func restOf(t *testing.T, ctx context.Context, procs []*electdtest.Proc) []invariant.Rest {
 	t.Helper()
-	ws, err := electdtest.FootprintWindow(ctx, procs, 2*time.Second)
+	rests, err := electdtest.Rests(ctx, procs, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]invariant.Rest, len(ws))
-	for i, w := range ws {
-		out[i] = invariant.RestOf(w)
-	}
-	return out
+	return rests
 }

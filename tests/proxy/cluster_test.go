@@ -157,12 +157,12 @@ func (c *cluster) takeRest() {
 	time.Sleep(proxyIdle + 500*time.Millisecond) // the warm-up's idle connections close
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	ws, err := electdtest.FootprintWindow(ctx, proxykit.Procs(c.members), time.Second)
+	rests, err := electdtest.Rests(ctx, proxykit.Procs(c.members), time.Second)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	for i, m := range c.members {
-		m.rest = invariant.RestOf(ws[i])
+		m.rest = rests[i]
 	}
 }
 

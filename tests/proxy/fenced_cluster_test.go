@@ -110,12 +110,12 @@ func startFencedClusterWith(t *testing.T, n int, o options) *fencedCluster {
 	// Each member's rest, before any traffic: what it holds and does idle.
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	ws, err := electdtest.FootprintWindow(ctx, proxykit.Procs(c.members), time.Second)
+	rests, err := electdtest.Rests(ctx, proxykit.Procs(c.members), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, m := range c.members {
-		m.rest = invariant.RestOf(ws[i])
+		m.rest = rests[i]
 	}
 	return c
 }

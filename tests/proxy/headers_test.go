@@ -38,22 +38,17 @@ var claimed = map[string]string{
 // leader's proxy to its application) and two (a follower's proxy, then the
 // leader's), for the Go and the Python application.
 func TestHeaders(t *testing.T) {
-	c := startCluster(t, setup{n: 3, langs: []string{ledger.Go, ledger.Python}})
-	for _, lang := range []string{ledger.Go, ledger.Python} {
-		t.Run(lang, func(t *testing.T) {
-			c.t = t
-			l := c.leadWith(lang)
-			for _, via := range []*member{l, c.others(l)[0]} {
-				hops := map[bool]string{true: "one hop", false: "two hops"}[via == l]
-				t.Run("trailers, "+hops, func(t *testing.T) { checkTrailers(t, c, via) })
-				t.Run("forwarding headers, "+hops, func(t *testing.T) { checkForwarding(t, c, via) })
-				t.Run("a client's Electd-* headers, "+hops, func(t *testing.T) { checkForged(t, c, via, l) })
-				if lang == ledger.Go { // http.server does not upgrade
-					t.Run("101, "+hops, func(t *testing.T) { checkUpgradeHeaders(t, via) })
-				}
+	eachLang(t, func(t *testing.T, c *cluster, lang string, l *member) {
+		for _, via := range []*member{l, c.others(l)[0]} {
+			hops := map[bool]string{true: "one hop", false: "two hops"}[via == l]
+			t.Run("trailers, "+hops, func(t *testing.T) { checkTrailers(t, c, via) })
+			t.Run("forwarding headers, "+hops, func(t *testing.T) { checkForwarding(t, c, via) })
+			t.Run("a client's Electd-* headers, "+hops, func(t *testing.T) { checkForged(t, c, via, l) })
+			if lang == ledger.Go { // http.server does not upgrade
+				t.Run("101, "+hops, func(t *testing.T) { checkUpgradeHeaders(t, via) })
 			}
-		})
-	}
+		}
+	})
 }
 
 // checkTrailers sends a chunked POST with a trailer through via.

@@ -30,30 +30,38 @@ const appTime = 3 * time.Second
 // handler reads the body) and once for Python's http.server (which never
 // does).
 func TestPostRunsOnce(t *testing.T) {
-	c := startCluster(t, setup{n: 3, langs: []string{ledger.Go, ledger.Python}})
-	for _, lang := range []string{ledger.Go, ledger.Python} {
+	eachLang(t, func(t *testing.T, c *cluster, _ string, l *member) {
+		reqs := c.killWithPostsInHand(l)
+		posts := ledger.Posts(reqs)
+		for _, r := range reqs {
+			t.Logf("%v", r)
+		}
+		report(t, "were not told \""+ledger.MaybeProcessed+"\" with a 502 or a 503 (and Retry-After)", reqs, ledger.Failing(reqs, ledger.SaysMaybe))
+		bound := holdTime + appTime + peerTimeout + slack
+		report(t, "took longer than the hold time + the application's time + peer_timeout + slack ("+bound.String()+")", reqs, ledger.Late(reqs, bound))
+		es := c.entries()
+		for _, v := range ledger.Twice(es, func(id string) bool { return posts[id] }) {
+			t.Errorf("a POST ran twice: %s", v)
+		}
+		for _, v := range ledger.Unfenced(es) {
+			t.Errorf("answered by a participant that did not lead: %s", v)
+		}
+		l.app.Restart(t)
+		c.standing(l)
+		c.settled(nil)
+		c.idle()
+	})
+}
+
+// eachLang starts three members whose applications are in Go and Python,
+// and runs f as a subtest per language once a member in it leads.
+func eachLang(t *testing.T, f func(t *testing.T, c *cluster, lang string, l *member)) {
+	langs := []string{ledger.Go, ledger.Python}
+	c := startCluster(t, setup{n: 3, langs: langs})
+	for _, lang := range langs {
 		t.Run(lang, func(t *testing.T) {
 			c.t = t
-			l := c.leadWith(lang)
-			reqs := c.killWithPostsInHand(l)
-			posts := ledger.Posts(reqs)
-			for _, r := range reqs {
-				t.Logf("%v", r)
-			}
-			report(t, "were not told \""+ledger.MaybeProcessed+"\" with a 502 or a 503 (and Retry-After)", reqs, ledger.Failing(reqs, ledger.SaysMaybe))
-			bound := holdTime + appTime + peerTimeout + slack
-			report(t, "took longer than the hold time + the application's time + peer_timeout + slack ("+bound.String()+")", reqs, ledger.Late(reqs, bound))
-			es := c.entries()
-			for _, v := range ledger.Twice(es, func(id string) bool { return posts[id] }) {
-				t.Errorf("a POST ran twice: %s", v)
-			}
-			for _, v := range ledger.Unfenced(es) {
-				t.Errorf("answered by a participant that did not lead: %s", v)
-			}
-			l.app.Restart(t)
-			c.standing(l)
-			c.settled(nil)
-			c.idle()
+			f(t, c, lang, c.leadWith(lang))
 		})
 	}
 }

@@ -52,7 +52,7 @@ func startGroup(t *testing.T, ens *zktest.Ensemble, mode string) *group {
 			v, err := p.View(context.Background())
 			return err == nil && v.LeaderID() == g.leader().Name && (i != 0 || v.Self.IsLeader)
 		})
-		v := g.view(t, p)
+		v := electdtest.Bind(t, p).ViewOf()
 		g.sessions[p] = v.Self.Session
 	}
 	return g
@@ -68,17 +68,6 @@ func (g *group) waitSettled(t *testing.T) {
 				v.Self.IsLeader == (p == g.leader())
 		})
 	}
-}
-
-func (g *group) view(t *testing.T, p *electdtest.Proc) electdtest.LeaderView {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	v, err := p.View(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 func (g *group) session(t *testing.T, p *electdtest.Proc) int64 {

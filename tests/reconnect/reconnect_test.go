@@ -117,7 +117,7 @@ func atRest(t *testing.T, ens *zktest.Ensemble, gs []*group) *rest {
 	r := &rest{ens: ens, groups: gs}
 	for _, g := range gs {
 		g.waitSettled(t)
-		r.leaders = append(r.leaders, g.view(t, g.leader()))
+		r.leaders = append(r.leaders, electdtest.Bind(t, g.leader()).ViewOf())
 		r.procs = append(r.procs, g.procs...)
 	}
 	start, err := ens.PacketsReceived()
@@ -153,13 +153,13 @@ func (r *rest) settled(t *testing.T) {
 	for i, g := range r.groups {
 		g.waitSettled(t)
 		was := r.leaders[i]
-		if got := g.view(t, g.leader()); got.Self.Session != was.Self.Session ||
+		if got := electdtest.Bind(t, g.leader()).ViewOf(); got.Self.Session != was.Self.Session ||
 			got.Leader.FencingToken != was.Leader.FencingToken {
 			t.Errorf("%s: leader %s now in session %s with token %d, was %s with %d", g.mode, g.leader().Name,
 				got.Self.Session, got.Leader.FencingToken, was.Self.Session, was.Leader.FencingToken)
 		}
 		for _, p := range g.procs {
-			if s := g.view(t, p).Self.Session; s != g.sessions[p] {
+			if s := electdtest.Bind(t, p).ViewOf().Self.Session; s != g.sessions[p] {
 				t.Errorf("%s is in session %s, was %s: the fault expired it", p.Name, s, g.sessions[p])
 			}
 		}

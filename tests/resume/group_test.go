@@ -118,20 +118,9 @@ func (g *group) waitSettled(t *testing.T) {
 	}
 }
 
-func view(t *testing.T, p *electdtest.Proc) electdtest.LeaderView {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	v, err := p.View(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func sessionOf(t *testing.T, p *electdtest.Proc) int64 {
 	t.Helper()
-	s := view(t, p).Self.Session
+	s := electdtest.Bind(t, p).ViewOf().Self.Session
 	id, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
 	if err != nil {
 		t.Fatalf("%s: session %q: %v", p.Name, s, err)

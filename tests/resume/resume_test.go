@@ -14,7 +14,6 @@ import (
 
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/tests/harness/electdtest"
-	"github.com/electd/electd/tests/harness/invariant"
 	"github.com/electd/electd/tests/harness/wait"
 	"github.com/electd/electd/tests/harness/zktest"
 )
@@ -57,19 +56,15 @@ func TestKilledLeaderResumes(t *testing.T) {
 			g := startGroup(t, ens, c.mode, args...)
 			g.waitSettled(t)
 			l := g.leader()
-			was := view(t, l.proc)
+			was := electdtest.Bind(t, l.proc).ViewOf()
 			sid := sessionOf(t, l.proc)
 			changes := map[string]float64{}
 			for _, m := range g.members[1:] {
 				changes[m.proc.Name] = electdtest.Bind(t, m.proc).MetricOf("electd_leader_changes_total")
 			}
-			windows, err := electdtest.FootprintWindow(ctxFor(t, 30*time.Second), g.procs(), window)
+			rest, err := electdtest.Rests(ctxFor(t, 30*time.Second), g.procs(), window)
 			if err != nil {
 				t.Fatal(err)
-			}
-			var rest []invariant.Rest
-			for _, w := range windows {
-				rest = append(rest, invariant.RestOf(w))
 			}
 			watches := sessionWatches(t, ens, g)
 
@@ -88,7 +83,7 @@ func TestKilledLeaderResumes(t *testing.T) {
 			if got := sessionOf(t, l.proc); got != sid {
 				t.Fatalf("restarted in session %#x, was %#x", got, sid)
 			}
-			now := view(t, l.proc)
+			now := electdtest.Bind(t, l.proc).ViewOf()
 			if now.Leader.Node != was.Leader.Node || now.Leader.FencingToken != was.Leader.FencingToken ||
 				first.FencingToken != was.Leader.FencingToken {
 				t.Errorf("leads with node %s token %d (healthz %d), was %s token %d", now.Leader.Node,
@@ -162,9 +157,7 @@ func sessionWatches(t *testing.T, ens *zktest.Ensemble, g *group) map[int64][]st
 // session in its file.
 func TestRestartAfterExpiryJoinsAnew(t *testing.T) {
 	t.Parallel()
-	ens := zktest.Start(t, zktest.Options{})
-	g := startGroup(t, ens, "latch")
-	g.waitSettled(t)
+	g := settledLatch(t)
 	l, next := g.leader(), g.members[1]
 	old := sessionOf(t, l.proc)
 	l.proc.Kill()
@@ -188,19 +181,40 @@ func TestRestartAfterExpiryJoinsAnew(t *testing.T) {
 	})
 }
 
+// settledLatch starts a latch group on a fresh ensemble and waits until
+// every member names its leader.
+func settledLatch(t *testing.T) *group {
+	t.Helper()
+	g := startGroup(t, zktest.Start(t, zktest.Options{}), "latch")
+	g.waitSettled(t)
+	return g
+}
+
+// keptLeader starts web-1 alone on path with env, waits until it leads and
+// its session file holds its session, and returns it and that session.
+func keptLeader(t *testing.T, ens *zktest.Ensemble, path string, env ...string) (*member, int64) {
+	t.Helper()
+	a := newMember(t, ens, path, "latch", "web-1", false, env...)
+	a.start(t)
+	wait.For(t, 60*time.Second, "web-1 leading", func() bool { return a.proc.IsLeader(context.Background()) })
+	sid := sessionOf(t, a.proc)
+	wait.For(t, 30*time.Second, "the session kept", func() bool { return keptSession(t, a.sessionFile()) == sid })
+	return a, sid
+}
+
 // keptSession is the session a session file holds, 0 when none.
 func keptSession(t *testing.T, path string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("%s has mode %v, want 0600", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var r struct{ Session int64 }
 	if len(b) > 0 {
@@ -216,12 +230,7 @@ func keptSession(t *testing.T, path string) int64 {
 func TestFileOfAnotherPodIgnored(t *testing.T) {
 	t.Parallel()
 	ens := zktest.Start(t, zktest.Options{})
-	path := "/resume/pod"
-	a := newMember(t, ens, path, "latch", "web-1", false, "POD_UID=pod-a")
-	a.start(t)
-	wait.For(t, 60*time.Second, "web-1 leading", func() bool { return a.proc.IsLeader(context.Background()) })
-	old := sessionOf(t, a.proc)
-	wait.For(t, 30*time.Second, "the session kept", func() bool { return keptSession(t, a.sessionFile()) == old })
+	a, old := keptLeader(t, ens, "/resume/pod", "POD_UID=pod-a")
 	a.proc.Kill()
 	a.spec.Env = []string{"POD_UID=pod-b"}
 	a.start(t)
@@ -241,12 +250,8 @@ func TestFileOfAnotherPodIgnored(t *testing.T) {
 func TestSecondProcessOnOneFile(t *testing.T) {
 	t.Parallel()
 	ens := zktest.Start(t, zktest.Options{})
-	path := "/resume/two"
-	a := newMember(t, ens, path, "latch", "web-1", false)
-	a.start(t)
-	wait.For(t, 60*time.Second, "web-1 leading", func() bool { return a.proc.IsLeader(context.Background()) })
-	sid := sessionOf(t, a.proc)
-	wait.For(t, 30*time.Second, "the session kept", func() bool { return keptSession(t, a.sessionFile()) == sid })
+	const path = "/resume/two"
+	a, sid := keptLeader(t, ens, path)
 
 	b := newMember(t, ens, path, "latch", "web-1", false)
 	b.spec.Name = "web-1-second"
@@ -285,9 +290,7 @@ func connected(t *testing.T, p *electdtest.Proc) api.Leader {
 // session and its node, so its place: nobody moves up, nobody sees a change.
 func TestKilledFollowerKeepsItsPlace(t *testing.T) {
 	t.Parallel()
-	ens := zktest.Start(t, zktest.Options{})
-	g := startGroup(t, ens, "latch")
-	g.waitSettled(t)
+	g := settledLatch(t)
 	f := g.members[1]
 	sid := sessionOf(t, f.proc)
 	queue := electdtest.Bind(t, g.leader().proc).Queue()

@@ -10,7 +10,6 @@ package uitest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"sync"
@@ -28,16 +27,21 @@ const (
 	ViewportHeight = 1100
 )
 
-// ChromiumPath finds Debian's Chromium: chromium in PATH, else the package's
-// own path.
-func ChromiumPath() (string, error) {
+// chromium is Debian's Chromium: chromium in PATH, else the package's own
+// path. In -short mode it skips t; without a browser it fails t.
+func chromium(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("uitest: needs a real Chromium; skipped in -short mode")
+	}
 	for _, name := range []string{"chromium", "/usr/bin/chromium"} {
 		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
+			return p
 		}
 	}
-	return "", errors.New("uitest: no chromium in PATH or at /usr/bin/chromium: " +
+	t.Fatal("uitest: no chromium in PATH or at /usr/bin/chromium: " +
 		"apt-get install -y chromium (scripts/install-deps.sh installs it)")
+	return ""
 }
 
 // Tab is a browser tab and what the test saw happen in it.
@@ -60,13 +64,7 @@ type Request struct {
 // end with the test. In -short mode it skips t; without a browser it fails t.
 func Browser(t testing.TB) *Tab {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("uitest: needs a real Chromium; skipped in -short mode")
-	}
-	path, err := ChromiumPath()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := chromium(t)
 	// What a test machine without a network or a display needs, as root:
 	// no sandbox (it needs user namespaces), no GPU, and no connections of
 	// Chromium's own (updates, sync, field trials), which a closed network
@@ -95,7 +93,7 @@ func Browser(t testing.TB) *Tab {
 	})
 	tab := &Tab{Ctx: ctx}
 	// The first call starts the browser; Listen needs the target it opens.
-	err = chromedp.Listen(ctx, func(ev any) {
+	err := chromedp.Listen(ctx, func(ev any) {
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok && e.Request != nil {
 			tab.mu.Lock()
 			tab.requests = append(tab.requests, Request{Method: e.Request.Method, URL: e.Request.URL})

@@ -2,7 +2,6 @@ package uitest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/electd/electd/tests/harness/wait"
 )
 
 // loadStatic loads url in a tab without scripts until ok accepts what it
@@ -20,30 +17,21 @@ import (
 // the moment changes what the page shows.
 func loadStatic(t *testing.T, ctx context.Context, url string, timeout time.Duration, what string, ok func(page) string) page {
 	t.Helper()
-	var last page
-	err := wait.Until(context.Background(), timeout, 100*time.Millisecond, func() error {
+	load := func() (page, error) {
 		c, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if err := chromedp.Do(c, chromedp.Navigate(url)); err != nil {
-			return fmt.Errorf("loading %s: %w", url, err)
+			return page{}, fmt.Errorf("loading %s: %w", url, err)
 		}
-		p, err := readPage(c)
-		if err != nil {
-			return fmt.Errorf("reading the page: %w", err)
-		}
-		last = p
-		if p.Conn != "static" {
-			return fmt.Errorf("the connection line says %q: a script ran", p.Conn)
-		}
-		if missing := ok(p); missing != "" {
-			return errors.New(missing)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("waited for the page without JavaScript to show %s: %v\nthe page showed: %s", what, err, describe(last))
+		return readPage(c)
 	}
-	return last
+	static := func(p page) string {
+		if p.Conn != "static" {
+			return fmt.Sprintf("the connection line says %q: a script ran", p.Conn)
+		}
+		return ok(p)
+	}
+	return pollPage(t, timeout, 100*time.Millisecond, "the page without JavaScript to show "+what, load, static)
 }
 
 // staticFollower: web-2's page, without JavaScript, while web-1 leads.

@@ -88,11 +88,21 @@ func readPage(ctx context.Context) (page, error) {
 // when satisfied, else what is still missing.
 func waitPage(t *testing.T, tab *Tab, timeout time.Duration, what string, ok func(page) string) page {
 	t.Helper()
-	var last page
-	err := wait.Until(context.Background(), timeout, 50*time.Millisecond, func() error {
+	read := func() (page, error) {
 		ctx, cancel := context.WithTimeout(tab.Ctx, 5*time.Second)
-		p, err := readPage(ctx)
-		cancel()
+		defer cancel()
+		return readPage(ctx)
+	}
+	return pollPage(t, timeout, 50*time.Millisecond, what, read, ok)
+}
+
+// pollPage reads the page every so often until ok accepts it, failing t
+// with the last reading and ok's complaint when timeout passes first.
+func pollPage(t *testing.T, timeout, every time.Duration, what string, read func() (page, error), ok func(page) string) page {
+	t.Helper()
+	var last page
+	err := wait.Until(context.Background(), timeout, every, func() error {
+		p, err := read()
 		if err != nil {
 			return fmt.Errorf("reading the page: %w", err)
 		}
