@@ -281,6 +281,16 @@ type appBody struct {
 	done bool
 }
 
+// inHand reports that body, an answer's from appClient, was read whole
+// with its headers: nothing of it can arrive late.
+func inHand(body io.ReadCloser) bool {
+	if body == http.NoBody {
+		return true
+	}
+	b, ok := body.(*appBody)
+	return ok && b.res.ContentLength >= 0 && int64(b.cc.br.Buffered()) >= b.res.ContentLength
+}
+
 func (b *appBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err == io.EOF {

@@ -181,3 +181,34 @@ func TestAppClientBoundsTheHead(t *testing.T) {
 		t.Fatalf("an endless head: %d, want 502", res.StatusCode)
 	}
 }
+
+// An answer's body is in hand only when all of it came with the head: a
+// part still to come keeps the flush timer that brings it to the client.
+func TestAppClientBodyInHand(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		length int64
+		read   string // what the connection's buffer holds after the head
+		want   bool
+	}{
+		{"whole", 2, "ok", true},
+		{"empty", 0, "", true},
+		{"a part to come", 10, "hello", false},
+		{"unknown length", -1, "hello", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br := bufio.NewReader(strings.NewReader(tc.read))
+			_, _ = br.Peek(len(tc.read))
+			b := &appBody{cc: &clientConn{br: br}, res: &http.Response{ContentLength: tc.length}}
+			if got := inHand(b); got != tc.want {
+				t.Fatalf("inHand = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if !inHand(http.NoBody) {
+		t.Fatal("no body: not in hand")
+	}
+	if inHand(io.NopCloser(strings.NewReader("ok"))) {
+		t.Fatal("the Transport's body: in hand")
+	}
+}

@@ -302,6 +302,12 @@ func (a *attempt) modify(res *http.Response) error {
 	stripElectd(res.Header)
 	a.g.done(0) // the application answered: the rest of the body is its business
 	if !tunnel {
+		if a.to == TargetApp && inHand(res.Body) {
+			// Nothing can be late: no flush timer (docs/design/proxy.md,
+			// "A hop's cost"); the answer leaves in one write as the
+			// handler returns.
+			a.rp.FlushInterval = 0
+		}
 		a.g.progress(1)
 		res.Body = &upstreamBody{ReadCloser: res.Body, g: a.g, res: res}
 		if a.to == TargetLeader {

@@ -92,51 +92,100 @@ var directHeaders = map[string]string{"Electd-Fencing-Token": "1", "Electd-Leade
 // forwardBody is the POSTs' body: a small JSON write.
 const forwardBody = `{"op":"write","value":42}`
 
-// timeRequests sends n requests along r one after the other, after a
-// warm-up, and times each; fresh dials a connection for every one.
-func timeRequests(ctx context.Context, method string, r route, n int, fresh bool) (Dist, error) {
+// latencyBlocks is how many turns the paths take, one after the other,
+// each timing its share of the requests: a load that comes and goes on a
+// shared machine then weighs on every path alike (issue 37).
+const latencyBlocks = 10
+
+// pathClient sends one request at a time along a path, on a kept-alive
+// connection unless fresh.
+type pathClient struct {
+	method string
+	r      route
+	tr     *http.Transport
+	c      *http.Client
+}
+
+func newPathClient(method string, r route, fresh bool) *pathClient {
 	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, DisableKeepAlives: fresh}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	send := func() error {
-		var body io.Reader
-		if method == http.MethodPost {
-			body = strings.NewReader(forwardBody)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, "http://"+r.addr+"/x", body)
-		if err != nil {
-			return err
-		}
-		if r.via == viaDirect {
-			for k, v := range directHeaders {
-				req.Header.Set(k, v)
-			}
-		}
-		res, err := c.Do(req)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", res.StatusCode)
-		}
-		return nil
+	return &pathClient{method: method, r: r, tr: tr, c: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
+}
+
+func (pc *pathClient) send(ctx context.Context) error {
+	var body io.Reader
+	if pc.method == http.MethodPost {
+		body = strings.NewReader(forwardBody)
 	}
-	for range min(n, 100) {
-		if err := send(); err != nil {
-			return nil, err
+	req, err := http.NewRequestWithContext(ctx, pc.method, "http://"+pc.r.addr+"/x", body)
+	if err != nil {
+		return err
+	}
+	if pc.r.via == viaDirect {
+		for k, v := range directHeaders {
+			req.Header.Set(k, v)
 		}
 	}
-	d := make(Dist, 0, n)
+	res, err := pc.c.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", res.StatusCode)
+	}
+	return nil
+}
+
+// time sends n requests one after the other and times each.
+func (pc *pathClient) time(ctx context.Context, n int, d Dist) (Dist, error) {
 	for range n {
 		start := time.Now()
-		if err := send(); err != nil {
-			return nil, err
+		if err := pc.send(ctx); err != nil {
+			return d, err
 		}
 		d = append(d, time.Since(start))
 	}
 	return d, nil
+}
+
+// timeRequests sends n requests along each of routes one after the other,
+// after a warm-up, and times each; fresh dials a connection for every one.
+// The routes take turns (latencyBlocks), so that they are timed side by side.
+func timeRequests(ctx context.Context, method string, routes []route, n int, fresh bool) ([]Dist, error) {
+	pcs := make([]*pathClient, len(routes))
+	for i, r := range routes {
+		pcs[i] = newPathClient(method, r, fresh)
+		defer pcs[i].tr.CloseIdleConnections()
+		for range min(n, 100) {
+			if err := pcs[i].send(ctx); err != nil {
+				return nil, pathErr(method, r, err)
+			}
+		}
+	}
+	ds := make([]Dist, len(routes))
+	blocks := min(n, latencyBlocks)
+	for b := range blocks {
+		for i, pc := range pcs {
+			var err error
+			// The blocks share n out: the first n%blocks take one more.
+			if ds[i], err = pc.time(ctx, n/blocks+boolInt(b < n%blocks), ds[i]); err != nil {
+				return nil, pathErr(method, pc.r, err)
+			}
+		}
+	}
+	return ds, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func pathErr(method string, r route, err error) error {
+	return fmt.Errorf("%s %s: %w", method, pathName(r.via, r.hops, false), err)
 }
 
 // rawRequest is method's request along r as the saturation load writes it.
@@ -209,19 +258,19 @@ func (r *forwardRig) paths(ctx context.Context, leader *forwardMember, res *Forw
 		route{via: viaElectd, hops: 2, addr: follower.proxy, pids: []int{follower.d.pid(), leader.d.pid()}})
 	methods := []string{http.MethodGet, http.MethodPost}
 	for _, method := range methods {
-		for _, rt := range routes {
-			took, err := timeRequests(ctx, method, rt, cfg.ForwardRequests, false)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", method, pathName(rt.via, rt.hops, false), err)
-			}
-			res.Latency = append(res.Latency, ForwardPath{Method: method, Via: rt.via, Hops: rt.hops, Took: took})
+		took, err := timeRequests(ctx, method, routes, cfg.ForwardRequests, false)
+		if err != nil {
+			return err
+		}
+		for i, rt := range routes {
+			res.Latency = append(res.Latency, ForwardPath{Method: method, Via: rt.via, Hops: rt.hops, Took: took[i]})
 		}
 	}
-	took, err := timeRequests(ctx, http.MethodPost, routes[0], cfg.ForwardRequests, true)
+	took, err := timeRequests(ctx, http.MethodPost, routes[:1], cfg.ForwardRequests, true)
 	if err != nil {
 		return err
 	}
-	res.Latency = append(res.Latency, ForwardPath{Method: http.MethodPost, Via: viaDirect, Fresh: true, Took: took})
+	res.Latency = append(res.Latency, ForwardPath{Method: http.MethodPost, Via: viaDirect, Fresh: true, Took: took[0]})
 	r.env.progress("forward: latency of %d paths timed", len(res.Latency))
 	for _, method := range methods {
 		for _, rt := range routes {
