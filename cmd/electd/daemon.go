@@ -40,6 +40,7 @@ type daemon struct {
 	el             *election.Elector
 	side           *forward.Sidecar // the forwarding proxy
 	kube           *kube.Labeler    // the leader label and Lease mirror
+	gate           *kube.Gate       // the pod condition electd.io/participant
 	app            *follow.App      // app health, candidacy, exec mode
 	history        *history.Log     // GET /history and the status page, fed by serve
 	http           *httpserver.Server
@@ -113,6 +114,9 @@ func (d *daemon) build(log *slog.Logger, m *metrics.Metrics, reg prometheus.Regi
 	kc := p.Kube
 	kc.Logger, kc.Recorder = d.log, m
 	if d.kube, err = kube.New(kc, el); err != nil {
+		return err
+	}
+	if d.gate, err = kube.NewGate(kc, el); err != nil {
 		return err
 	}
 	fc.Logger, fc.Exec.HTTPAddr, fc.Health.Recorder = d.log, httpAddr, metrics.NewApp(reg, ec.Path)

@@ -33,6 +33,7 @@ func serve(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) int 
 	defer cancelRun()
 	g, gctx := errgroup.WithContext(ctx)
 	go d.kube.Run(runCtx) // the election never waits on it; shutdown stops it
+	go d.gate.Run(runCtx) // nor on this: a terminating pod leaves the Service anyway
 	g.Go(d.http.Serve)
 	// The proxy follows the election until the end of shutdown. A
 	// participant that handed over forwards as an observer meanwhile.

@@ -94,7 +94,8 @@ type HTTP struct {
 }
 
 // Kubernetes is the "kubernetes" section: the leader label and Lease mirror
-// (internal/kube), off unless leader_label or lease_name is set.
+// (internal/kube), off unless leader_label or lease_name is set, and the
+// participant gate, off unless participant_gate is true.
 type Kubernetes struct {
 	LeaderLabel     string        `mapstructure:"leader_label" kube:"LeaderLabel" default:"" help:"label key set to \"true\" on the leader's own pod, e.g. electd.io/leader; empty: no label"`
 	LeaseName       string        `mapstructure:"lease_name" kube:"LeaseName" default:"" help:"coordination.k8s.io/v1 Lease that mirrors the leader; empty: none"`
@@ -104,6 +105,7 @@ type Kubernetes struct {
 	TokenFile       string        `mapstructure:"token_file" kube:"TokenFile" default:"/var/run/secrets/kubernetes.io/serviceaccount/token" help:"service account token, read again for every call (the kubelet rotates it)"`
 	CAFile          string        `mapstructure:"ca_file" kube:"CAFile" default:"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt" help:"CA bundle that verifies the API server"`
 	RecheckInterval time.Duration `mapstructure:"recheck_interval" kube:"RecheckInterval" default:"10s" help:"how often the leader re-checks the label and renews the Lease, at least 1s"`
+	ParticipantGate bool          `mapstructure:"participant_gate" kube:"ParticipantGate" default:"false" help:"keep the pod condition electd.io/participant for a readinessGates entry: True on the own pod once joined, False from the leader on a pod whose participant left the election (needs get and patch on pods/status; id must be the pod name)"`
 }
 
 // Log is the "log" section.

@@ -72,7 +72,7 @@ func Load(args, environ []string) (*Loaded, error) {
 	errs.add(checkKeys(v)...)
 	l.Config = env.computedDefaults()
 	errs.add(decode(v, &l.Config, len(errs.errs) == 0)...)
-	if k := &l.Kubernetes; k.Namespace == "" && (k.LeaderLabel != "" || k.LeaseName != "") {
+	if k := &l.Kubernetes; k.Namespace == "" && (k.LeaderLabel != "" || k.LeaseName != "" || k.ParticipantGate) {
 		k.Namespace = kube.DefaultNamespace(env.get, kube.DefaultNamespaceFile)
 	}
 	l.derive(func(key string) bool { return given(v, key) && !errs.has(key) }, l.Run)

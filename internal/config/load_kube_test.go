@@ -42,6 +42,21 @@ func TestKubernetesKeysInCluster(t *testing.T) {
 	}
 }
 
+// The participant gate alone needs the pod and the API server, and no
+// label or Lease.
+func TestParticipantGateInCluster(t *testing.T) {
+	tok, ca := inCluster(t)
+	c, err := loadArgs(t, append(minimal, "--kubernetes.participant_gate",
+		"--kubernetes.token_file", tok, "--kubernetes.ca_file", ca)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Prepared.Kube
+	if !k.ParticipantGate || k.Enabled() || k.PodName != "web-7d9f-abcde" || k.Namespace != "shop" || k.Identity != k.PodName {
+		t.Errorf("kube config = %+v; want the gate alone, for the downward API's pod", k)
+	}
+}
+
 // Without a label or a Lease nothing Kubernetes is needed or read.
 func TestKubernetesOffNeedsNothing(t *testing.T) {
 	cleanEnv(t)
@@ -73,6 +88,9 @@ func TestKubernetesBadValuesNameTheKey(t *testing.T) {
 		{"kubernetes.ca_file", []string{"--kubernetes.lease_name", "web", "--kubernetes.ca_file", "/etc/hostname"}, nil},
 		{"kubernetes.recheck_interval", []string{"--kubernetes.recheck_interval", "500ms"}, nil},
 		{"kubernetes.recheck_interval", []string{"--kubernetes.recheck_interval", "10"}, nil},
+		{"kubernetes.participant_gate", []string{"--kubernetes.participant_gate", "--id", "web-1"}, nil},
+		{"kubernetes.participant_gate", []string{"--kubernetes.participant_gate"}, map[string]string{"KUBERNETES_SERVICE_HOST": ""}},
+		{"kubernetes.pod_name", []string{"--kubernetes.participant_gate"}, map[string]string{"POD_NAME": ""}},
 	} {
 		t.Run(c.key+" "+strings.Join(c.args, " "), func(t *testing.T) {
 			tok, ca := inCluster(t)

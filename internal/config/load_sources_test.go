@@ -62,12 +62,13 @@ func everyKey(t *testing.T) map[string]string {
 		// at start is that it parses.
 		"kubernetes.leader_label":     "electd.io/leader",
 		"kubernetes.lease_name":       "web-leader",
-		"kubernetes.pod_name":         "web-1-7d4b9",
+		"kubernetes.pod_name":         "web-1", // the id: participant_gate maps ids to pods
 		"kubernetes.namespace":        "prod",
 		"kubernetes.api_server":       "https://10.96.0.1:443",
 		"kubernetes.token_file":       token,
 		"kubernetes.ca_file":          cert,
 		"kubernetes.recheck_interval": "30s",
+		"kubernetes.participant_gate": "true",
 		"proxy.listen":                "127.0.0.1:4041",
 		"proxy.mode":                  "tcp",
 		"proxy.app":                   "127.0.0.1:8080",
@@ -134,9 +135,9 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 	want.Log.Level, want.Log.Format = "debug", "text"
 	want.ShutdownGrace, want.ShutdownTimeout = 2*time.Second, 20*time.Second
 	want.Kubernetes = Kubernetes{
-		LeaderLabel: "electd.io/leader", LeaseName: "web-leader", PodName: "web-1-7d4b9", Namespace: "prod",
+		LeaderLabel: "electd.io/leader", LeaseName: "web-leader", PodName: "web-1", Namespace: "prod",
 		APIServer: "https://10.96.0.1:443", TokenFile: every["kubernetes.token_file"], CAFile: every["kubernetes.ca_file"],
-		RecheckInterval: 30 * time.Second,
+		RecheckInterval: 30 * time.Second, ParticipantGate: true,
 	}
 	want.Proxy = Proxy{
 		Listen: "127.0.0.1:4041", Mode: "tcp", App: "127.0.0.1:8080", PeerListen: "127.0.0.1:4042", Advertise: "10.0.0.7:4042", PeerKey: testPeerKey,

@@ -21,8 +21,8 @@ type Prepared struct {
 	// HTTPCert is the certificate of http.tls_cert_file, reloaded when the
 	// files change; nil serves plain HTTP.
 	HTTPCert *KeyPair
-	// Kube configures the leader label and Lease mirror; off unless
-	// Kube.Enabled().
+	// Kube configures the leader label and Lease mirror, off unless
+	// Kube.Enabled(), and the participant gate (Kube.ParticipantGate).
 	Kube kube.Config
 	// Proxy configures the forwarding proxy; off when Proxy.Listen is
 	// empty. Election.Proxy is what it publishes for its peers; a port 0
@@ -124,6 +124,7 @@ func (c *Config) kube() kube.Config {
 		LeaderLabel: k.LeaderLabel, LeaseName: k.LeaseName, Identity: c.ID,
 		PodName: k.PodName, Namespace: k.Namespace, Server: k.APIServer,
 		TokenFile: k.TokenFile, CAFile: k.CAFile, RecheckInterval: k.RecheckInterval,
+		ParticipantGate: k.ParticipantGate,
 	}
 }
 

@@ -28,6 +28,7 @@ const (
 const (
 	DefaultRecheckInterval = 10 * time.Second
 	DefaultCallTimeout     = 5 * time.Second
+	DefaultGateGrace       = time.Second
 )
 
 // maxFileSize bounds every file read here (token, CA bundle, namespace).
@@ -60,6 +61,14 @@ type Config struct {
 	RecheckInterval time.Duration
 	// CallTimeout bounds one API call. Default DefaultCallTimeout.
 	CallTimeout time.Duration
+	// ParticipantGate turns the participant gate on (Gate): the pod
+	// condition GateCondition follows the participant. It maps ids to pod
+	// names, so Identity must be PodName.
+	ParticipantGate bool
+	// GateGrace is how long a lost participant's id may take to join
+	// again before the leader sets its pod's condition False. Default
+	// DefaultGateGrace.
+	GateGrace time.Duration
 
 	// Logger, Recorder and Clock may be nil: discard, count nothing, real time.
 	Logger   *slog.Logger
@@ -83,6 +92,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.GateGrace <= 0 {
+		c.GateGrace = DefaultGateGrace
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -130,7 +142,7 @@ func validateSubdomain(s string) error {
 // It returns every wrong field at once, each *FieldError, joined
 // (errors.Join): one error a field, the first found.
 func (c Config) Validate() error {
-	if !c.Enabled() {
+	if !c.Enabled() && !c.ParticipantGate {
 		return nil
 	}
 	var errs []error
@@ -151,12 +163,23 @@ func (c Config) Validate() error {
 			add("LeaseName", errors.New("set, but the participant has no id"))
 		}
 	}
+	if c.ParticipantGate {
+		add("PodName", validatePodName(c.PodName))
+		if c.PodName != "" && c.Identity != c.PodName {
+			// The leader finds a lost participant's pod by its id.
+			add("ParticipantGate", fmt.Errorf("set, but the id %q is not the pod name %q: leave the id unset (it defaults to $POD_NAME)", c.Identity, c.PodName))
+		}
+	}
 	add("Namespace", validateNamespace(c.Namespace))
 	if c.Server == "" {
 		// Server comes from the pod's environment: name the field that needs it.
 		field := "LeaderLabel"
-		if c.LeaderLabel == "" {
+		switch {
+		case c.LeaderLabel != "":
+		case c.LeaseName != "":
 			field = "LeaseName"
+		default:
+			field = "ParticipantGate"
 		}
 		add(field, errors.New("set, but $KUBERNETES_SERVICE_HOST and $KUBERNETES_SERVICE_PORT are not: "+
 			"electd must run in a pod (or those variables must name the API server)"))

@@ -23,6 +23,13 @@
 //   - Failed calls are retried with backoff, counted, logged (rate-limited)
 //     and shown in Status. The election never waits on them.
 //
+// A Gate, opt-in, keeps the pod condition electd.io/participant for a
+// readinessGates entry (docs/design/kubernetes.md, "A readiness gate for
+// the real multi-node case"). Each participant sets it True on its own pod
+// once joined; the leader sets it False on the pod of a participant that
+// left the election for a second. On a lost node no kubelet fails the
+// pod's probes: the gate takes the pod out of the Service instead.
+//
 // It talks to the API server with net/http and JSON merge patches, not
 // client-go. Five REST calls do not justify client-go's dependency tree
 // and binary size in a sidecar that runs in every pod.

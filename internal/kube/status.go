@@ -31,11 +31,26 @@ const (
 	opGetLease    = "get_lease"
 	opCreateLease = "create_lease"
 	opPatchLease  = "patch_lease"
+
+	opGetPodStatus   = "get_pod_status"   // the participant gate's read of a pod's condition
+	opPatchPodStatus = "patch_pod_status" // the participant gate's write
 )
 
 // Ops are every operation name the Recorder is given, so that its counter
 // can export each from the start.
-var Ops = []string{opListPods, opPatchPod, opGetLease, opCreateLease, opPatchLease}
+var Ops = []string{opListPods, opPatchPod, opGetLease, opCreateLease, opPatchLease, opGetPodStatus, opPatchPodStatus}
+
+// GateRecorder counts the participant gate's failed calls and its writes:
+// own is true for the own pod's condition set True, false for a lost
+// participant's pod set False. Methods must not block.
+type GateRecorder interface {
+	Recorder
+	GateSet(own bool)
+}
+
+type nopGateRecorder struct{ nopRecorder }
+
+func (nopGateRecorder) GateSet(bool) {}
 
 // logEvery is the least time between two failure lines of one operation.
 // An API server down for an hour must not cause a line per retry.

@@ -73,11 +73,13 @@ type Metrics struct {
 	reconnects    prometheus.Counter
 	renewals      prometheus.Histogram
 	kubeFailures  *prometheus.CounterVec
+	gateWrites    *prometheus.CounterVec
 }
 
 var (
 	_ election.Recorder  = (*Metrics)(nil)
 	_ zksession.Recorder = (*Metrics)(nil)
+	_ kube.GateRecorder  = (*Metrics)(nil)
 )
 
 // New registers electd's counters on reg, with the const label
@@ -114,13 +116,18 @@ func New(reg prometheus.Registerer, path string, info BuildInfo) *Metrics {
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 	})
 	m.kubeFailures = f.NewCounterVec(opts("kube_call_failures_total",
-		"Kubernetes API calls of the leader label and Lease mirror that failed, by operation."), []string{"op"})
+		"Kubernetes API calls of the leader label and Lease mirror and the participant gate that failed, by operation."), []string{"op"})
+	m.gateWrites = f.NewCounterVec(opts("participant_gate_writes_total",
+		"Writes of the pod condition electd.io/participant: own (True on this pod) or lost (False on a lost participant's pod)."),
+		[]string{"pod"})
 	for _, r := range lossReasons {
 		m.lost.WithLabelValues(string(r))
 	}
 	for _, op := range kube.Ops {
 		m.kubeFailures.WithLabelValues(op)
 	}
+	m.gateWrites.WithLabelValues(gateOwn)
+	m.gateWrites.WithLabelValues(gateLost)
 	// Not client_golang's collectors/version: it labels <program>_build_info
 	// with revision, branch, tags, goos and goarch from the globals of
 	// prometheus/common/version (empty or "unknown" unless set at link time
@@ -165,6 +172,21 @@ func (m *Metrics) Reconnected() { m.reconnects.Inc() }
 
 // KubeCallFailed implements kube.Recorder.
 func (m *Metrics) KubeCallFailed(op string) { m.kubeFailures.WithLabelValues(op).Inc() }
+
+// The pod label values of electd_participant_gate_writes_total.
+const (
+	gateOwn  = "own"
+	gateLost = "lost"
+)
+
+// GateSet implements kube.GateRecorder.
+func (m *Metrics) GateSet(own bool) {
+	if own {
+		m.gateWrites.WithLabelValues(gateOwn).Inc()
+		return
+	}
+	m.gateWrites.WithLabelValues(gateLost).Inc()
+}
 
 // LeaseRenewed implements zksession.Recorder.
 func (m *Metrics) LeaseRenewed(rtt time.Duration) { m.renewals.Observe(rtt.Seconds()) }

@@ -11,7 +11,7 @@ import (
 
 // Every object the chart renders, for both routings and for values that
 // switch on what the defaults leave out (a created Secret, a metrics peer,
-// an outside ensemble), is accepted by a real kube-apiserver's server-side
+// an outside ensemble, the participant gate), is accepted by a real kube-apiserver's server-side
 // dry run, as deploy/k8s's manifests are.
 func TestChartPassesServerSideDryRun(t *testing.T) {
 	values := filepath.Join(t.TempDir(), "values.yaml")
@@ -25,6 +25,8 @@ func TestChartPassesServerSideDryRun(t *testing.T) {
 		{"readiness", nil},
 		{"label", []string{"--set", "routing=label"}},
 		{"proxy", []string{"--set", "routing=proxy"}},
+		{"readiness-gate", []string{"--set", "electd.participantGate=true"}},
+		{"label-gate", []string{"--set", "routing=label", "--set", "electd.participantGate=true"}},
 		{"proxy-custom", []string{"-f", values, "--set", "routing=proxy", "--set", "proxy.port=9090", "--set", "electd.shutdownGrace=2s"}},
 		{"label-custom", []string{"-f", values, "--set", "routing=label", "--set", "label.lease.name=web-primary",
 			"--set", "electd.adminToken.create=true",

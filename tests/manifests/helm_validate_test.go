@@ -288,6 +288,10 @@ func TestRenderedEnvironmentValidates(t *testing.T) {
 			want:    []string{`auth_file: ""`, `admin_token: ""`}},
 		{name: "keepSession off: a restart joins anew", args: []string{"--set", "electd.keepSession=false"}, secrets: both,
 			want: []string{`session_file: ""`}},
+		{name: "participantGate", args: []string{"--set", "electd.participantGate=true"}, secrets: both, want: []string{
+			`participant_gate: true`, `leader_label: ""`, `namespace: "prod"`,
+			`token_file: "{root}/var/run/secrets/kubernetes.io/serviceaccount/token"`,
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, sc := sidecar(t, decodeAll(t, "helm template", render(t, c.args...)))

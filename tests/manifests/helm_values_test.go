@@ -214,6 +214,8 @@ func TestChartRejectsBadValues(t *testing.T) {
 		{"even ensemble", []string{"--set", "zookeeper.replicas=2"}, "/zookeeper/replicas"},
 		{"no servers and no ensemble", []string{"--set", "zookeeper.enabled=false"}, "electd.servers"},
 		{"one id for all pods", []string{"--set", "electd.id=web"}, "electd.id"},
+		{"an id that is not the pod name, with the gate", []string{"--set", "electd.id=web-$(POD_NAME)", "--set", "electd.participantGate=true"}, "electd.id"},
+		{"participantGate not a boolean", []string{"--set", "electd.participantGate=yes"}, "/electd/participantGate"},
 		{"too old a Kubernetes", []string{"--kube-version", "1.28.0"}, "kubeVersion"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

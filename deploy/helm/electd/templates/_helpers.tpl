@@ -32,6 +32,11 @@
 {{- if eq .Values.routing "label" -}}true{{- end -}}
 {{- end -}}
 
+{{/* electd talks to the API server: routing: label, or electd.participantGate. */}}
+{{- define "electd.kubeAPI" -}}
+{{- if or (include "electd.labelRouting" .) .Values.electd.participantGate -}}true{{- end -}}
+{{- end -}}
+
 {{/* routing: proxy: the Service targets electd's forwarding proxy. */}}
 {{- define "electd.proxyRouting" -}}
 {{- if eq .Values.routing "proxy" -}}true{{- end -}}
