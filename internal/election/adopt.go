@@ -60,28 +60,3 @@ func (q *queueRecipe) adoptOwn() error {
 	q.log.Info("adopted the own node of the resumed session", "node", mine[0], "session", sessionHex(q.sid))
 	return nil
 }
-
-// adoptLeader makes the leader node the own node again when the resumed
-// session owns it. A follower owns no node: it follows as before.
-func (r *raceRecipe) adoptLeader() error {
-	if r.standing {
-		if err := r.h.preparePath(); err != nil {
-			return err
-		}
-		if err := r.h.publishMeta(); err != nil {
-			return err
-		}
-	}
-	_, stat, err := r.h.get(r.leaderPath())
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("adopt the leader node: %w", err)
-	}
-	r.adopt = false
-	if err == nil && stat.EphemeralOwner == r.sid {
-		tok := stat.Czxid + r.cfg.FencingOffset
-		r.haveNode(raceNode, tok)
-		r.log.Info("adopted the leader node of the resumed session", "node", raceNode,
-			"session", sessionHex(r.sid), "fencing_token", tok)
-	}
-	return nil
-}

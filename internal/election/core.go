@@ -200,6 +200,9 @@ func noPermission(p string, err error) string {
 	return fmt.Sprintf("no permission on %s (%v): check zookeeper.auth", p, err)
 }
 
+// dupHint is what to do about a duplicate id, in every message about one.
+const dupHint = "give each sidecar a unique id, e.g. the pod name"
+
 // refuseForeign reports (and stays out of) a path holding another mode's
 // nodes: a latch and a selector (or a race) on one path would each ignore
 // the other's leader. It returns true when it refused, and then looks again

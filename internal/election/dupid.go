@@ -25,12 +25,6 @@ var errDuplicateID = errors.New("election: duplicate participant id")
 // looks again: one create and one read per look, only while duplicated.
 const dupRetry = misconfigRetry
 
-// dupHint is what to do about a duplicate id, in every message about one.
-const dupHint = "give each sidecar a unique id, e.g. the pod name"
-
-// idsPath is where electd sessions claim their ids.
-func idsPath(electionPath string) string { return electionPath + ".ids" }
-
 // idNode is the claim node of id: "id-" and the id path-escaped, so that
 // any id is one valid node name ("/" and "." become escapes; the prefix
 // keeps "zookeeper" and ".." apart).

@@ -45,6 +45,31 @@ func (e *Elector) listed(p string, stat *zk.Stat, err error) {
 	}
 }
 
+// identify reads the election path's node once per session while its
+// identity is unknown (an observer may start before any candidate has
+// created the path: a later read of the path names it).
+func (e *Elector) identify() {
+	l := &e.loop
+	if l.identified == l.sid {
+		return
+	}
+	ok, stat, err := e.exists(e.cfg.Path)
+	if err != nil || !ok {
+		return
+	}
+	l.identified = l.sid
+	e.sawPath(stat)
+}
+
+// reidentify reads the path's node again, for a recipe that may see a new
+// incarnation without listing the path. A missing path keeps the identity
+// last read: no leader can be in it.
+func (e *Elector) reidentify() {
+	if ok, stat, err := e.exists(e.cfg.Path); err == nil && ok {
+		e.sawPath(stat)
+	}
+}
+
 func (e *Elector) create(p string, data []byte, flags int32) (string, error) {
 	e.nWrites.Add(1)
 	return e.zk.Create(p, data, flags, e.acl)

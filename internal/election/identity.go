@@ -34,31 +34,6 @@ import (
 // it until the views agree (docs/design/proxy.md, "Every forward names its
 // election and its leader").
 
-// identify reads the election path's node once per session while its
-// identity is unknown (an observer may start before any candidate has
-// created the path: a later read of the path names it).
-func (e *Elector) identify() {
-	l := &e.loop
-	if l.identified == l.sid {
-		return
-	}
-	ok, stat, err := e.exists(e.cfg.Path)
-	if err != nil || !ok {
-		return
-	}
-	l.identified = l.sid
-	e.sawPath(stat)
-}
-
-// reidentify reads the path's node again, for a recipe that may see a new
-// incarnation without listing the path. A missing path keeps the identity
-// last read: no leader can be in it.
-func (e *Elector) reidentify() {
-	if ok, stat, err := e.exists(e.cfg.Path); err == nil && ok {
-		e.sawPath(stat)
-	}
-}
-
 // sawPath records the incarnation a read of the path's node found, and
 // tells Observe when it changed.
 func (e *Elector) sawPath(stat *zk.Stat) {

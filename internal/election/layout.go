@@ -156,6 +156,9 @@ func metaNode(electionPath string, session int64) string {
 	return nodePath(metaPath(electionPath), sessionHex(session))
 }
 
+// idsPath is where electd sessions claim their ids.
+func idsPath(electionPath string) string { return electionPath + ".ids" }
+
 // metaData is the content of a node under metaPath. Proxy is left out
 // when empty, so a participant without a proxy writes what older electd
 // versions wrote; they ignore the field when it is there.

@@ -1,36 +1,10 @@
 package zksession
 
-import (
-	"log/slog"
-)
-
 // Resuming a session after a restart (docs/design/session-and-faults.md,
 // "Resuming a session after a restart"): ZooKeeper lets a client reconnect
 // to a live session with its id and password. A restarted electd that
 // does so keeps the session's ephemeral nodes, so it resumes as the same
 // participant: its node, its place, its fencing token, its leadership.
-
-// Credentials are a ZooKeeper session's id and password. Whoever holds
-// them can take the session over: they are never logged (String and
-// LogValue print the id alone).
-type Credentials struct {
-	ID       int64
-	Password []byte
-}
-
-func (c Credentials) String() string       { return sessionHex(c.ID) }
-func (c Credentials) LogValue() slog.Value { return slog.StringValue(sessionHex(c.ID)) }
-func (c Credentials) GoString() string     { return "election.Credentials{" + sessionHex(c.ID) + "}" }
-func (c Credentials) valid() bool          { return c.ID != 0 && len(c.Password) > 0 }
-
-// CredentialKeeper stores the credentials of each new session where only a
-// restart of the same process's pod finds them (Config.Keeper).
-type CredentialKeeper interface {
-	// Keep stores c, replacing what was kept.
-	Keep(c Credentials) error
-	// Forget removes what was kept: the session is closed.
-	Forget() error
-}
 
 // Resumed is the id of the session this Session resumed (Config.
 // Resume), 0 when it resumed none.

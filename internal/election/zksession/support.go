@@ -40,23 +40,6 @@ type Recorder interface {
 	LeaseRenewed(rtt time.Duration)
 }
 
-// Spawn runs f on a goroutine that Close waits for, and reports false
-// (running nothing) once Close has begun. f watches Done to stop.
-func (s *Session) Spawn(f func()) bool {
-	s.mu.Lock()
-	if s.closingLocked() {
-		s.mu.Unlock()
-		return false
-	}
-	s.loops.Add(1) // under mu with done open: Close has not begun to Wait
-	s.mu.Unlock()
-	go func() {
-		defer s.loops.Done()
-		f()
-	}()
-	return true
-}
-
 // FieldError is what Validate returns (see election.FieldError).
 type FieldError = fielderr.Error
 
