@@ -67,11 +67,12 @@ type attempt struct {
 // wait on the application.
 const oneWriteBody = 8 << 10
 
-var (
-	// errMisdirected: the leader's proxy bounced a forward as another
-	// election's participant (another path: misdirected.go).
-	errMisdirected = errors.New("proxy: the leader's proxy takes part in another election")
-)
+// flushEvery bounds how long a part of an answer of known length waits in
+// the server's buffer. Not -1 (at once): that costs a flush of the headers
+// on a goroutine of its own and a write per part, which doubled what a
+// small answer cost on its way through; a whole small answer leaves in one
+// write when the handler returns.
+const flushEvery = 5 * time.Millisecond
 
 // newAttempt readies q's hand-over where d says. A hand-over to the
 // application is cut when the leadership ends. A forward to the leader's

@@ -27,12 +27,12 @@ const (
 	keptBudget = 8 << 20
 )
 
-// body is a request's body, watched: each read is progress for the
+// reqBody is a request's body, watched: each read is progress for the
 // attempt's guard (slot 0, active from each hand-over until the body
 // ends), touched says whether any of it was read, and while it is small
 // it is kept so that it can be read again from the start (rewind). A
 // buffered body (whole) is read from memory and can always be rewound.
-type body struct {
+type reqBody struct {
 	orig   io.ReadCloser
 	size   int64         // declared length, -1 when unknown or trailers follow it
 	budget *atomic.Int64 // what all kept copies may still take
@@ -50,17 +50,17 @@ type body struct {
 }
 
 // newBody watches rc, of size bytes (-1: unknown, or trailers to come).
-func newBody(rc io.ReadCloser, size int64, budget *atomic.Int64) *body {
-	return &body{orig: rc, src: rc, size: size, budget: budget, keep: true}
+func newBody(rc io.ReadCloser, size int64, budget *atomic.Int64) *reqBody {
+	return &reqBody{orig: rc, src: rc, size: size, budget: budget, keep: true}
 }
 
 // bufferedBody is a body received whole; free gives its bytes back to the
 // buffers' budget at release.
-func bufferedBody(buf []byte, free func()) *body {
-	return &body{src: bytes.NewReader(buf), whole: buf, free: free}
+func bufferedBody(buf []byte, free func()) *reqBody {
+	return &reqBody{src: bytes.NewReader(buf), whole: buf, free: free}
 }
 
-func (b *body) Read(p []byte) (int, error) {
+func (b *reqBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	b.read = true
 	src := b.src
@@ -84,7 +84,7 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *body) keepLocked(p []byte) {
+func (b *reqBody) keepLocked(p []byte) {
 	if len(b.kept)+len(p) > maxKeptBody || b.budget.Add(-int64(len(p))) < 0 {
 		if len(b.kept)+len(p) <= maxKeptBody {
 			b.budget.Add(int64(len(p))) // the failed take
@@ -96,7 +96,7 @@ func (b *body) keepLocked(p []byte) {
 	b.kept = append(b.kept, p...)
 }
 
-func (b *body) dropLocked() {
+func (b *reqBody) dropLocked() {
 	b.keep = false
 	b.kept = nil
 	if b.budget != nil {
@@ -106,10 +106,10 @@ func (b *body) dropLocked() {
 }
 
 // Close is not passed on: net/http closes the request's body itself.
-func (b *body) Close() error { return nil }
+func (b *reqBody) Close() error { return nil }
 
 // touched reports whether any of the body may have been sent.
-func (b *body) touched() bool {
+func (b *reqBody) touched() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.read
@@ -119,7 +119,7 @@ func (b *body) touched() bool {
 // whole (read to its end, or to its declared length: an HTTP/2 GOAWAY can
 // come between the last bytes and the end) or not read at all; false
 // otherwise.
-func (b *body) rewind() bool {
+func (b *reqBody) rewind() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
@@ -146,7 +146,7 @@ var errBodySent = errors.New("proxy: the request's body was sent already")
 // byte was written; HTTP/2: a GOAWAY or REFUSED_STREAM, which say the
 // application never took the stream). They may have read some of the body
 // by then.
-func (b *body) again() (io.ReadCloser, error) {
+func (b *reqBody) again() (io.ReadCloser, error) {
 	if !b.rewind() {
 		return nil, errBodySent
 	}
@@ -154,10 +154,10 @@ func (b *body) again() (io.ReadCloser, error) {
 }
 
 // buffered reports a body received whole before it was routed.
-func (b *body) buffered() bool { return b.whole != nil }
+func (b *reqBody) buffered() bool { return b.whole != nil }
 
 // release gives the copy's bytes back to the budget: the request is over.
-func (b *body) release() {
+func (b *reqBody) release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.whole != nil {
@@ -168,7 +168,7 @@ func (b *body) release() {
 	b.dropLocked()
 }
 
-func (b *body) attach(g *guard) {
+func (b *reqBody) attach(g *guard) {
 	b.g.Store(g)
 	b.mu.Lock()
 	end := b.end

@@ -33,7 +33,7 @@ func (h *httpProxy) shouldBuffer(r *http.Request) bool {
 // what is left of the hold time), then reads the body within
 // ClientBodyTimeout. On failure it answers the client and returns the
 // result; the body is released by the caller otherwise.
-func (h *httpProxy) buffer(w *writer, r *http.Request, hd *holder) (*body, Result) {
+func (h *httpProxy) buffer(w *writer, r *http.Request, hd *holder) (*reqBody, Result) {
 	n := r.ContentLength
 	if !h.buffers.tryAcquire(n) {
 		if res := h.waitRoom(w, r, n, hd); res != "" {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"syscall"
-	"time"
 )
 
 // A client's request on its way through the proxy it came to
@@ -60,7 +59,7 @@ func (h *httpProxy) serveClient(rw http.ResponseWriter, r *http.Request) {
 }
 
 // stream watches a body that is not buffered: it is sent as it arrives.
-func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *body {
+func (h *httpProxy) stream(rw http.ResponseWriter, r *http.Request) *reqBody {
 	// A stream both ways (an echo, gRPC) must not wait for the request's
 	// end before its answer starts, which net/http's HTTP/1 server does by
 	// default.
@@ -150,17 +149,6 @@ func (h *httpProxy) send(q *exchange, next func() decision, gate func(decision) 
 			return res
 		}
 	}
-}
-
-// wait is what a held request waits for: a route change (wake), the
-// route's probe (ready), or a time (retry, when not 0); why it waits,
-// and whether for the application's room (busy) or after a failed
-// attempt (upstream).
-type wait struct {
-	wake, ready    <-chan struct{}
-	retry          time.Duration
-	why            string
-	busy, upstream bool
 }
 
 // hold waits as w says, within what is left of q's hold time; false with

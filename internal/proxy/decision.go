@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Where traffic goes now (decide, in proxy.go), and why what was sent
@@ -41,4 +42,29 @@ type decision struct {
 	scope context.Context // ends with the leadership (toApp) or with this view of the leader (toLeader)
 	why   string          // toWait: what it waits for
 	busy  bool            // toWait: for one of the application's AppMaxInFlight to end
+}
+
+// wait is what a held request waits for: a route change (wake), the
+// route's probe (ready), or a time (retry, when not 0); why it waits,
+// and whether for the application's room (busy) or after a failed
+// attempt (upstream).
+type wait struct {
+	wake, ready    <-chan struct{}
+	retry          time.Duration
+	why            string
+	busy, upstream bool
+}
+
+// scope ends with a leadership (this participant's, or the leader's a
+// follower forwards to): what is bound to it is cut when it ends.
+type scope struct {
+	token  int64
+	addr   string
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+func newScope(r Route) *scope {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &scope{token: r.Token, addr: r.Addr, ctx: ctx, cancel: cancel}
 }

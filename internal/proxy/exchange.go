@@ -11,7 +11,7 @@ import (
 type exchange struct {
 	r      *http.Request
 	w      *writer
-	b      *body // nil without a body
+	b      *reqBody // nil without a body
 	hd     *holder
 	id     string // Electd-Request-Id
 	h2     bool   // the client spoke HTTP/2

@@ -41,12 +41,6 @@ const (
 	// right before it hands a forward to its application, with the fencing
 	// token of the leadership that takes it. Never relayed to a client.
 	HeaderTaken = "Electd-Taken"
-	// HeaderNotLeader marks the 421 with which a proxy bounces a forward
-	// meant for a leadership it is not: unprocessed, so the proxy that
-	// sent it may route it again. HeaderLeaderProxy and the headers above
-	// carry the bouncing proxy's view of the leader.
-	HeaderNotLeader   = "Electd-Not-Leader"
-	HeaderLeaderProxy = "Electd-Leader-Proxy"
 	// HeaderRequestIDOut is the header the application gets the id in.
 	HeaderRequestIDOut = "X-Request-Id"
 )
@@ -108,30 +102,6 @@ func setForward(h http.Header, r Route, hold time.Duration, id string, h2 bool) 
 		proto = "2"
 	}
 	h.Set(HeaderClientProto, proto)
-}
-
-// setView says in a 421 which leadership this proxy knows of.
-func setView(h http.Header, r Route) {
-	h.Set(HeaderNotLeader, "1")
-	h.Set(HeaderElection, r.Election)
-	if r.ID != "" {
-		h.Set(HeaderLeaderID, r.ID)
-		h.Set(HeaderLeaderToken, strconv.FormatInt(r.Token, 10))
-	}
-	if r.Addr != "" {
-		h.Set(HeaderLeaderProxy, r.Addr)
-	}
-}
-
-// readView reads a 421's view of the leader; ok is false when the answer
-// is not a proxy's bounce.
-func readView(h http.Header) (v Route, ok bool) {
-	if h.Get(HeaderNotLeader) == "" {
-		return Route{}, false
-	}
-	v.Election, v.ID, v.Addr = h.Get(HeaderElection), h.Get(HeaderLeaderID), h.Get(HeaderLeaderProxy)
-	v.Token, _ = strconv.ParseInt(h.Get(HeaderLeaderToken), 10, 64)
-	return v, true
 }
 
 // single is the value of a header sent once; "" (which parses as nothing)

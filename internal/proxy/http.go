@@ -19,13 +19,6 @@ import (
 // racing its close with a request.
 const appIdleTimeout = 4 * time.Second
 
-// flushEvery bounds how long a part of an answer of known length waits in
-// the server's buffer. Not -1 (at once): that costs a flush of the headers
-// on a goroutine of its own and a write per part, which doubled what a
-// small answer cost on its way through; a whole small answer leaves in one
-// write when the handler returns.
-const flushEvery = 5 * time.Millisecond
-
 // maxIdlePerHost bounds the kept-alive HTTP/1 connections to the
 // application and to each peer's proxy (upgrades).
 const maxIdlePerHost = 64

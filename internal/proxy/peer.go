@@ -92,16 +92,3 @@ func (h *httpProxy) mark(q *exchange, d decision) bool {
 	}
 	return q.r.Context().Err() == nil && h.p.stillLeads(d.route.Token)
 }
-
-// bounce answers a forward this proxy does not take: 421 with its view of
-// the leader, unprocessed.
-func bounce(q *exchange, view Route) Result {
-	setView(q.w.Header(), view)
-	if q.r.ProtoMajor == 1 {
-		// What is left of the body would otherwise be read to keep the
-		// connection.
-		q.w.Header().Set("Connection", "close")
-	}
-	writeError(q.w, http.StatusMisdirectedRequest, "this participant is not the leader the forward names; route it again")
-	return ResultBounced
-}

@@ -25,7 +25,7 @@ import (
 // unprocessed, to the proxy before, which holds it and routes it again as
 // its own view of the leader moves on. HTTP mode forwards once only: a
 // forward names the leadership it is meant for, and a proxy that is not
-// that leadership bounces it with its own view (peer.go).
+// that leadership bounces it with its own view (misdirected.go).
 const maxHops = 2
 
 var (
@@ -84,15 +84,6 @@ type Proxy struct {
 	// hint is a newer leadership than this participant's view names, as
 	// a peer's 421 told it: forwards go there until the view catches up.
 	hint *Route
-}
-
-// scope ends with a leadership (this participant's, or the leader's a
-// follower forwards to): what is bound to it is cut when it ends.
-type scope struct {
-	token  int64
-	addr   string
-	ctx    context.Context
-	cancel context.CancelCauseFunc
 }
 
 // httpProxy is HTTP mode: clients on Listen (HTTP/1.1, and HTTP/2 with
@@ -315,11 +306,6 @@ func (p *Proxy) placedScope(token int64) context.Context {
 	}
 	p.placed[token] = s
 	return s.ctx
-}
-
-func newScope(r Route) *scope {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	return &scope{token: r.Token, addr: r.Addr, ctx: ctx, cancel: cancel}
 }
 
 // routeLocked is the route as the Leadership says, or the newer
