@@ -134,19 +134,18 @@ func podReady(p corev1.Pod) bool {
 	return false
 }
 
-// running reports whether every one of the pod's containers runs: the
-// app, electd and, in the proxy flavour, electd-hold.
+// running reports whether both of the pod's containers run.
 func running(p corev1.Pod) bool {
 	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 		return false
 	}
-	all := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-	for _, s := range all {
-		if s.State.Running == nil {
-			return false
+	n := 0
+	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if s.State.Running != nil {
+			n++
 		}
 	}
-	return len(all) >= 2
+	return n == 2
 }
 
 // settle is how long the leader and the Service's ready endpoints must
