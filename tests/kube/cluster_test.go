@@ -169,22 +169,29 @@ func (k *kubeEnv) tokenFile(t *testing.T, sa string) string {
 	return p
 }
 
-// electdEnv is what the kubelet and the overlay give electd in pod id: the
-// in-cluster variables, the downward API and the kubernetes.* keys.
-func (k *kubeEnv) electdEnv(t *testing.T, zk, path, id, tokenFile string) []string {
+// podEnv is what the kubelet gives electd in pod id (the in-cluster
+// variables and the downward API) and the keys every test sets; more adds
+// the kubernetes.* keys of the mode under test.
+func (k *kubeEnv) podEnv(t *testing.T, zk, path, id, tokenFile string, more ...string) []string {
 	u, err := url.Parse(k.c.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []string{
+	return append([]string{
 		"KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port(),
 		"POD_NAME=" + id, "POD_NAMESPACE=" + k.ns,
-		"ELECTD_KUBERNETES_LEADER_LABEL=" + leaderLabel, "ELECTD_KUBERNETES_LEASE_NAME=" + k.lease,
 		"ELECTD_KUBERNETES_TOKEN_FILE=" + tokenFile, "ELECTD_KUBERNETES_CA_FILE=" + k.c.CAFile,
-		"ELECTD_KUBERNETES_RECHECK_INTERVAL=" + recheck.String(),
 		"ELECTD_ZOOKEEPER_SERVERS=" + zk, "ELECTD_ELECTION_PATH=" + path,
-		"ELECTD_ZOOKEEPER_SESSION_TIMEOUT=4s",
-	}
+	}, more...)
+}
+
+// electdEnv is what the overlay gives electd in pod id: the label, the
+// Lease and the recheck interval.
+func (k *kubeEnv) electdEnv(t *testing.T, zk, path, id, tokenFile string) []string {
+	return k.podEnv(t, zk, path, id, tokenFile,
+		"ELECTD_KUBERNETES_LEADER_LABEL="+leaderLabel, "ELECTD_KUBERNETES_LEASE_NAME="+k.lease,
+		"ELECTD_KUBERNETES_RECHECK_INTERVAL="+recheck.String(),
+		"ELECTD_ZOOKEEPER_SESSION_TIMEOUT=4s")
 }
 
 // monitor reads the labelled pods every 50ms and remembers every read that

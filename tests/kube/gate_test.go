@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -85,22 +84,12 @@ func setupChart(t *testing.T, c *kubetest.Cluster, ns string, args ...string) *k
 	return k
 }
 
-// gateEnv is what the kubelet and the chart give electd in pod id with
-// electd.participantGate: the in-cluster variables, the downward API and
-// the key; no label, no Lease.
+// gateEnv is what the chart gives electd in pod id with
+// electd.participantGate: the key; no label, no Lease.
 func (k *kubeEnv) gateEnv(t *testing.T, zk, path, id, tokenFile string) []string {
-	u, err := url.Parse(k.c.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []string{
-		"KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port(),
-		"POD_NAME=" + id, "POD_NAMESPACE=" + k.ns,
+	return k.podEnv(t, zk, path, id, tokenFile,
 		"ELECTD_KUBERNETES_PARTICIPANT_GATE=true",
-		"ELECTD_KUBERNETES_TOKEN_FILE=" + tokenFile, "ELECTD_KUBERNETES_CA_FILE=" + k.c.CAFile,
-		"ELECTD_ZOOKEEPER_SERVERS=" + zk, "ELECTD_ELECTION_PATH=" + path,
-		"ELECTD_ZOOKEEPER_SESSION_TIMEOUT=" + gateSession.String(),
-	}
+		"ELECTD_ZOOKEEPER_SESSION_TIMEOUT="+gateSession.String())
 }
 
 // conditions reads a pod's status.conditions, type -> status.
