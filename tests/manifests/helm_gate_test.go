@@ -1,7 +1,6 @@
 package manifests
 
 import (
-	"path"
 	"reflect"
 	"slices"
 	"testing"
@@ -40,16 +39,7 @@ func TestChartParticipantGate(t *testing.T) {
 			if ns := env["POD_NAMESPACE"].ValueFrom; ns == nil || ns.FieldRef == nil || ns.FieldRef.FieldPath != "metadata.namespace" {
 				t.Errorf("POD_NAMESPACE: %+v, want the downward API's metadata.namespace", env["POD_NAMESPACE"])
 			}
-			if spec.ServiceAccountName != "web-electd" {
-				t.Errorf("serviceAccountName %q, want web-electd", spec.ServiceAccountName)
-			}
-			dir := path.Dir(kube.DefaultTokenFile)
-			for _, ctr := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
-				mounts := slices.ContainsFunc(ctr.VolumeMounts, func(vm corev1.VolumeMount) bool { return vm.MountPath == dir })
-				if mounts != (ctr.Name == "electd") {
-					t.Errorf("container %s mounts %s: %v, want only electd to", ctr.Name, dir, mounts)
-				}
-			}
+			checkTokenOnlyElectd(t, spec) // the gate's calls need the token
 			role := objectOf[*rbacv1.Role](t, objs, "Role", "web-electd")
 			if len(role.Rules) != c.rules || !slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool { return reflect.DeepEqual(r, gateRule) }) {
 				t.Errorf("Role rules %+v: want %d, the gate's %+v among them", role.Rules, c.rules, gateRule)

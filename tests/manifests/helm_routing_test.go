@@ -18,6 +18,25 @@ import (
 	"github.com/electd/electd/internal/kube"
 )
 
+// checkTokenOnlyElectd checks the pod runs as the chart's web-electd and
+// only electd's container gets its API token.
+func checkTokenOnlyElectd(t *testing.T, spec corev1.PodSpec) {
+	t.Helper()
+	if spec.ServiceAccountName != "web-electd" {
+		t.Errorf("serviceAccountName %q, want web-electd", spec.ServiceAccountName)
+	}
+	if a := spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Error("automountServiceAccountToken is not false: the app container would get the token")
+	}
+	dir := path.Dir(kube.DefaultTokenFile)
+	for _, ctr := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		mounts := slices.ContainsFunc(ctr.VolumeMounts, func(vm corev1.VolumeMount) bool { return vm.MountPath == dir })
+		if mounts != (ctr.Name == "electd") {
+			t.Errorf("container %s mounts %s: %v, want only electd to", ctr.Name, dir, mounts)
+		}
+	}
+}
+
 // objectOf finds the rendered object kind/name.
 func objectOf[T any](t *testing.T, objs []object, kind, name string) T {
 	t.Helper()
@@ -64,19 +83,7 @@ func TestChartLabelRoutingValues(t *testing.T) {
 			checkEveryPodReady(t, objs, d, sc)
 
 			spec := d.Spec.Template.Spec
-			if spec.ServiceAccountName != "web-electd" {
-				t.Errorf("serviceAccountName %q, want web-electd", spec.ServiceAccountName)
-			}
-			if a := spec.AutomountServiceAccountToken; a == nil || *a {
-				t.Error("automountServiceAccountToken is not false: the app container would get the token")
-			}
-			dir := path.Dir(kube.DefaultTokenFile)
-			for _, ctr := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
-				mounts := slices.ContainsFunc(ctr.VolumeMounts, func(vm corev1.VolumeMount) bool { return vm.MountPath == dir })
-				if mounts != (ctr.Name == "electd") {
-					t.Errorf("container %s mounts %s: %v, want only electd to", ctr.Name, dir, mounts)
-				}
-			}
+			checkTokenOnlyElectd(t, spec)
 
 			role := objectOf[*rbacv1.Role](t, objs, "Role", "web-electd")
 			want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "patch"}}}
