@@ -32,9 +32,7 @@ const cutOffFor = 30 * time.Second
 // 38's bar). A connection kube-proxy sent to the lost pod's address never
 // reached an electd: counted apart, it is what the Service's readiness
 // costs (docs/kubernetes.md, "A crashed sidecar, a lost node").
-func testCutOff(t *testing.T, d *Deployment, rep *Report) {
-	ctx := context.Background()
-	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
+func testCutOff(t *testing.T, ctx context.Context, d *Deployment, leader string, rep *Report) {
 	pod, err := d.Pod(leader)
 	if err != nil {
 		t.Fatal(err)

@@ -27,9 +27,7 @@ import (
 // lock. Killing the app leaves electd leading,
 // but for the proxy flavour, whose leader hands over once its app refuses
 // connections (and stands again once the restarted app takes them).
-func testKill(t *testing.T, d *Deployment, container string, rep *Report) {
-	ctx := context.Background()
-	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
+func testKill(t *testing.T, ctx context.Context, d *Deployment, leader, container string, rep *Report) {
 	pod, err := d.Pod(leader)
 	if err != nil {
 		t.Fatal(err)

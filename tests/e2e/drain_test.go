@@ -18,11 +18,8 @@ import (
 // budget allows: the readiness flavour's (maxUnavailable: 100%) lets every
 // pod go at once, the label flavour's (maxUnavailable: 1) one, then refuses
 // until a replacement is Ready.
-func testDrain(t *testing.T, d *Deployment, rep *Report) {
-	ctx := context.Background()
-	ns := d.F.Namespace
-	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
-	pdb, _ := d.N.Kubectl(ctx, "get", "pdb", "app", "-n", ns, "-o", "jsonpath={.spec} allowed={.status.disruptionsAllowed} healthy={.status.currentHealthy} desired={.status.desiredHealthy}")
+func testDrain(t *testing.T, ctx context.Context, d *Deployment, leader string, rep *Report) {
+	pdb, _ := d.N.Kubectl(ctx, "get", "pdb", "app", "-n", d.F.Namespace, "-o", "jsonpath={.spec} allowed={.status.disruptionsAllowed} healthy={.status.currentHealthy} desired={.status.desiredHealthy}")
 	before, err := d.Pods()
 	if err != nil {
 		t.Fatal(err)

@@ -36,9 +36,7 @@ import (
 // every other listening port to no pod at all. A port added to a flavour
 // without a matching rule fails here, where an enforcing plugin would
 // drop its traffic.
-func testPolicies(t *testing.T, d *Deployment, rep *Report) {
-	ctx := context.Background()
-	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
+func testPolicies(t *testing.T, ctx context.Context, d *Deployment, leader string, rep *Report) {
 	var list networkingv1.NetworkPolicyList
 	if err := d.N.Get("/apis/networking.k8s.io/v1/namespaces/"+d.F.Namespace+"/networkpolicies", &list); err != nil {
 		t.Fatal(err)

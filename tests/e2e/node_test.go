@@ -96,24 +96,29 @@ func runFlavour(t *testing.T, n *nodetest.Node, moduleDir string, f Flavour, rep
 	// The first start includes the ensemble's: three JVMs, a quorum.
 	leader := d.atRest(t, ctx, 6*time.Minute, fmt.Sprintf("%s never settled", f.Name))
 	t.Logf("%s settled %v after kubectl apply -k, leader %s", f.Name, time.Since(deployed).Round(10*time.Millisecond), leader)
+	// Most scenarios start from the flavour at rest and its leader, with ctx:
+	// it outlives each test, as their t.Cleanup functions need.
+	rest := func(t *testing.T) string { return d.atRest(t, ctx, 3*time.Minute, "not at rest") }
 	if !f.Peer {
 		t.Run("start", func(t *testing.T) { testStart(t, d, deployed, rep) })
-		t.Run("security", func(t *testing.T) { testSecurity(t, d, rep) })
-		t.Run("policies", func(t *testing.T) { testPolicies(t, d, rep) })
+		t.Run("security", func(t *testing.T) {
+			testSecurity(t, ctx, d, d.atRest(t, ctx, time.Minute, "not at rest"), rep)
+		})
+		t.Run("policies", func(t *testing.T) { testPolicies(t, ctx, d, rest(t), rep) })
 	}
 	t.Run("delete", func(t *testing.T) { testDelete(t, d, *deletesFlag, rep) })
 	// client-go's elector runs in the peers' container named electd: its
 	// crash and a lost pod are measured beside electd's, nothing more.
-	t.Run("kill-electd", func(t *testing.T) { testKill(t, d, "electd", rep) })
+	t.Run("kill-electd", func(t *testing.T) { testKill(t, ctx, d, rest(t), "electd", rep) })
 	if f.Peer {
-		t.Run("cutoff", func(t *testing.T) { testCutOff(t, d, rep) })
+		t.Run("cutoff", func(t *testing.T) { testCutOff(t, ctx, d, rest(t), rep) })
 		return
 	}
-	t.Run("kill-app", func(t *testing.T) { testKill(t, d, "app", rep) })
-	t.Run("cutoff", func(t *testing.T) { testCutOff(t, d, rep) })
-	t.Run("rollout", func(t *testing.T) { testRollout(t, d, rep) })
+	t.Run("kill-app", func(t *testing.T) { testKill(t, ctx, d, rest(t), "app", rep) })
+	t.Run("cutoff", func(t *testing.T) { testCutOff(t, ctx, d, rest(t), rep) })
+	t.Run("rollout", func(t *testing.T) { testRollout(t, ctx, d, rest(t), rep) })
 	for range *drainsFlag {
-		t.Run("drain", func(t *testing.T) { testDrain(t, d, rep) })
+		t.Run("drain", func(t *testing.T) { testDrain(t, ctx, d, rest(t), rep) })
 	}
 	if f.ZooKeeperScenarios {
 		t.Run("zookeeper", func(t *testing.T) { testZooKeeper(t, d, rep) })

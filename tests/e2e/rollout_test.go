@@ -16,10 +16,8 @@ import (
 // wait` on updatedReplicas is the check); the Service never lists two pods
 // and no request reaches a pod that is not leading. It reports the leader
 // changes, the time without a leader and without an endpoint.
-func testRollout(t *testing.T, d *Deployment, rep *Report) {
-	ctx := context.Background()
+func testRollout(t *testing.T, ctx context.Context, d *Deployment, leader string, rep *Report) {
 	ns := d.F.Namespace
-	leader := d.atRest(t, ctx, 3*time.Minute, "not at rest")
 	before, err := d.Pods()
 	if err != nil {
 		t.Fatal(err)

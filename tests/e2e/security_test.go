@@ -20,15 +20,13 @@ import (
 // the API token only in electd's container where a flavour mounts one;
 // and electd's GOMEMLIMIT taken from its memory limit, which its Go runtime
 // reports on /metrics.
-func testSecurity(t *testing.T, d *Deployment, rep *Report) {
-	ctx := context.Background()
+func testSecurity(t *testing.T, ctx context.Context, d *Deployment, leader string, rep *Report) {
 	// GOMEMLIMIT: the memory limit (deploy/k8s/app.yaml's 64Mi, as bytes
 	// from resourceFieldRef), or the flavour's own value below its limit.
 	wantLimit, wantEnv := int64(64<<20), "67108864"
 	if d.F.GoMemLimit != 0 {
 		wantLimit, wantEnv = d.F.GoMemLimit, fmt.Sprintf("%dMiB", d.F.GoMemLimit>>20)
 	}
-	leader := d.atRest(t, ctx, time.Minute, "not at rest")
 	pod, err := d.Pod(leader)
 	if err != nil {
 		t.Fatal(err)
