@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/electd/electd/tests/bench"
 	"github.com/electd/electd/tests/harness/electdtest"
@@ -30,31 +31,49 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg := bench.Defaults()
 	fs := flag.NewFlagSet("electd-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Electd, "electd", "", "electd binary to run (default: go build ./cmd/electd)")
+	// Each of these flags sets a field of cfg; its value there is the default.
+	for _, f := range []struct {
+		name  string
+		field any // *int, *time.Duration or *string
+		usage string
+	}{
+		{"electd", &cfg.Electd, "electd binary to run (default: go build ./cmd/electd)"},
+		{"rounds", &cfg.Rounds, "graceful handoff rounds (electd, Curator, floor)"},
+		{"warmup", &cfg.Warmup, "rounds run first and not counted"},
+		{"policy-rounds", &cfg.PolicyRounds, "graceful handoff rounds between two electd, election.handoff alternating newest and next"},
+		{"session-timeout", &cfg.SessionTimeout, "requested session timeout"},
+		{"crash-rounds", &cfg.CrashRounds, "SIGKILL failover rounds"},
+		{"crash-timeout", &cfg.CrashTimeout, "requested session timeout in the crash rounds"},
+		{"idle", &cfg.IdleParticipants, "idle participants of electd and of Curator"},
+		{"idle-window", &cfg.IdleWindow, "how long idle load is counted"},
+		{"scale-rounds", &cfg.ScaleRounds, "handoffs timed at each scale"},
+		{"elections", &cfg.Elections, "elections of 3 participants, in-process on 3 servers"},
+		{"footprint-window", &cfg.FootprintWindow, "idle electd RSS and CPU window"},
+		{"load", &cfg.LoadDuration, "/healthz/leader load duration"},
+		{"load-conns", &cfg.LoadConns, "/healthz/leader keep-alive connections"},
+		{"forward-requests", &cfg.ForwardRequests, "requests timed one at a time along each forwarding path"},
+		{"forward-conns", &cfg.ForwardConns, "kept-alive clients that drive each forwarding path to saturation"},
+		{"forward-load", &cfg.ForwardLoad, "how long each forwarding path is driven to saturation"},
+		{"fault-rounds", &cfg.FaultRounds, "rounds of each fault under load through the forwarding proxies (0: none)"},
+		{"fault-window", &cfg.FaultWindow, "how long each fault lasts before it heals"},
+		{"forward-rounds", &cfg.ForwardRounds, "rounds of each hand-over under load through the forwarding proxies"},
+		{"zk-heap", &cfg.ZKHeap, "-Xmx of the 3-server ensemble's JVMs (scale section)"},
+		{"join-limit", &cfg.JoinLimit, "longest wait for a scale configuration to join (default 30s + 10ms per participant)"},
+	} {
+		switch p := f.field.(type) {
+		case *int:
+			fs.IntVar(p, f.name, *p, f.usage)
+		case *time.Duration:
+			fs.DurationVar(p, f.name, *p, f.usage)
+		case *string:
+			fs.StringVar(p, f.name, *p, f.usage)
+		default:
+			panic(fmt.Sprintf("flag -%s: a field of type %T", f.name, p))
+		}
+	}
 	only := fs.String("only", "", "comma-separated sections to run: "+strings.Join(bench.Sections, ","))
-	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "graceful handoff rounds (electd, Curator, floor)")
-	fs.IntVar(&cfg.Warmup, "warmup", cfg.Warmup, "rounds run first and not counted")
-	fs.IntVar(&cfg.PolicyRounds, "policy-rounds", cfg.PolicyRounds, "graceful handoff rounds between two electd, election.handoff alternating newest and next")
-	fs.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "requested session timeout")
-	fs.IntVar(&cfg.CrashRounds, "crash-rounds", cfg.CrashRounds, "SIGKILL failover rounds")
-	fs.DurationVar(&cfg.CrashTimeout, "crash-timeout", cfg.CrashTimeout, "requested session timeout in the crash rounds")
-	fs.IntVar(&cfg.IdleParticipants, "idle", cfg.IdleParticipants, "idle participants of electd and of Curator")
-	fs.DurationVar(&cfg.IdleWindow, "idle-window", cfg.IdleWindow, "how long idle load is counted")
 	scale := fs.String("scale", joinInts(cfg.Scale), "participants of one in-process election on 3 servers, comma-separated")
-	fs.IntVar(&cfg.ScaleRounds, "scale-rounds", cfg.ScaleRounds, "handoffs timed at each scale")
-	fs.IntVar(&cfg.Elections, "elections", cfg.Elections, "elections of 3 participants, in-process on 3 servers")
-	fs.DurationVar(&cfg.FootprintWindow, "footprint-window", cfg.FootprintWindow, "idle electd RSS and CPU window")
-	fs.DurationVar(&cfg.LoadDuration, "load", cfg.LoadDuration, "/healthz/leader load duration")
-	fs.IntVar(&cfg.LoadConns, "load-conns", cfg.LoadConns, "/healthz/leader keep-alive connections")
-	fs.IntVar(&cfg.ForwardRequests, "forward-requests", cfg.ForwardRequests, "requests timed one at a time along each forwarding path")
-	fs.IntVar(&cfg.ForwardConns, "forward-conns", cfg.ForwardConns, "kept-alive clients that drive each forwarding path to saturation")
-	fs.DurationVar(&cfg.ForwardLoad, "forward-load", cfg.ForwardLoad, "how long each forwarding path is driven to saturation")
-	fs.IntVar(&cfg.FaultRounds, "fault-rounds", cfg.FaultRounds, "rounds of each fault under load through the forwarding proxies (0: none)")
-	fs.DurationVar(&cfg.FaultWindow, "fault-window", cfg.FaultWindow, "how long each fault lasts before it heals")
 	faults := fs.String("faults", "", "comma-separated faults of the forward section to run (default all): "+strings.Join(bench.FaultKeys(), ","))
-	fs.IntVar(&cfg.ForwardRounds, "forward-rounds", cfg.ForwardRounds, "rounds of each hand-over under load through the forwarding proxies")
-	fs.StringVar(&cfg.ZKHeap, "zk-heap", cfg.ZKHeap, "-Xmx of the 3-server ensemble's JVMs (scale section)")
-	fs.DurationVar(&cfg.JoinLimit, "join-limit", 0, "longest wait for a scale configuration to join (default 30s + 10ms per participant)")
 	budget := fs.Int64("mem-budget-mib", cfg.MemBudget>>20, "stop a scale size when it grows the bench process's RSS by more than this (MiB)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the in-process participants of the scale section) to this file")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
