@@ -28,6 +28,10 @@ type Answer struct {
 	// Responded: an HTTP answer came, so a live electd or app gave it; a
 	// failure with one is never the network's.
 	Responded bool
+	// Untranslated: the connection found no route and conntrack kept its
+	// reply source as the Service's own address: kube-proxy sent it to no
+	// pod, so no electd could have held it.
+	Untranslated bool
 }
 
 // Prober sends a GET to a Service's ClusterIP every Interval from inside
@@ -84,7 +88,9 @@ func Probe(ctx context.Context, n *nodetest.Node, url string, interval, timeout 
 			if err != nil {
 				a.Err = err.Error()
 				if strings.Contains(a.Err, "connect: no route to host") {
-					a.Err += "; " + unrouted(n, url)
+					var why string
+					why, a.Untranslated = unrouted(n, url)
+					a.Err += "; " + why
 				}
 			}
 			a.Done = time.Now()
@@ -123,12 +129,13 @@ func (p *Prober) FirstFrom(from time.Time, pod string) (Answer, bool) {
 // unrouted says where the node sent a connection that found no route: the
 // connections to the Service's address that conntrack still has
 // unanswered (their reply source is the pod address kube-proxy chose) and
-// the neighbour entries that failed. The failure still counts; this is
-// evidence for finding its cause, which is not known yet.
-func unrouted(n *nodetest.Node, rawURL string) string {
+// the neighbour entries that failed. untranslated: one of them kept the
+// Service's address as its reply source, so kube-proxy had no rule for it
+// and the node looked for the Service's address itself on its link.
+func unrouted(n *nodetest.Node, rawURL string) (why string, untranslated bool) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "conntrack: " + err.Error()
+		return "conntrack: " + err.Error(), false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -137,6 +144,7 @@ func unrouted(n *nodetest.Node, rawURL string) string {
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.Contains(l, "UNREPLIED") && len(lines) < 5 {
 			lines = append(lines, strings.Join(strings.Fields(l), " "))
+			untranslated = untranslated || notTranslated(l, u.Hostname())
 		}
 	}
 	if err != nil {
@@ -144,5 +152,12 @@ func unrouted(n *nodetest.Node, rawURL string) string {
 	}
 	neigh, _ := n.Netns.CommandContext(ctx, "ip", "neigh", "show", "nud", "failed").CombinedOutput()
 	return fmt.Sprintf("conntrack unreplied: [%s]; failed neighbours: [%s]",
-		strings.Join(lines, " | "), strings.Join(strings.Fields(string(neigh)), " "))
+		strings.Join(lines, " | "), strings.Join(strings.Fields(string(neigh)), " ")), untranslated
+}
+
+// notTranslated says whether a conntrack line's reply tuple comes from
+// host itself: no DNAT was applied to that connection.
+func notTranslated(line, host string) bool {
+	_, reply, ok := strings.Cut(line, "[UNREPLIED]")
+	return ok && strings.HasPrefix(strings.TrimSpace(reply), "src="+host+" ")
 }
