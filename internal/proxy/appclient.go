@@ -92,7 +92,7 @@ func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 		return nil, ac.failed(ctx, err)
 	}
 	if ac.headers > 0 {
-		_ = cc.c.SetReadDeadline(time.Now().Add(ac.headers))
+		setReadDeadline(ctx, cc.c, time.Now().Add(ac.headers))
 	}
 	cc.lr.left = ac.maxHead
 	var res *http.Response
@@ -115,7 +115,7 @@ func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	_ = cc.c.SetReadDeadline(zeroTime)
+	setReadDeadline(ctx, cc.c, zeroTime)
 	cc.lr.left = math.MaxInt64
 	if res.StatusCode == http.StatusSwitchingProtocols {
 		// Not asked for (upgrades go by the Transport): not HTTP any more.
@@ -130,6 +130,16 @@ func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	b.rc, res.Body = res.Body, b
 	return res, nil
+}
+
+// setReadDeadline sets c's read deadline to at, unless ctx has ended: the
+// end's AfterFunc may have set the deadline in the past already, and at
+// must not undo it.
+func setReadDeadline(ctx context.Context, c net.Conn, at time.Time) {
+	_ = c.SetReadDeadline(at)
+	if ctx.Err() != nil {
+		_ = c.SetDeadline(past)
+	}
 }
 
 // failed is the error of a round trip that broke off: the cause of ctx

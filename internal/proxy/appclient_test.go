@@ -2,11 +2,14 @@ package proxy
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -210,5 +213,20 @@ func TestAppClientBodyInHand(t *testing.T) {
 	}
 	if inHand(io.NopCloser(strings.NewReader("ok"))) {
 		t.Fatal("the Transport's body: in hand")
+	}
+}
+
+// A read deadline set after the round trip's context ended must not undo
+// the end: the read fails at once, it does not wait for the deadline.
+func TestSetReadDeadlineKeepsAnEndedContext(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	setReadDeadline(ctx, a, time.Now().Add(time.Hour))
+	go func() { _, _ = b.Write([]byte{1}) }() // what a read that waits would get
+	if _, err := a.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read after an ended context: %v, want a deadline exceeded", err)
 	}
 }
