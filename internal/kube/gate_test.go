@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -213,18 +212,7 @@ func newGateHarness(t *testing.T, st election.Status, pods ...string) *gateHarne
 // before each poll.
 func (h *gateHarness) eventually(what string, step time.Duration, cond func() bool) {
 	h.t.Helper()
-	polled := false
-	err := testkit.Until(context.Background(), 10*time.Second, 2*time.Millisecond, func() error {
-		if polled && step > 0 {
-			h.clock.Advance(step)
-		}
-		polled = true
-		if !cond() {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-	if err != nil {
+	if err := advanceUntil(h.clock, step, cond); err != nil {
 		h.t.Fatalf("timed out waiting for %s; writes %v; log:\n%s", what, h.api.writeLog(), h.logs)
 	}
 }

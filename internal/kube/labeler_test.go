@@ -73,10 +73,19 @@ func (h *harness) run() {
 // before each poll (0: not at all).
 func (h *harness) eventually(what string, step time.Duration, cond func() bool) {
 	h.t.Helper()
+	if err := advanceUntil(h.clock, step, cond); err != nil {
+		h.t.Fatalf("timed out waiting for %s; API calls %v; log:\n%s", what, h.api.callLog(), h.logs)
+	}
+}
+
+// advanceUntil polls cond for up to 10 s, advancing clock by step before
+// every poll but the first (0: not at all). The labeler's and the gate's
+// harnesses share it.
+func advanceUntil(clock *clocktest.Fake, step time.Duration, cond func() bool) error {
 	polled := false
-	err := testkit.Until(context.Background(), 10*time.Second, 2*time.Millisecond, func() error {
+	return testkit.Until(context.Background(), 10*time.Second, 2*time.Millisecond, func() error {
 		if polled && step > 0 {
-			h.clock.Advance(step)
+			clock.Advance(step)
 		}
 		polled = true
 		if !cond() {
@@ -84,9 +93,6 @@ func (h *harness) eventually(what string, step time.Duration, cond func() bool) 
 		}
 		return nil
 	})
-	if err != nil {
-		h.t.Fatalf("timed out waiting for %s; API calls %v; log:\n%s", what, h.api.callLog(), h.logs)
-	}
 }
 
 func (h *harness) labelled(pod string) bool {
