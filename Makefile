@@ -105,7 +105,7 @@ bench: build ## the bench: handoff vs Curator, failover, ZooKeeper load, scale, 
 
 .PHONY: quote
 quote: ## rewrite the figures README.md, BENCHMARKS.md and docs/kubernetes.md quote from the kept reports in docs/bench
-	$(GO) test -count=1 -run '^TestDocsQuoteTheKept' ./tests/bench ./tests/e2e -args -update
+	$(GO) test -count=1 -run '^TestDocsQuoteTheKeptReports$$' ./tests/docs -args -update
 
 .PHONY: microbench
 microbench: ## Go microbenchmarks (go test -bench), no tests

@@ -13,7 +13,7 @@ import (
 // A make bench report kept in docs/bench is what BENCHMARKS.md and the
 // README's Performance section quote: the regions between
 // <!-- bench:NAME --> and <!-- /bench:NAME --> are written from the
-// report's lines (tests/harness/quote), never by hand. quote_test.go keeps them
+// report's lines (tests/harness/quote), never by hand. tests/docs keeps them
 // so; make quote rewrites them from the newest kept report.
 
 // KeptReport is a kept report, as far as the docs quote it.

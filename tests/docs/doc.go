@@ -6,6 +6,8 @@
 // runs it (run, node, manual). Its links: every relative link in README.md,
 // docs/ and the other *.md files names a file or directory that exists, and
 // every #anchor names a heading of its target as GitHub writes the heading's
-// id; external links (http, https, mailto) are not fetched. There is no Go
+// id; external links (http, https, mailto) are not fetched. Its figures:
+// every quoted region says what its kept report says (tests/harness/quote;
+// -update writes them, as make quote does). There is no Go
 // API here; see docs/development.md, "Commands in the docs".
 package docs

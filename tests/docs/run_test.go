@@ -15,7 +15,7 @@ import (
 	"github.com/electd/electd/tests/harness/zktest"
 )
 
-var update = flag.Bool("update", false, "write into the docs what their commands printed where it differs (go test ./tests/docs -run TestDocsRunLocally -update)")
+var update = flag.Bool("update", false, "write into the docs what their commands printed (TestDocsRunLocally) or what the kept reports say (make quote) where it differs")
 
 const (
 	repo = "../.."

@@ -16,7 +16,7 @@ import (
 // A make e2e report kept in docs/bench is what BENCHMARKS.md's Kubernetes
 // section, the README's flavour chooser and docs/kubernetes.md quote: the
 // regions between <!-- e2e:NAME --> and <!-- /e2e:NAME --> in those files
-// are written from the report's lines by QuoteRegions (quote_test.go keeps
+// are written from the report's lines by QuoteRegions (tests/docs keeps
 // them so, -update rewrites them), never by hand.
 
 // KeptReport is a kept report, as far as the docs quote it.
@@ -33,6 +33,9 @@ type KeptReport struct {
 	unannounced map[string][]string
 	sections    map[string][]string // a flavour's lines
 }
+
+// QuotedFiles are the files that quote an e2e report.
+var QuotedFiles = []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"}
 
 // NamedKept is the kept report BENCHMARKS.md's e2e:run region names.
 func NamedKept(root string) (string, error) {

@@ -6,22 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/electd/electd/tests/harness/quote"
 )
-
-var quoteFlag, updateFlag = quote.Flags("e2e", "the one BENCHMARKS.md names")
-
-// The figures of the node's runs in BENCHMARKS.md, the README's chooser and
-// docs/kubernetes.md are the kept report's, as QuoteRegions renders them:
-// a figure edited by hand, or a report replaced without -update, fails.
-func TestDocsQuoteTheKeptReport(t *testing.T) {
-	quote.Kept[*KeptReport]{Root: "../..", Kind: "e2e", Path: *quoteFlag, Find: NamedKept, Read: ReadKeptReport,
-		Files:   []string{"README.md", "BENCHMARKS.md", "docs/kubernetes.md"},
-		Regions: Regions,
-		Fix:     "go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=<that report>",
-	}.Check(t, *updateFlag)
-}
 
 // QuoteRegions rewrites a region from the report and reports it while it
 // differs; text outside the regions is left alone.

@@ -155,7 +155,7 @@ func renderReadinessRollout(r *KeptReport) (string, error) {
 }
 
 func renderRun(r *KeptReport) (string, error) {
-	s := fmt.Sprintf("The run quoted here is [%s](%s), kept as `make e2e E2EFLAGS=-e2e.deletes=10`\nwrote it; every figure in this section is copied from it or computed from its lines\n(`go test ./tests/e2e -run TestDocsQuoteTheKeptReport -update -e2e.quote=%s` writes them). Its first line:\n\n> %s\n\n", r.Path, r.Path, r.Path, r.First)
+	s := fmt.Sprintf("The run quoted here is [%s](%s), kept as `make e2e E2EFLAGS=-e2e.deletes=10`\nwrote it; every figure in this section is copied from it or computed from its lines\n(`go test ./tests/docs -run TestDocsQuoteTheKeptReports -update -e2e.quote=%s` writes them). Its first line:\n\n> %s\n\n", r.Path, r.Path, r.Path, r.First)
 	if r.LowerMedian {
 		s += "Its medians of an even count of deletes are the lower of the two middle values (the report predates the mean of the two). "
 	}

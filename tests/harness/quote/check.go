@@ -1,7 +1,6 @@
 package quote
 
 import (
-	"flag"
 	"strings"
 	"testing"
 )
@@ -45,11 +44,4 @@ func (k Kept[R]) Check(t testing.TB, update bool) {
 	for _, u := range unknown {
 		t.Errorf("%s is not one of the regions written from the report", u)
 	}
-}
-
-// Flags defines a quote test's flags: -KIND.quote names the kept report
-// (without it, the one dflt says), and -update rewrites the regions.
-func Flags(kind, dflt string) (report *string, update *bool) {
-	return flag.String(kind+".quote", "", "the kept report the docs quote (default: "+dflt+")"),
-		flag.Bool("update", false, "rewrite the docs' quoted regions from the kept report")
 }

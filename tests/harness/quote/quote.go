@@ -2,8 +2,8 @@
 // a region between <!-- KIND:NAME --> and <!-- /KIND:NAME --> in a
 // Markdown file is written from the report by its Region's Render, never
 // by hand. make e2e's report (KIND e2e, tests/e2e) and make bench's
-// (KIND bench, tests/bench) are quoted this way; each has a test that
-// fails while a region differs and rewrites it with -update.
+// (KIND bench, tests/bench) are quoted this way; tests/docs fails while a
+// region differs, and rewrites it with -update.
 package quote
 
 import (
