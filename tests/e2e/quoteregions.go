@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -17,20 +18,34 @@ var chooserNames = []struct{ flavour, name string }{
 	{"peer-fast", "client-go's Lease elector, tuned (2 s / 1 s / 0.5 s, `ReleaseOnCancel`)"},
 }
 
-// Regions are every quoted region.
-var Regions = []QuoteRegion{
-	{File: "README.md", Name: "chooser", Render: renderChooser},
-	{File: "README.md", Name: "summary", Render: renderSummary},
-	{File: "README.md", Name: "lost", Render: renderLost},
-	{File: "docs/kubernetes.md", Name: "sidecar", Render: renderSidecar},
-	{File: "docs/kubernetes.md", Name: "election-to-answer", Render: renderElectionToAnswer},
-	{File: "docs/kubernetes.md", Name: "readiness-rollout", Render: renderReadinessRollout},
-	{File: "docs/kubernetes.md", Name: "lost-node", Render: renderLostNode},
-	{File: "BENCHMARKS.md", Name: "run", Render: renderRun},
-	{File: "BENCHMARKS.md", Name: "table", Render: renderTable},
-	{File: "BENCHMARKS.md", Name: "sigterm", Render: renderSigterm},
-	{File: "BENCHMARKS.md", Name: "zookeeper", Render: renderZooKeeper},
-	{File: "BENCHMARKS.md", Name: "disruptions", Render: renderDisruptions},
+// Regions are every quoted region, file by file.
+var Regions = slices.Concat(
+	inFile("README.md", []QuoteRegion{
+		{Name: "chooser", Render: renderChooser},
+		{Name: "summary", Render: renderSummary},
+		{Name: "lost", Render: renderLost},
+	}),
+	inFile("docs/kubernetes.md", []QuoteRegion{
+		{Name: "sidecar", Render: renderSidecar},
+		{Name: "election-to-answer", Render: renderElectionToAnswer},
+		{Name: "readiness-rollout", Render: renderReadinessRollout},
+		{Name: "lost-node", Render: renderLostNode},
+	}),
+	inFile("BENCHMARKS.md", []QuoteRegion{
+		{Name: "run", Render: renderRun},
+		{Name: "table", Render: renderTable},
+		{Name: "sigterm", Render: renderSigterm},
+		{Name: "zookeeper", Render: renderZooKeeper},
+		{Name: "disruptions", Render: renderDisruptions},
+	}),
+)
+
+// inFile sets the file of regions.
+func inFile(file string, regions []QuoteRegion) []QuoteRegion {
+	for i := range regions {
+		regions[i].File = file
+	}
+	return regions
 }
 
 // cells returns a flavour's medians or maxima of some columns, or the
