@@ -192,32 +192,43 @@ func TestChartSecretsAreRandom(t *testing.T) {
 // install and upgrade) with a message that names it, before anything
 // reaches the cluster.
 func TestChartRejectsBadValues(t *testing.T) {
-	for _, c := range []struct {
+	type bad struct {
 		name string
 		args []string
 		want string // in Helm's message
-	}{
-		{"unknown mode", []string{"--set", "electd.mode=leader"}, "/electd/mode"},
-		{"unknown routing", []string{"--set", "routing=labels"}, "/routing"},
-		{"malformed leader label", []string{"--set", "label.key=electd.io/leader!"}, "/label/key"},
-		{"malformed Secret key", []string{"--set", "electd.zookeeperAuth.key=a/b"}, "/electd/zookeeperAuth/key"},
-		{"malformed peer key Secret name", []string{"--set", "proxy.peerKey.secretName=Peer_Key"}, "/proxy/peerKey/secretName"},
-		{"empty metrics peer", []string{"--set", "networkPolicy.metricsFrom[0]=null"}, "/networkPolicy/metricsFrom/0"},
-		{"relative path", []string{"--set", "electd.path=services/app"}, "/electd/path"},
-		{"server without a port", []string{"--set", "electd.servers={zk-1}"}, "/electd/servers/0"},
-		{"duration without a unit", []string{"--set", "electd.shutdownTimeout=10"}, "/electd/shutdownTimeout"},
+	}
+	// What the templates and Chart.yaml reject, and unknown keys.
+	cases := []bad{
 		{"misspelt key", []string{"--set", "electd.modes=latch"}, "modes"},
-		{"one replica", []string{"--set", "app.replicas=1"}, "/app/replicas"},
-		{"app on electd's port", []string{"--set", "app.port=4040"}, "/app/port"},
-		{"proxy on electd's port", []string{"--set", "proxy.port=4040"}, "/proxy/port"},
 		{"proxy on the app's port", []string{"--set", "routing=proxy", "--set", "proxy.port=8080"}, "proxy.port"},
-		{"even ensemble", []string{"--set", "zookeeper.replicas=2"}, "/zookeeper/replicas"},
 		{"no servers and no ensemble", []string{"--set", "zookeeper.enabled=false"}, "electd.servers"},
 		{"one id for all pods", []string{"--set", "electd.id=web"}, "electd.id"},
 		{"an id that is not the pod name, with the gate", []string{"--set", "electd.id=web-$(POD_NAME)", "--set", "electd.participantGate=true"}, "electd.id"},
-		{"participantGate not a boolean", []string{"--set", "electd.participantGate=yes"}, "/electd/participantGate"},
 		{"too old a Kubernetes", []string{"--kube-version", "1.28.0"}, "kubeVersion"},
+	}
+	// What values.schema.json rejects: Helm's message gives the value's
+	// path, electd.servers[0]'s as /electd/servers/0.
+	for _, c := range []struct{ name, set string }{
+		{"unknown mode", "electd.mode=leader"},
+		{"unknown routing", "routing=labels"},
+		{"malformed leader label", "label.key=electd.io/leader!"},
+		{"malformed Secret key", "electd.zookeeperAuth.key=a/b"},
+		{"malformed peer key Secret name", "proxy.peerKey.secretName=Peer_Key"},
+		{"empty metrics peer", "networkPolicy.metricsFrom[0]=null"},
+		{"relative path", "electd.path=services/app"},
+		{"server without a port", "electd.servers[0]=zk-1"},
+		{"duration without a unit", "electd.shutdownTimeout=10"},
+		{"one replica", "app.replicas=1"},
+		{"app on electd's port", "app.port=4040"},
+		{"proxy on electd's port", "proxy.port=4040"},
+		{"even ensemble", "zookeeper.replicas=2"},
+		{"participantGate not a boolean", "electd.participantGate=yes"},
 	} {
+		key, _, _ := strings.Cut(c.set, "=")
+		path := "/" + strings.NewReplacer(".", "/", "[", "/", "]", "").Replace(key)
+		cases = append(cases, bad{c.name, []string{"--set", c.set}, path})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"template", "app", chart, "--kube-version", kubeVersion}, c.args...)
 			out, stderr, status := helm(t, args...)
