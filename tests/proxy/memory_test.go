@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/electd/electd/internal/proxy"
 	"github.com/electd/electd/tests/harness/electdtest"
 	"github.com/electd/electd/tests/harness/ledger"
 	"github.com/electd/electd/tests/harness/wait"
@@ -23,7 +24,6 @@ const (
 	memoryLimit = 128 << 20
 	goMemLimit  = "100MiB"
 	bigAnswer   = 20 << 20
-	peerStreams = 256 // proxy.peer_streams' default
 )
 
 // slowReaders is how many clients TestSlowReadersMemory sends: the
@@ -68,7 +68,7 @@ func TestSlowReadersMemory(t *testing.T) {
 	// can forward at once (2 connections x proxy.peer_streams), and the
 	// RSS has not grown for 3 s since.
 	wait.For(t, 2*patience, "the requests at the leader's application", func() bool {
-		return arrivals(c) >= min(*slowReaders, 2*peerStreams)
+		return arrivals(c) >= min(*slowReaders, 2*proxy.DefaultPeerStreams)
 	})
 	peak, grew := before, time.Now()
 	wait.For(t, 2*patience, "the follower's RSS to stop growing", func() bool {
