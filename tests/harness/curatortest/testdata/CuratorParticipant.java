@@ -237,6 +237,24 @@ public final class CuratorParticipant {
         client.close();
     }
 
+    /** Carries out one command from the Go side and returns its reply line. */
+    private String answer(String cmd) throws Exception {
+        switch (cmd) {
+            case "status":
+                return status();
+            case "leading":
+                return "LEADING " + hasLeadership();
+            case "release":
+                release();
+                return "OK";
+            case "close":
+                close();
+                return "CLOSED";
+            default:
+                return "ERR unknown command " + cmd;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length < 4 || args.length > 5 || !(args[2].equals("latch") || args[2].equals("selector"))) {
             System.err.println("usage: CuratorParticipant <connectString> <path> <latch|selector> <id> [termMillis]");
@@ -265,27 +283,13 @@ public final class CuratorParticipant {
         String line;
         while ((line = in.readLine()) != null) {
             String cmd = line.trim();
+            if (cmd.isEmpty()) {
+                continue;
+            }
             try {
-                switch (cmd) {
-                    case "status":
-                        out(p.status());
-                        break;
-                    case "leading":
-                        out("LEADING " + p.hasLeadership());
-                        break;
-                    case "release":
-                        p.release();
-                        out("OK");
-                        break;
-                    case "close":
-                        p.close();
-                        out("CLOSED");
-                        System.exit(0);
-                        break;
-                    case "":
-                        break;
-                    default:
-                        out("ERR unknown command " + cmd);
+                out(p.answer(cmd));
+                if (cmd.equals("close")) {
+                    System.exit(0); // after CLOSED
                 }
             } catch (Exception e) {
                 String msg = String.valueOf(e).replace('\n', ' ');
