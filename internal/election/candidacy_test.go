@@ -128,7 +128,7 @@ func TestSwitchoverRefused(t *testing.T) {
 		want     error
 		msg      string
 	}{
-		{"unknown target", "web-9", []string{"web-2"}, ErrSwitchover, `no candidate with id "web-9"`},
+		{"unknown target", "web-9", []string{"web-3", "web-2"}, ErrSwitchover, `no candidate with id "web-9" in the queue (candidates: web-2, web-3)`},
 		{"curator peer ahead", "web-3", []string{"curator-1", "web-3"}, ErrSwitchover, "not electd"},
 		{"itself", "me", []string{"web-2"}, ErrSwitchover, "already leads"},
 	} {

@@ -212,10 +212,14 @@ func (q *queueRecipe) findTarget(queue []string, to string) (Participant, []Part
 	if to == q.cfg.ID {
 		return Participant{}, nil, fmt.Errorf("%w: %s already leads", ErrSwitchover, to)
 	}
+	// Sorted: the order behind the leader after a switchover is a race
+	// between the moved participants' re-queues, and a message that names
+	// the same set should read the same.
 	ids := make([]string, len(ahead))
 	for i, p := range ahead {
 		ids[i] = p.ID
 	}
+	sort.Strings(ids)
 	return Participant{}, nil, fmt.Errorf("%w: no candidate with id %q in the queue (candidates: %s)",
 		ErrSwitchover, to, strings.Join(ids, ", "))
 }
