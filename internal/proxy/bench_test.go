@@ -2,7 +2,10 @@ package proxy
 
 import (
 	"io"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -13,10 +16,12 @@ import (
 
 // BenchmarkForward measures what a forward adds on loopback, for make
 // bench (BENCHMARKS.md): the same small request sent straight to the
-// application, through the leader's proxy, and through a follower's proxy
+// application, through a bare httputil.ReverseProxy (the floor a Go proxy
+// starts from), through the leader's proxy, and through a follower's proxy
 // and then the leader's. Each reports p50 and p99 of the round trip in
 // microseconds besides ns/op; the difference from "direct" is the cost of
-// the proxies.
+// the proxies. With -trace, go tool trace -pprof=sched shows what each
+// path waits on.
 //
 //	go test -run '^$' -bench Forward -benchtime 5000x ./internal/proxy
 func BenchmarkForward(b *testing.B) {
@@ -26,9 +31,11 @@ func BenchmarkForward(b *testing.B) {
 	})
 	leader := startProxy(b, newLead(leading("a", 1)), app.addr(), Config{Clock: clock.Real()})
 	follower := startProxy(b, newLead(following("a", 1, leader.peerAddr())), newApp(b, "b", nil).addr(), Config{Clock: clock.Real()})
+	bare := bareProxy(b, app.addr())
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		for _, tc := range []struct{ name, addr string }{
 			{"direct", app.addr()},
+			{"bare", bare},
 			{"leader", leader.addr},
 			{"follower", follower.addr},
 		} {
@@ -67,4 +74,23 @@ func BenchmarkForward(b *testing.B) {
 			})
 		}
 	}
+}
+
+// bareProxy serves a bare httputil.ReverseProxy in front of app until b
+// ends, keeping idle connections as the proxy does, and returns its
+// address.
+func bareProxy(b *testing.B, app string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: maxIdlePerHost}
+	target := &url.URL{Scheme: "http", Host: app}
+	srv := &http.Server{Handler: &httputil.ReverseProxy{Transport: tr, Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() {
+		_ = srv.Close()
+		tr.CloseIdleConnections()
+	})
+	return ln.Addr().String()
 }
