@@ -101,6 +101,18 @@ func TestProxyFlavourRolloutAndDrain(t *testing.T) {
 	if err != nil || ms < 1 {
 		t.Errorf("maxSurge %v (%v): want at least 1, a new pod Ready before an old one goes", p.d.Spec.Strategy.RollingUpdate.MaxSurge, err)
 	}
+	// A new pod is Ready once its app listens; its electd stands at its next
+	// check of the app. An old leader deleted before then hands over to an
+	// old pod (docs/design/handover.md, "Handoff").
+	interval, ok := duration(p.s.env["ELECTD_APP_HEALTH_INTERVAL"].Value)
+	timeout := time.Second // app.health_timeout's default
+	if e, set := p.s.env["ELECTD_APP_HEALTH_TIMEOUT"]; set {
+		timeout, ok = duration(e.Value)
+	}
+	if ready := time.Duration(p.d.Spec.MinReadySeconds) * time.Second; !ok || ready <= interval+timeout {
+		t.Errorf("minReadySeconds %d: want more than the app's check interval and timeout (%v), so that a new pod counts once its electd stands",
+			p.d.Spec.MinReadySeconds, interval+timeout)
+	}
 }
 
 // The pod needs no API credentials: no ServiceAccount of its own, no token
