@@ -11,7 +11,7 @@ import (
 
 // commands are electd's commands, as --help lists them; the daemon itself
 // takes flags only.
-var commands = []string{"status", "release", "run", "help", "version"}
+var commands = []string{"status", "release", "run", "hold-listener", "help", "version"}
 
 // runBuiltin runs `electd help [COMMAND]` and `electd version`. It refuses
 // a first argument that is neither a command nor a flag, naming the likely
@@ -30,6 +30,8 @@ func runBuiltin(args, environ []string, stdout, stderr io.Writer) (code int, ok 
 		return 0, true
 	case "help":
 		return runHelp(args[1:], environ, stdout, stderr), true
+	case "hold-listener":
+		return runHold(args[1:], environ, stderr), true
 	}
 	return fail(stderr, unknownCommand(args[0])), true
 }
@@ -44,7 +46,7 @@ func runHelp(args, environ []string, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("help: %s: unexpected argument; electd help takes one command at most", args[1]))
 	case cli.IsCommand(args):
 		return runClient([]string{args[0], "--help"}, environ, stdout, stderr)
-	case args[0] == "run" || args[0] == "help" || args[0] == "version":
+	case args[0] == "run" || args[0] == "hold-listener" || args[0] == "help" || args[0] == "version":
 		printHelp(stdout) // they are documented there
 		return 0
 	}

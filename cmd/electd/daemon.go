@@ -56,7 +56,7 @@ func newDaemon(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) 
 		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
 	}
 	p := cfg.Prepared
-	side, err := forward.Listen(p.Proxy, p.Election.Proxy)
+	side, err := forward.Listen(p.Proxy, p.Election.Proxy, cfg.Proxy.ListenHoldDir)
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -32,7 +32,13 @@ type sidecar struct {
 }
 
 func isElectd(c *corev1.Container) bool {
-	return c.Name == "electd" || strings.Contains(imageName(c.Image), "electd")
+	return !isHolder(c) && (c.Name == "electd" || strings.Contains(imageName(c.Image), "electd"))
+}
+
+// isHolder reports electd's image running `electd hold-listener`, which
+// only keeps the proxy's ports open (proxy_test.go).
+func isHolder(c *corev1.Container) bool {
+	return len(c.Args) > 0 && c.Args[0] == "hold-listener"
 }
 
 // sidecars finds the electd container of every workload that has one and

@@ -101,6 +101,18 @@ func TestProxyFlavourRolloutAndDrain(t *testing.T) {
 	if err != nil || ms < 1 {
 		t.Errorf("maxSurge %v (%v): want at least 1, a new pod Ready before an old one goes", p.d.Spec.Strategy.RollingUpdate.MaxSurge, err)
 	}
+	// A new pod is Ready once its app listens; its electd stands at its next
+	// check of the app. An old leader deleted before then hands over to an
+	// old pod (docs/design/handover.md, "Handoff").
+	interval, ok := duration(p.s.env["ELECTD_APP_HEALTH_INTERVAL"].Value)
+	timeout := time.Second // app.health_timeout's default
+	if e, set := p.s.env["ELECTD_APP_HEALTH_TIMEOUT"]; set {
+		timeout, ok = duration(e.Value)
+	}
+	if ready := time.Duration(p.d.Spec.MinReadySeconds) * time.Second; !ok || ready <= interval+timeout {
+		t.Errorf("minReadySeconds %d: want more than the app's check interval and timeout (%v), so that a new pod counts once its electd stands",
+			p.d.Spec.MinReadySeconds, interval+timeout)
+	}
 }
 
 // The pod needs no API credentials: no ServiceAccount of its own, no token
@@ -230,6 +242,63 @@ func TestProxyFlavourPeerKeyIsARequiredSecretFile(t *testing.T) {
 			if vm.Name == vol.Name && (c != p.s.c || !vm.ReadOnly) {
 				t.Errorf("container %s mounts the peer key (read-only %v); only electd may, read-only", c.Name, vm.ReadOnly)
 			}
+		}
+	}
+}
+
+// The proxy flavour keeps its ports open through a crash of electd: a
+// native sidecar listed before electd runs `electd hold-listener` on the
+// directory electd's proxy.listen_hold_dir names, a memory-backed emptyDir
+// both mount there and nothing else does.
+func TestProxyFlavourHoldsItsPorts(t *testing.T) {
+	_, p := proxyFlavour(t)
+	spec := p.d.Spec.Template.Spec
+	dir := p.s.env["ELECTD_PROXY_LISTEN_HOLD_DIR"].Value
+	if dir == "" {
+		t.Fatal("ELECTD_PROXY_LISTEN_HOLD_DIR is not set: a crashed electd's port refuses connections until it is back")
+	}
+	var holder *corev1.Container
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if c == p.s.c {
+			break
+		}
+		if isHolder(c) {
+			holder = c
+		}
+	}
+	if holder == nil {
+		t.Fatal("no init container running hold-listener before electd")
+	}
+	if holder.RestartPolicy == nil || *holder.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Errorf("%s lacks restartPolicy: Always", holder.Name)
+	}
+	if holder.Image != p.s.c.Image {
+		t.Errorf("%s runs %s, electd %s: one binary", holder.Name, holder.Image, p.s.c.Image)
+	}
+	if got := strings.Join(holder.Args, " "); !strings.Contains(got, "--dir "+dir) {
+		t.Errorf("%s args %q, want --dir %s", holder.Name, got, dir)
+	}
+	mounted := func(c *corev1.Container) string {
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == dir {
+				return m.Name
+			}
+		}
+		return ""
+	}
+	vol := mounted(p.s.c)
+	if vol == "" || mounted(holder) != vol {
+		t.Fatalf("electd mounts %q at %s, %s %q: want the same volume", vol, dir, holder.Name, mounted(holder))
+	}
+	for _, v := range spec.Volumes {
+		if v.Name == vol && (v.EmptyDir == nil || v.EmptyDir.Medium != corev1.StorageMediumMemory) {
+			t.Errorf("volume %s is not an emptyDir with medium Memory", vol)
+		}
+	}
+	for _, c := range spec.Containers {
+		if mounted(&c) != "" {
+			t.Errorf("container %s mounts %s too", c.Name, dir)
 		}
 	}
 }

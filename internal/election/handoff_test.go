@@ -3,6 +3,7 @@ package election
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/electd/electd/third_party/go-zookeeper/zk"
@@ -121,6 +122,11 @@ func TestHandOffSkipsAnApplicationThatIsDown(t *testing.T) {
 				if moved := !u.f.exists("/e/" + nodes[id]); moved != slices.Contains(tc.moved, id) {
 					t.Errorf("%s moved: %v, want %v", id, moved, !moved)
 				}
+			}
+			// Falling back to the next in line past newer ones is said.
+			said := strings.Contains(u.log.String(), "no newer participant's application is up")
+			if want := tc.next == "old-1"; said != want {
+				t.Errorf("logged the fallback to the next in line: %v, want %v", said, want)
 			}
 		})
 	}

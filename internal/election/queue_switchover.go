@@ -116,11 +116,17 @@ func (q *queueRecipe) handOff(ctx context.Context) {
 		return // nobody to skip (as the leader knows the queue), not first, or too many
 	}
 	movable := q.movable(queue[1:])
+	down := 0
 	for _, i := range newestFirst(movable) {
 		if i == 0 {
+			if down > 0 {
+				q.log.Info("handing leadership to the next in line: no newer participant's application is up",
+					"to", movable[0].id, "newer_down", down)
+			}
 			return // the next in line: it takes over anyway
 		}
 		if !q.appUp(movable[i]) {
+			down++
 			continue
 		}
 		target, ahead := movable[i], make([]Participant, i)

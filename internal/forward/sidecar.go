@@ -9,6 +9,7 @@ import (
 	"github.com/electd/electd/internal/api"
 	"github.com/electd/electd/internal/clock"
 	"github.com/electd/electd/internal/election"
+	"github.com/electd/electd/internal/listenhold"
 	"github.com/electd/electd/internal/proxy"
 )
 
@@ -31,28 +32,53 @@ type Sidecar struct {
 	refusals     *refusals
 	log          *slog.Logger
 	client, peer net.Listener
-	sctx         context.Context // Serve's; StopServing ends it
+	hold         *listenhold.Holder // keeps the ports through a restart; nil without proxy.listen_hold_dir
+	sctx         context.Context    // Serve's; StopServing ends it
 	stop         context.CancelFunc
 	done         chan struct{} // closed when Serve has returned
 }
 
 // Listen binds cfg's ports (cfg.Listeners), or returns a disabled Sidecar
 // when cfg.Listen is empty. advertise is proxy.advertise as internal/config
-// derived it; a port 0 there stands for the port bound.
-func Listen(cfg proxy.Config, advertise string) (*Sidecar, error) {
+// derived it; a port 0 there stands for the port bound. With holdDir
+// (proxy.listen_hold_dir) the ports come from the holder when it keeps
+// them, and it gets copies of those bound here (package listenhold).
+func Listen(cfg proxy.Config, advertise, holdDir string) (*Sidecar, error) {
 	s := &Sidecar{cfg: cfg, done: make(chan struct{}), log: slog.New(slog.DiscardHandler)}
 	s.sctx, s.stop = context.WithCancel(context.Background())
 	if cfg.Listen == "" {
 		close(s.done)
 		return s, nil
 	}
-	client, peer, err := cfg.Listeners()
+	client, peer, hold, err := listeners(cfg, holdDir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on proxy.listen or proxy.peer_listen: %w", err)
 	}
-	s.on, s.client, s.peer = true, client, peer
+	s.on, s.client, s.peer, s.hold = true, client, peer, hold
 	s.advertise = withPort(advertise, s.bound())
 	return s, nil
+}
+
+// listeners binds cfg's ports, or takes them from the holder in holdDir.
+func listeners(cfg proxy.Config, holdDir string) (client, peer net.Listener, hold *listenhold.Holder, err error) {
+	if holdDir == "" {
+		client, peer, err = cfg.Listeners()
+		return client, peer, nil, err
+	}
+	if hold, err = listenhold.Open(holdDir, listenhold.RoleElectd, nil); err != nil {
+		return nil, nil, nil, err
+	}
+	ctx := context.Background()
+	if client, err = hold.Acquire(ctx, cfg.Listen); err == nil {
+		if peer, err = hold.Acquire(ctx, cfg.PeerListen); err != nil {
+			client.Close()
+		}
+	}
+	if err != nil {
+		hold.Close()
+		return nil, nil, nil, err
+	}
+	return client, peer, hold, nil
 }
 
 // bound is the address peers reach: the peer port, in both modes.
@@ -100,6 +126,14 @@ func (s *Sidecar) Close() {
 	}
 	_ = s.client.Close()
 	_ = s.peer.Close()
+	s.closeHold()
+}
+
+// closeHold stops handing the ports over; the holder keeps its copies.
+func (s *Sidecar) closeHold() {
+	if s.hold != nil {
+		_ = s.hold.Close()
+	}
 }
 
 // Build makes the proxy on el, counting to rec (metrics.Proxy, built on
@@ -126,7 +160,8 @@ func (s *Sidecar) Build(el Election, rec proxy.Recorder, refused func(why string
 	s.refusals = newRefusals(refusalsConfig{App: s.cfg.App, Set: set, DialTimeout: s.cfg.DialTimeout, Logger: log})
 	s.lead.OnStepDown(s.refusals.StepDown)
 	log.Info("forwarding the application's traffic to the leader", "mode", s.cfg.Mode, "listen", s.client.Addr().String(),
-		"peer_listen", s.peer.Addr().String(), "app", s.cfg.App, "advertise", s.advertise, "hold_time", s.cfg.HoldTime)
+		"peer_listen", s.peer.Addr().String(), "app", s.cfg.App, "advertise", s.advertise, "hold_time", s.cfg.HoldTime,
+		"listen_held", s.hold != nil)
 	return nil
 }
 
@@ -171,6 +206,7 @@ func (s *Sidecar) Serve() error {
 		return nil
 	}
 	defer close(s.done)
+	defer s.closeHold()
 	err := s.px.Serve(s.sctx, s.client, s.peer)
 	if s.sctx.Err() == nil {
 		return fmt.Errorf("the forwarding proxy stopped: %w", err)

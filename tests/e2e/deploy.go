@@ -134,18 +134,19 @@ func podReady(p corev1.Pod) bool {
 	return false
 }
 
-// running reports whether both of the pod's containers run.
+// running reports whether every one of the pod's containers runs: the
+// app, electd and, in the proxy flavour, electd-hold.
 func running(p corev1.Pod) bool {
 	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 		return false
 	}
-	n := 0
-	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-		if s.State.Running != nil {
-			n++
+	all := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, s := range all {
+		if s.State.Running == nil {
+			return false
 		}
 	}
-	return n == 2
+	return len(all) >= 2
 }
 
 // settle is how long the leader and the Service's ready endpoints must

@@ -20,7 +20,7 @@ var (
 	deletesFlag  = flag.Int("e2e.deletes", 10, "how many times each flavour's leader pod is deleted")
 	drainsFlag   = flag.Int("e2e.drains", 1, "how many times each electd flavour's node is drained")
 	reportFlag   = flag.String("e2e.report", "", "write the run's figures as Markdown to this file")
-	logsFlag     = flag.String("e2e.logs", "", "write every line the ZooKeeper servers and the leader's electd logged during each ZooKeeper scenario to this directory")
+	logsFlag     = flag.String("e2e.logs", "", "write every line the ZooKeeper servers and the participants' electd logged during each ZooKeeper scenario, and what each pod did in each rotation step, to this directory")
 	flavoursFlag = flag.String("e2e.flavours", "", "comma-separated flavours to run, \"secrets\" for the missing-Secrets scenario, \"docs\" for the docs' commands (default: all)")
 )
 

@@ -56,6 +56,13 @@ func testRotation(t *testing.T, d *Deployment, moduleDir string, rep *Report) {
 	}
 	t0 := time.Now()
 	first, _ := d.Leader.Current()
+	// What each pod did, kept for a diagnosis (-e2e.logs) and quoted when a
+	// step moves leadership more than once.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	states := d.WatchPodStates(wctx)
+	sel := "app.kubernetes.io/name=app"
+	apps, holds := d.WatchPodLogs(wctx, sel, "app"), d.WatchPodLogs(wctx, sel, "electd-hold")
 	var newLeader string
 	var steps []string
 	for i, st := range rotationSteps {
@@ -99,7 +106,17 @@ func testRotation(t *testing.T, d *Deployment, moduleDir string, rep *Report) {
 		}
 		failedGraceful(t, d, fmt.Sprintf("rotation step %d", i+1), f, s0, end)
 		if d.F.OneHandoffPerRollout && (f.Changes != 1 || f.Leaderless > 0) {
-			t.Errorf("step %d (%s): %d leader changes and %s with no leader; want one hand-over and a leader throughout", i+1, st.what, f.Changes, secs(f.Leaderless))
+			t.Errorf("step %d (%s): %d leader changes and %s with no leader; want one hand-over and a leader throughout. What electd logged about the election meanwhile, from the Secret's change:\n%s",
+				i+1, st.what, f.Changes, secs(f.Leaderless), strings.Join(d.transitions(s0, end), "\n"))
+		}
+		sources := []interface {
+			Between(from, to time.Time) []PodLine
+		}{states, apps, holds}
+		if d.Electd != nil {
+			sources = append(sources, d.Electd)
+		}
+		if err := d.keepLogs(strings.ReplaceAll(t.Name(), "/", "-")+fmt.Sprintf("-step%d", i+1), s0, end, sources...); err != nil {
+			t.Error(err)
 		}
 		for _, p := range d.notJoined(ctx) {
 			t.Errorf("step %d (%s): %s", i+1, st.what, p)

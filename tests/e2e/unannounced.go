@@ -70,11 +70,11 @@ const kubeProxyLag = time.Second
 // counts as failed either way). A listening socket dies with its process,
 // so what reaches the crashed pod until it serves again fails: allowed are
 // the failures with no HTTP answer (refused, or reset with the dead
-// process) sent before back plus kubeProxyLag. back is when the crashed
-// pod's proxy port answered again (the proxy flavour), or when the
-// EndpointSlice listed the pod Ready again (the others, whose one
-// endpoint is that pod). An HTTP error came from a live process: never
-// allowed.
+// process) sent before back plus kubeProxyLag. back is when the
+// EndpointSlice listed the pod Ready again (the flavours whose one
+// endpoint is that pod); the zero time allows none (the proxy flavour,
+// whose ports electd-hold keeps open). An HTTP error came from a live
+// process: never allowed.
 func CrashFailures(answers []Answer, back time.Time) (allowed, late []Answer) {
 	for _, a := range answers {
 		if a.Err == "" {

@@ -1,0 +1,305 @@
+package holdlisten
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/electd/electd/tests/harness/electdtest"
+	"github.com/electd/electd/tests/harness/freeport"
+	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/proxykit"
+	"github.com/electd/electd/tests/harness/wait"
+	"github.com/electd/electd/tests/harness/zktest"
+)
+
+// sessionTimeout: a restart of the binary fits in it many times over,
+// even on a loaded machine, so the session is resumed.
+const sessionTimeout = 10 * time.Second
+
+// window is how long a footprint is watched to call a participant idle.
+const window = 3 * time.Second
+
+// rig is one participant with its proxy, its application and its holder,
+// as one pod of the proxy flavour runs them.
+type rig struct {
+	electd, holder       electdtest.Spec
+	listen, peer, hold   string
+	app                  *proxykit.App
+	fence                *proxykit.Fence
+	electdProc, holdProc *electdtest.Proc
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ens := zktest.Start(t, zktest.Options{})
+	base, err := freeport.Addrs(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(base)
+	var p int
+	fmt.Sscan(port, &p)
+	r := &rig{listen: base, peer: net.JoinHostPort(host, fmt.Sprint(p+1)), hold: t.TempDir(), fence: proxykit.NewFence()}
+	// The application's name is electd's id: the fence checks the leader
+	// id the proxy sends with every request.
+	if r.app, err = proxykit.StartApp("web-1", r.fence); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.app.Close)
+	dir := t.TempDir()
+	r.electd = electdtest.Spec{Name: "web-1", Dir: dir, Config: &electdtest.Config{
+		ID: "web-1", Servers: ens.Servers(), SessionTimeout: sessionTimeout, Path: "/holdlisten/web",
+		ProxyListen: r.listen, ProxyPeer: r.peer, ProxyApp: r.app.Addr, LogLevel: "debug", LogFormat: "text",
+	}, Args: []string{"--zookeeper.session_file", dir + "/session", "--proxy.listen_hold_dir", r.hold}}
+	r.holder = electdtest.Spec{Name: "holder", Dir: t.TempDir(), Args: []string{"hold-listener", "--dir", r.hold}}
+	return r
+}
+
+func (r *rig) startHolder(t *testing.T) {
+	t.Helper()
+	r.holdProc = electdtest.StartProgram(t, electdtest.Binary(t), r.holder)
+}
+
+func (r *rig) startElectd(t *testing.T) {
+	t.Helper()
+	r.electdProc = electdtest.Start(t, r.electd)
+}
+
+// holderHolds waits until the holder's log says it keeps both ports.
+func (r *rig) holderHolds(t *testing.T) {
+	t.Helper()
+	wait.For(t, 30*time.Second, "the holder keeping both ports", func() bool {
+		return len(r.holdProc.LogLines("holding a listening socket")) >= 2
+	})
+}
+
+// leads waits until electd leads and its proxy routes to the application.
+func (r *rig) leads(t *testing.T) electdtest.LeaderView {
+	t.Helper()
+	var v electdtest.LeaderView
+	wait.For(t, 60*time.Second, "web-1 leading and routing to its application", func() bool {
+		var err error
+		v, err = r.electdProc.View(context.Background())
+		return err == nil && v.Self.IsLeader && v.Proxy != nil && v.Proxy.Route == "app"
+	})
+	return v
+}
+
+// result is one request of the client.
+type result struct {
+	id         string
+	start, end time.Time
+	code       int
+	body       string
+	err        error
+}
+
+// client sends a POST (not safe to repeat) on a new connection every few
+// milliseconds until stop, each with its own X-Request-Id.
+type client struct {
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	starts []time.Time // of every request sent, answered or not
+	res    []result
+}
+
+func startClient(addr string) *client {
+	c := &client{stop: make(chan struct{})}
+	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	tick := time.NewTicker(5 * time.Millisecond)
+	c.wg.Go(func() {
+		defer tick.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-c.stop:
+				return
+			case <-tick.C:
+			}
+			id := fmt.Sprintf("hold-%d-%d", os.Getpid(), n)
+			c.mu.Lock()
+			c.starts = append(c.starts, time.Now())
+			c.mu.Unlock()
+			c.wg.Go(func() { c.add(send(hc, addr, id)) })
+		}
+	})
+	return c
+}
+
+func send(hc *http.Client, addr, id string) result {
+	r := result{id: id, start: time.Now()}
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/w", strings.NewReader("payload"))
+	if err != nil {
+		r.err = err
+		return r
+	}
+	req.Header.Set("X-Request-Id", id)
+	res, err := hc.Do(req)
+	if err == nil {
+		b, rerr := io.ReadAll(res.Body)
+		res.Body.Close()
+		r.code, r.body, err = res.StatusCode, string(b), rerr
+	}
+	r.err, r.end = err, time.Now()
+	return r
+}
+
+func (c *client) add(r result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.res = append(c.res, r)
+}
+
+// okSince counts the requests started after t that the application answered.
+func (c *client) okSince(t time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, r := range c.res {
+		if r.start.After(t) && r.err == nil && r.code == http.StatusOK {
+			n++
+		}
+	}
+	return n
+}
+
+// sentSince counts the requests sent after t, answered or not.
+func (c *client) sentSince(t time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, at := range c.starts {
+		if at.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *client) finish() []result {
+	close(c.stop)
+	c.wg.Wait()
+	return c.res
+}
+
+// kill is one SIGKILL of electd, from the signal to the exit: a request
+// in flight then may have been taken by the killed process, and may fail.
+type kill struct{ at, dead time.Time }
+
+func (k kill) excuses(r result) bool { return r.start.Before(k.dead) && r.end.After(k.at) }
+
+// check holds every request to the bar: answered 200 by the application,
+// which ran it exactly once, but for those in flight at a kill.
+func check(t *testing.T, r *rig, results []result, kills []kill) {
+	t.Helper()
+	failed, excused, slowest := 0, 0, time.Duration(0)
+	for _, res := range results {
+		slowest = max(slowest, res.end.Sub(res.start))
+		ok := res.err == nil && res.code == http.StatusOK && strings.HasPrefix(res.body, "web-1 ") && r.fence.Ran(res.id)
+		if ok {
+			continue
+		}
+		inFlight := false
+		for _, k := range kills {
+			inFlight = inFlight || k.excuses(res)
+		}
+		if inFlight {
+			excused++
+			continue
+		}
+		if failed++; failed <= 10 {
+			t.Errorf("request %s (sent +%v after the first kill, took %v): %d %q %v", res.id,
+				res.start.Sub(kills[0].at).Round(time.Millisecond), res.end.Sub(res.start).Round(time.Millisecond), res.code, res.body, res.err)
+		}
+	}
+	for _, v := range r.fence.Violations() {
+		t.Error(v)
+	}
+	t.Logf("%d requests, %d failed, %d in flight at a kill and lost with the process; the slowest took %v",
+		len(results), failed, excused, slowest.Round(time.Millisecond))
+	if failed > 0 {
+		t.Errorf("%d requests failed that were not in flight at a kill", failed)
+	}
+}
+
+// restOf takes electd's footprint at rest, for WaitIdle later.
+func restOf(t *testing.T, p *electdtest.Proc) []invariant.Rest {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ws, err := electdtest.FootprintWindow(ctx, []*electdtest.Proc{p}, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []invariant.Rest{invariant.RestOf(ws[0])}
+}
+
+func waitIdle(t *testing.T, p *electdtest.Proc, rest []invariant.Rest) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	if err := electdtest.WaitIdle(ctx, []*electdtest.Proc{p}, rest, window); err != nil {
+		t.Error(err)
+	}
+}
+
+// electd SIGKILLed and started again while a client sends every 5 ms:
+// its port refuses nothing (the holder keeps it), what arrives meanwhile
+// waits in the accept queue, and the restarted electd, which resumed its
+// session and leadership, serves it. Then the holder is SIGKILLed alone
+// (the port keeps serving), started again (it takes the ports back from
+// electd), and electd is SIGKILLed once more: still nothing is refused.
+// electd is idle again afterwards.
+func TestKilledElectdRefusesNothing(t *testing.T) {
+	r := newRig(t)
+	r.startHolder(t)
+	r.startElectd(t)
+	was := r.leads(t)
+	r.holderHolds(t)
+	rest := restOf(t, r.electdProc)
+
+	c := startClient(r.listen)
+	start := time.Now()
+	wait.For(t, 30*time.Second, "requests answered before the kill", func() bool { return c.okSince(start) >= 50 })
+
+	var kills []kill
+	killElectd := func() {
+		k := kill{at: time.Now()}
+		r.electdProc.Kill()
+		k.dead = time.Now()
+		kills = append(kills, k)
+		// Sent while electd is down: they wait in the accept queue.
+		wait.For(t, 30*time.Second, "requests sent while electd is down", func() bool { return c.sentSince(k.at) >= 40 })
+		r.startElectd(t)
+		v := r.leads(t)
+		if v.Leader.FencingToken != was.Leader.FencingToken || v.Leader.Node != was.Leader.Node {
+			t.Errorf("leads with node %s token %d after the restart, was %s token %d: the session was not resumed",
+				v.Leader.Node, v.Leader.FencingToken, was.Leader.Node, was.Leader.FencingToken)
+		}
+		back := time.Now()
+		wait.For(t, 60*time.Second, "requests answered after the restart", func() bool { return c.okSince(back) >= 50 })
+	}
+	killElectd()
+
+	r.holdProc.Kill()
+	holderGone := time.Now()
+	wait.For(t, 30*time.Second, "requests answered without the holder", func() bool { return c.okSince(holderGone) >= 50 })
+	r.startHolder(t)
+	wait.For(t, 30*time.Second, "the restarted holder keeping both ports", func() bool {
+		return len(r.holdProc.LogLines("holding a listening socket")) >= 4 // two per run, in one log
+	})
+	killElectd()
+
+	results := c.finish()
+	check(t, r, results, kills)
+	waitIdle(t, r.electdProc, rest)
+}
