@@ -101,15 +101,8 @@ func (d *Deployment) transitions(from, to time.Time) []string {
 	}
 	if d.Electd != nil {
 		for _, l := range d.Electd.Between(from, to) {
-			for _, k := range electionLines {
-				if strings.Contains(l.Text, k) {
-					text := l.Text
-					if len(text) > 300 {
-						text = text[:300] + "..."
-					}
-					out = append(out, fmt.Sprintf("+%7.3f s %s: %s", l.At.Sub(from).Seconds(), l.Pod, text))
-					break
-				}
+			if line, ok := excerpt(l, from, 300, electionLines...); ok {
+				out = append(out, line)
 			}
 		}
 	}
@@ -136,10 +129,31 @@ func (d *Deployment) keepLogs(name string, from, to time.Time, sources ...interf
 	for _, c := range d.EP.Ready.Between(from, to) {
 		lines = append(lines, PodLine{"test", LogLine{c.At, fmt.Sprintf("the ready endpoints are now %v", c.Value)}})
 	}
+	return writeLog(name, from, lines)
+}
+
+// excerpt is l as one line of a failure's excerpt, when its text holds
+// one of keep: its time from t0, its pod, its text cut at max bytes.
+func excerpt(l PodLine, t0 time.Time, max int, keep ...string) (string, bool) {
+	for _, k := range keep {
+		if strings.Contains(l.Text, k) {
+			text := l.Text
+			if len(text) > max {
+				text = text[:max] + "..."
+			}
+			return fmt.Sprintf("+%7.3f s %s: %s", l.At.Sub(t0).Seconds(), l.Pod, text), true
+		}
+	}
+	return "", false
+}
+
+// writeLog writes lines in time order, times from t0, to name.log in the
+// -e2e.logs directory.
+func writeLog(name string, t0 time.Time, lines []PodLine) error {
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].At.Before(lines[j].At) })
 	var b strings.Builder
 	for _, l := range lines {
-		fmt.Fprintf(&b, "+%7.3f s %s %s: %s\n", l.At.Sub(from).Seconds(), l.At.Format("15:04:05.000"), l.Pod, l.Text)
+		fmt.Fprintf(&b, "+%7.3f s %s %s: %s\n", l.At.Sub(t0).Seconds(), l.At.Format("15:04:05.000"), l.Pod, l.Text)
 	}
 	if err := os.MkdirAll(*logsFlag, 0o755); err != nil {
 		return err

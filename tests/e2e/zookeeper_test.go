@@ -8,10 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -179,15 +176,8 @@ func testZooKeeperStop(t *testing.T, d *Deployment, rep *Report) {
 func zkEvidence(ctx context.Context, d *Deployment, leader string, t0, end time.Time) string {
 	var lines []string
 	add := func(l PodLine, keep ...string) {
-		for _, k := range keep {
-			if strings.Contains(l.Text, k) {
-				text := l.Text
-				if len(text) > 220 {
-					text = text[:220] + "..."
-				}
-				lines = append(lines, fmt.Sprintf("+%6.2f s %s: %s", l.At.Sub(t0).Seconds(), l.Pod, text))
-				return
-			}
+		if line, ok := excerpt(l, t0, 220, keep...); ok {
+			lines = append(lines, line)
 		}
 	}
 	for _, l := range d.ZooKeeper.Between(t0, end) {
@@ -221,15 +211,7 @@ func zkKeepLogs(t *testing.T, d *Deployment, cpu *CPUWatch, t0, end time.Time) {
 			lines = append(lines, PodLine{"dns", LogLine{at, l[22:]}})
 		}
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return lines[i].At.Before(lines[j].At) })
-	var b strings.Builder
-	for _, l := range lines {
-		fmt.Fprintf(&b, "+%7.3f s %s %s: %s\n", l.At.Sub(t0).Seconds(), l.At.Format("15:04:05.000"), l.Pod, l.Text)
-	}
-	path := filepath.Join(*logsFlag, strings.ReplaceAll(t.Name(), "/", "-")+".log")
-	if err := os.MkdirAll(*logsFlag, 0o755); err != nil {
-		t.Error(err)
-	} else if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := writeLog(strings.ReplaceAll(t.Name(), "/", "-"), t0, lines); err != nil {
 		t.Error(err)
 	}
 }
