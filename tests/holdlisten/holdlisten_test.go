@@ -3,18 +3,17 @@ package holdlisten
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/electd/electd/tests/harness/electdtest"
 	"github.com/electd/electd/tests/harness/freeport"
 	"github.com/electd/electd/tests/harness/invariant"
+	"github.com/electd/electd/tests/harness/ledger"
 	"github.com/electd/electd/tests/harness/proxykit"
 	"github.com/electd/electd/tests/harness/wait"
 	"github.com/electd/electd/tests/harness/zktest"
@@ -93,118 +92,38 @@ func (r *rig) leads(t *testing.T) electdtest.LeaderView {
 	return v
 }
 
-// result is one request of the client.
-type result struct {
-	id         string
-	start, end time.Time
-	code       int
-	body       string
-	err        error
-}
-
-// client sends a POST (not safe to repeat) on a new connection every few
-// milliseconds until stop, each with its own X-Request-Id.
-type client struct {
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	starts []time.Time // of every request sent, answered or not
-	res    []result
-}
-
-func startClient(addr string) *client {
-	c := &client{stop: make(chan struct{})}
-	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
-	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	tick := time.NewTicker(5 * time.Millisecond)
-	c.wg.Go(func() {
-		defer tick.Stop()
-		for n := 0; ; n++ {
-			select {
-			case <-c.stop:
-				return
-			case <-tick.C:
-			}
-			id := fmt.Sprintf("hold-%d-%d", os.Getpid(), n)
-			c.mu.Lock()
-			c.starts = append(c.starts, time.Now())
-			c.mu.Unlock()
-			c.wg.Go(func() { c.add(send(hc, addr, id)) })
-		}
-	})
-	return c
-}
-
-func send(hc *http.Client, addr, id string) result {
-	r := result{id: id, start: time.Now()}
-	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/w", strings.NewReader("payload"))
-	if err != nil {
-		r.err = err
-		return r
-	}
-	req.Header.Set("X-Request-Id", id)
-	res, err := hc.Do(req)
-	if err == nil {
-		b, rerr := io.ReadAll(res.Body)
-		res.Body.Close()
-		r.code, r.body, err = res.StatusCode, string(b), rerr
-	}
-	r.err, r.end = err, time.Now()
-	return r
-}
-
-func (c *client) add(r result) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.res = append(c.res, r)
+// startLoad sends a POST (not safe to repeat) on a new connection every
+// 5 ms until Stop, each with its own X-Request-Id.
+func startLoad(addr string) *ledger.Load {
+	return ledger.StartLoad(ledger.LoadConfig{Rate: 200, PostEvery: 1, Timeout: 30 * time.Second,
+		Prefix: fmt.Sprintf("hold-%d", os.Getpid()), NewConnEach: true}, ledger.Target{Name: "web-1", Addr: addr})
 }
 
 // okSince counts the requests started after t that the application answered.
-func (c *client) okSince(t time.Time) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func okSince(ld *ledger.Load, t time.Time) int {
 	n := 0
-	for _, r := range c.res {
-		if r.start.After(t) && r.err == nil && r.code == http.StatusOK {
+	for _, r := range ld.Results() {
+		if r.Start.After(t) && r.Err == nil && r.Code == http.StatusOK {
 			n++
 		}
 	}
 	return n
-}
-
-// sentSince counts the requests sent after t, answered or not.
-func (c *client) sentSince(t time.Time) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, at := range c.starts {
-		if at.After(t) {
-			n++
-		}
-	}
-	return n
-}
-
-func (c *client) finish() []result {
-	close(c.stop)
-	c.wg.Wait()
-	return c.res
 }
 
 // kill is one SIGKILL of electd, from the signal to the exit: a request
 // in flight then may have been taken by the killed process, and may fail.
 type kill struct{ at, dead time.Time }
 
-func (k kill) excuses(r result) bool { return r.start.Before(k.dead) && r.end.After(k.at) }
+func (k kill) excuses(r ledger.Request) bool { return r.Start.Before(k.dead) && r.End.After(k.at) }
 
 // check holds every request to the bar: answered 200 by the application,
 // which ran it exactly once, but for those in flight at a kill.
-func check(t *testing.T, r *rig, results []result, kills []kill) {
+func check(t *testing.T, r *rig, results []ledger.Request, kills []kill) {
 	t.Helper()
 	failed, excused, slowest := 0, 0, time.Duration(0)
 	for _, res := range results {
-		slowest = max(slowest, res.end.Sub(res.start))
-		ok := res.err == nil && res.code == http.StatusOK && strings.HasPrefix(res.body, "web-1 ") && r.fence.Ran(res.id)
+		slowest = max(slowest, res.Latency())
+		ok := res.Err == nil && res.Code == http.StatusOK && strings.HasPrefix(res.Body, "web-1 ") && r.fence.Ran(res.ID)
 		if ok {
 			continue
 		}
@@ -217,8 +136,8 @@ func check(t *testing.T, r *rig, results []result, kills []kill) {
 			continue
 		}
 		if failed++; failed <= 10 {
-			t.Errorf("request %s (sent +%v after the first kill, took %v): %d %q %v", res.id,
-				res.start.Sub(kills[0].at).Round(time.Millisecond), res.end.Sub(res.start).Round(time.Millisecond), res.code, res.body, res.err)
+			t.Errorf("request %s (sent +%v after the first kill, took %v): %d %q %v", res.ID,
+				res.Start.Sub(kills[0].at).Round(time.Millisecond), res.Latency().Round(time.Millisecond), res.Code, res.Body, res.Err)
 		}
 	}
 	for _, v := range r.fence.Violations() {
@@ -267,18 +186,19 @@ func TestKilledElectdRefusesNothing(t *testing.T) {
 	r.holderHolds(t)
 	rest := restOf(t, r.electdProc)
 
-	c := startClient(r.listen)
+	ld := startLoad(r.listen)
+	defer ld.Stop()
 	start := time.Now()
-	wait.For(t, 30*time.Second, "requests answered before the kill", func() bool { return c.okSince(start) >= 50 })
+	wait.For(t, 30*time.Second, "requests answered before the kill", func() bool { return okSince(ld, start) >= 50 })
 
 	var kills []kill
 	killElectd := func() {
-		k := kill{at: time.Now()}
+		k, sent := kill{at: time.Now()}, ld.Sent()
 		r.electdProc.Kill()
 		k.dead = time.Now()
 		kills = append(kills, k)
 		// Sent while electd is down: they wait in the accept queue.
-		wait.For(t, 30*time.Second, "requests sent while electd is down", func() bool { return c.sentSince(k.at) >= 40 })
+		wait.For(t, 30*time.Second, "requests sent while electd is down", func() bool { return ld.Sent()-sent >= 40 })
 		r.startElectd(t)
 		v := r.leads(t)
 		if v.Leader.FencingToken != was.Leader.FencingToken || v.Leader.Node != was.Leader.Node {
@@ -286,20 +206,19 @@ func TestKilledElectdRefusesNothing(t *testing.T) {
 				v.Leader.Node, v.Leader.FencingToken, was.Leader.Node, was.Leader.FencingToken)
 		}
 		back := time.Now()
-		wait.For(t, 60*time.Second, "requests answered after the restart", func() bool { return c.okSince(back) >= 50 })
+		wait.For(t, 60*time.Second, "requests answered after the restart", func() bool { return okSince(ld, back) >= 50 })
 	}
 	killElectd()
 
 	r.holdProc.Kill()
 	holderGone := time.Now()
-	wait.For(t, 30*time.Second, "requests answered without the holder", func() bool { return c.okSince(holderGone) >= 50 })
+	wait.For(t, 30*time.Second, "requests answered without the holder", func() bool { return okSince(ld, holderGone) >= 50 })
 	r.startHolder(t)
 	wait.For(t, 30*time.Second, "the restarted holder keeping both ports", func() bool {
 		return len(r.holdProc.LogLines("holding a listening socket")) >= 4 // two per run, in one log
 	})
 	killElectd()
 
-	results := c.finish()
-	check(t, r, results, kills)
+	check(t, r, ld.Stop(), kills)
 	waitIdle(t, r.electdProc, rest)
 }

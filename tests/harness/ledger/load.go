@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/electd/electd/tests/harness/proxykit"
@@ -69,6 +71,10 @@ type LoadConfig struct {
 	Timeout time.Duration
 	// Prefix starts every request id (Prefix-n).
 	Prefix string
+	// NewConnEach sends every request on a connection of its own, so that
+	// requests wait in the accept queue while the proxy is down. Default:
+	// kept-alive connections, as Client.
+	NewConnEach bool
 }
 
 // Client is an HTTP/1.1 client for the proxies: timeout bounds each
@@ -91,11 +97,16 @@ type Load struct {
 	mu      sync.Mutex
 	targets []Target
 	results []Request
+
+	sent atomic.Int64 // requests started, answered or not
 }
 
 // StartLoad starts sending to targets.
 func StartLoad(cfg LoadConfig, targets ...Target) *Load {
 	l := &Load{cfg: cfg, client: Client(cfg.Timeout), stop: make(chan struct{}), targets: targets}
+	if cfg.NewConnEach {
+		l.client.Transport = &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	}
 	l.sender.Go(l.pace)
 	return l
 }
@@ -126,6 +137,7 @@ func (l *Load) pace() {
 			continue
 		}
 		id := fmt.Sprintf("%s-%d", l.cfg.Prefix, n)
+		l.sent.Add(1)
 		l.inner.Go(func() {
 			r := Do(l.client, t.Name, id, l.request(t.Addr, post))
 			l.mu.Lock()
@@ -161,6 +173,16 @@ func (l *Load) Count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.results)
+}
+
+// Sent is how many requests were sent so far, answered or not.
+func (l *Load) Sent() int { return int(l.sent.Load()) }
+
+// Results is a copy of the requests answered (or given up) so far.
+func (l *Load) Results() []Request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.results)
 }
 
 // Stop stops sending, waits for the requests in flight (each within the
