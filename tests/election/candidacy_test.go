@@ -22,6 +22,7 @@ func TestZKCandidacy(t *testing.T) {
 	if l != ps[0] {
 		t.Fatalf("%s leads, want %s", l, ps[0])
 	}
+	h.waitKnows(l, 3)
 
 	if err := l.el.SetCandidate(ctxFor(t, 10*time.Second), false, election.LossAppUnhealthy); err != nil {
 		t.Fatal(err)
@@ -146,6 +147,7 @@ func TestZKHandoffNewest(t *testing.T) {
 			}
 			fresh := h.startJoined(3, opts{})
 			h.waitAgreement(l)
+			h.waitKnows(l, 6)
 			for _, p := range old {
 				p.resignClose(t)
 			}

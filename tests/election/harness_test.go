@@ -208,6 +208,18 @@ func (h *harness) waitAllJoined(d time.Duration) {
 	})
 }
 
+// waitKnows waits until leader l has read a queue of n nodes. A leaving
+// leader hands over to the newest participant it knows of
+// (docs/design/handover.md, "Handoff"); a join whose watch event has not
+// reached it yet is not among them.
+func (h *harness) waitKnows(l *participant, n int) {
+	h.t.Helper()
+	waitFor(h.t, agreeWithin, fmt.Sprintf("%s to know a queue of %d", l, n), func() bool {
+		st := l.status()
+		return st.IsLeader && st.Participants == n
+	})
+}
+
 // waitOneLeader waits until exactly one participant leads and returns it.
 func (h *harness) waitOneLeader(d time.Duration) *participant {
 	h.t.Helper()
