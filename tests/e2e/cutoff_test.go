@@ -124,7 +124,16 @@ func testCutOff(t *testing.T, ctx context.Context, d *Deployment, leader string,
 			reached = append(reached, fmt.Sprintf("sent +%s, done +%s: %s", secs(a.Sent.Sub(t0)), secs(a.Done.Sub(t0)), a.Err))
 		}
 	}
+	// client-go's elector is measured here, not held to electd's bars: a
+	// tuned Lease (2 s) can elect before the kubelet withdraws the lost
+	// pod, so the Service lists both for a moment. That is its finding,
+	// in the report; for electd's flavours it fails the test.
+	var findings []string
 	for _, v := range d.Violations(t0, end) {
+		if d.F.Peer {
+			findings = append(findings, v)
+			continue
+		}
 		t.Error(v)
 	}
 	if newLeader == leader || f.Changes == 0 {
@@ -156,6 +165,9 @@ func testCutOff(t *testing.T, ctx context.Context, d *Deployment, leader string,
 	line := fmt.Sprintf("Cut off for %s (every packet to and from %s dropped in its namespace; %s; %d connections to it unanswered 3 s in): the EndpointSlice withdrew it %s; a new leader %s elected after %s, listed after %s, answering through the ClusterIP after %s (the session timeout + 1 s, %s: %s); the cut ended at %s, the kubelet restarted after failed liveness probes: %s; at rest again after %s; longest time with no answer %s; %d requests failed (%d never reached an electd), %d answered (%d by a pod that was not leading); at most %d endpoints.",
 		secs(cutOffFor), leader, ip, stuck, withdrawn, newLeader, secs(f.Elected), secs(f.Endpoint), secs(f.Service), secs(bar), met, secs(back.Sub(t0)), killed, secs(end.Sub(t0)),
 		secs(u.Silent), f.Failed, u.Unreached, f.Answered, f.NonLeader, f.MaxEndpoints)
+	if len(findings) > 0 {
+		line += fmt.Sprintf(" client-go's elector broke electd's bars here: %s.", strings.Join(findings, "; "))
+	}
 	t.Log(line)
 	rep.Add(d.F.Name, line)
 	rep.Unannounced(d.F.Name, u)
