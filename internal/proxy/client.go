@@ -118,6 +118,9 @@ func (h *httpProxy) send(q *exchange, next func() decision, gate func(decision) 
 			return unavailable(q.w, ResultShutdown, "the proxy is shutting down")
 		case toApp, toLeader:
 			q.hd.leave()
+			if d.way == toLeader {
+				q.watchClient() // the leader's proxy may hold it too
+			}
 			o := h.forward(q, d)
 			if o.moot {
 				t.abandon()
@@ -155,6 +158,7 @@ func (h *httpProxy) send(q *exchange, next func() decision, gate func(decision) 
 // the result when the request is answered.
 func (h *httpProxy) hold(q *exchange, w wait) (Result, bool) {
 	p := h.p
+	q.watchClient()
 	if !q.hd.enter() {
 		return unavailable(q.w, ResultHeldCap, fmt.Sprintf("too many requests wait for a leader (the limit is %d)", p.cfg.MaxHeld)), false
 	}

@@ -177,8 +177,8 @@ func (l *connLimit) Open() int {
 // waits for a request, and guarded once hijacked by an upgrade.
 func (l *connLimit) connState(g func(*trackedConn) *guard) func(net.Conn, http.ConnState) {
 	return func(c net.Conn, s http.ConnState) {
-		tc, ok := c.(*trackedConn)
-		if !ok {
+		tc := trackedOf(c)
+		if tc == nil {
 			return
 		}
 		l.mu.Lock()
@@ -200,7 +200,7 @@ type connKey struct{}
 // connContext is http.Server.ConnContext: a request's handler finds its
 // connection (connOf).
 func connContext(ctx context.Context, c net.Conn) context.Context {
-	if tc, ok := c.(*trackedConn); ok {
+	if tc := trackedOf(c); tc != nil {
 		return context.WithValue(ctx, connKey{}, tc)
 	}
 	return ctx

@@ -38,3 +38,11 @@ func newExchange(p *Proxy, rw http.ResponseWriter, r *http.Request, budget time.
 	q.hd = &q.hdv
 	return q
 }
+
+// watchClient makes a client that goes away end q from now on: net/http's
+// server always notices, h1Server only when asked (h1Writer.watchClient).
+func (q *exchange) watchClient() {
+	if cw, ok := q.w.ResponseWriter.(clientWatcher); ok {
+		cw.watchClient()
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -12,10 +13,11 @@ import (
 	"time"
 )
 
-// FuzzFraming sends the same bytes to two net/http servers on loopback:
-// one as the proxy runs it (the framer on its connections, the framing
-// check in its handler, full duplex for bodies) and a reference (net/http
-// alone, full duplex off, which closes a connection whose body broke).
+// FuzzFraming sends the same bytes to two servers on loopback: one as
+// the proxy runs its client port (the framer on its connections, h1Server's
+// loop handing what it does not serve to net/http, the framing check in
+// its handler, full duplex for bodies) and a reference (net/http alone,
+// full duplex off, which closes a connection whose body broke).
 // The requests the first one's handler gets must be a prefix of those the
 // reference's gets, never more: the framer may refuse, never add.
 func FuzzFraming(f *testing.F) {
@@ -78,20 +80,33 @@ func newRecordingServer(t testing.TB, framed bool) *recordingServer {
 		Protocols:                    &protocols,
 		DisableGeneralOptionsHandler: true,
 		ReadHeaderTimeout:            patience,
+		// A connection h1Server hands over is the same connection: its
+		// record goes on.
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			cr := &connRecord{done: make(chan struct{})}
+			key := net.Conn(trackedOf(c))
+			if key == (*trackedConn)(nil) {
+				key = c
+			}
 			mu.Lock()
-			records[c] = cr
+			cr := records[key]
+			if cr == nil {
+				cr = &connRecord{done: make(chan struct{})}
+				records[key] = cr
+				s.conns <- cr
+			}
 			mu.Unlock()
-			s.conns <- cr
 			return context.WithValue(connContext(ctx, c), recordKey{}, cr)
 		},
 		ConnState: func(c net.Conn, st http.ConnState) {
+			key := net.Conn(trackedOf(c))
+			if key == (*trackedConn)(nil) {
+				key = c
+			}
 			if st == http.StateClosed || st == http.StateHijacked {
 				mu.Lock()
-				if cr := records[c]; cr != nil {
+				if cr := records[key]; cr != nil {
 					close(cr.done)
-					delete(records, c)
+					delete(records, key)
 				}
 				mu.Unlock()
 			}
@@ -119,7 +134,11 @@ func newRecordingServer(t testing.TB, framed bool) *recordingServer {
 		l := newConnLimit(1<<10, true, rec, func() int64 { return time.Now().UnixNano() })
 		l.framing = DefaultMaxHeaderBytes + 4<<10
 		srv.MaxHeaderBytes = DefaultMaxHeaderBytes
-		ln = l.listener(ln)
+		cl := l.listener(ln)
+		h1, next := newH1Server(srv, cl, context.Background(), slog.New(slog.DiscardHandler))
+		go func() { _ = h1.Serve(cl) }()
+		t.Cleanup(func() { _ = h1.Close() })
+		ln = next
 	}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })

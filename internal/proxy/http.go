@@ -82,15 +82,18 @@ func (h *httpProxy) serve(ctx context.Context, client, peer net.Listener) error 
 	p := h.p
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
-	srvs := []*http.Server{
-		h.server(http.HandlerFunc(h.serveClient), p.conns, p.cfg.MaxHeaderBytes, 0, base),
+	// The client port: plain HTTP/1.1 requests on h1Server's own loop,
+	// every other connection on net/http's server (h1.go).
+	clientSrv := h.server(http.HandlerFunc(h.serveClient), p.conns, p.cfg.MaxHeaderBytes, 0, base)
+	h1, next := newH1Server(clientSrv, client, base, p.log)
+	srvs := []server{h1, clientSrv,
 		h.server(http.HandlerFunc(h.servePeer), p.peers, MaxHeaderBytes, p.cfg.PeerStreams, base),
 	}
-	served := make(chan error, 2)
-	for i, ln := range []net.Listener{client, peer} {
+	served := make(chan error, len(srvs))
+	for i, ln := range []net.Listener{client, next, peer} {
 		go func() { served <- srvs[i].Serve(ln) }()
 	}
-	left := 2
+	left := len(srvs)
 	var err error
 	select {
 	case <-ctx.Done():
@@ -173,8 +176,15 @@ func (h *httpProxy) server(handler http.Handler, l *connLimit, maxHeader, stream
 	}
 }
 
+// server is a port's server: net/http's, or h1Server.
+type server interface {
+	Serve(net.Listener) error
+	Shutdown(context.Context) error
+	Close() error
+}
+
 // shutdownAll shuts the servers down at once, within ctx.
-func shutdownAll(ctx context.Context, srvs []*http.Server) error {
+func shutdownAll(ctx context.Context, srvs []server) error {
 	errs := make(chan error, len(srvs))
 	for _, s := range srvs {
 		go func() { errs <- s.Shutdown(ctx) }()
