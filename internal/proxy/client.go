@@ -98,7 +98,7 @@ func (h *httpProxy) send(q *exchange, next func() decision, gate func(decision) 
 				}
 				w := wait{wake: wake, ready: t.changed, retry: t.after, why: why, upstream: why != ""}
 				if t.err != nil {
-					w.why, w.upstream = fmt.Sprintf("%s did not take it (%v)", targetName(d), t.err), true
+					w.why, w.upstream = refusal(d, t.err), true
 					why = w.why
 				}
 				if res, ok := h.hold(q, w); !ok {
@@ -139,10 +139,10 @@ func (h *httpProxy) send(q *exchange, next func() decision, gate func(decision) 
 			case o.failed:
 				// acquire waits for the route's probe; why the route
 				// failed is what the answer names if the hold runs out.
-				why = fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err)
+				why = refusal(d, o.err)
 				continue
 			}
-			w.retry, w.why, w.upstream = max(o.wait, resendFirst/2), fmt.Sprintf("%s did not take it (%v)", targetName(d), o.err), true
+			w.retry, w.why, w.upstream = max(o.wait, resendFirst/2), refusal(d, o.err), true
 			if errors.Is(o.err, errHoldExpired) && why != "" {
 				w.why = why // what kept it from going anywhere in time
 			}
@@ -177,6 +177,12 @@ func (h *httpProxy) hold(q *exchange, w wait) (Result, bool) {
 		return unavailable(q.w, ResultShutdown, "the proxy is shutting down"), false
 	}
 	return ResultCanceled, false // the client went away
+}
+
+// refusal says why a request held after d's target failed is answered
+// 503 if its hold runs out.
+func refusal(d decision, err error) string {
+	return fmt.Sprintf("%s did not take it (%v)", targetName(d), err)
 }
 
 func targetName(d decision) string {
