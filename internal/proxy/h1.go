@@ -277,13 +277,13 @@ func (c *h1Conn) read() (*http.Request, []byte, bool) {
 	req, err := http.ReadRequest(c.br)
 	kept := src.end()
 	switch {
-	case src.err != nil:
+	case err == nil && plain(req):
+		_ = c.tc.SetReadDeadline(time.Time{})
+		return req, nil, true
+	case err != nil && src.err != nil:
 		return nil, nil, false
-	case err != nil || !plain(req):
-		return nil, kept[skip:], true
 	}
-	_ = c.tc.SetReadDeadline(time.Time{})
-	return req, nil, true
+	return nil, kept[skip:], true
 }
 
 // plain reports whether h1Server serves req itself: net/http's server
