@@ -36,7 +36,7 @@ func isElectd(c *corev1.Container) bool {
 }
 
 // isHolder reports electd's image running `electd hold-listener`, which
-// only keeps the proxy's ports open (proxy_test.go).
+// only keeps electd's ports open (hold_test.go).
 func isHolder(c *corev1.Container) bool {
 	return len(c.Args) > 0 && c.Args[0] == "hold-listener"
 }

@@ -37,9 +37,12 @@ func testKill(t *testing.T, ctx context.Context, d *Deployment, leader, containe
 	if err := d.N.Signal(ContainerID(pod, container), "SIGKILL"); err != nil {
 		t.Fatal(err)
 	}
-	var refusals func() int
+	var refusals, apiRefusals func() int
 	if container == "electd" && d.F.HoldTime > 0 {
 		refusals = portRefusals(ctx, d, net.JoinHostPort(pod.Status.PodIP, "4041"))
+	}
+	if container == "electd" && d.F.HeldAPI {
+		apiRefusals = portRefusals(ctx, d, net.JoinHostPort(pod.Status.PodIP, "4040"))
 	}
 	if err := wait.Until(ctx, 2*time.Minute, pollEvery, func() error {
 		p, err := d.Pod(leader)
@@ -67,6 +70,11 @@ func testKill(t *testing.T, ctx context.Context, d *Deployment, leader, containe
 		}
 	}
 	if container == "electd" {
+		if apiRefusals != nil {
+			if n := apiRefusals(); n > 0 {
+				t.Errorf("SIGKILL of %s's electd: its API port refused %d connections; electd-hold keeps it open for the kubelet's probes", leader, n)
+			}
+		}
 		if refusals != nil {
 			if n := refusals(); n > 0 {
 				t.Errorf("SIGKILL of %s's electd: its proxy port refused %d connections; electd-hold keeps it open", leader, n)
