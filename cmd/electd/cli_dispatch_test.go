@@ -60,7 +60,7 @@ func TestRunHelpVersionAndUnknownCommands(t *testing.T) {
 		{[]string{"relase", "--to", "x"}, "electd: relase: unknown command; did you mean release? (see --help)\n"},
 		{[]string{"verison"}, "electd: verison: unknown command; did you mean version? (see --help)\n"},
 		{[]string{"help", "stat"}, "electd: stat: unknown command; did you mean status? (see --help)\n"},
-		{[]string{"serve"}, "electd: serve: unknown command; electd's commands are status, release, run, hold-listener, help and version, and the daemon takes flags only (see --help)\n"},
+		{[]string{"serve"}, "electd: serve: unknown command; electd's commands are status, release, wait-ready, run, hold-listener, help and version, and the daemon takes flags only (see --help)\n"},
 		{[]string{"version", "--short"}, "electd: version: --short: unexpected argument; electd version takes none\n"},
 		{[]string{"help", "status", "release"}, "electd: help: release: unexpected argument; electd help takes one command at most\n"},
 	} {

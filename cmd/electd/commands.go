@@ -11,7 +11,7 @@ import (
 
 // commands are electd's commands, as --help lists them; the daemon itself
 // takes flags only.
-var commands = []string{"status", "release", "run", "hold-listener", "help", "version"}
+var commands = []string{"status", "release", "wait-ready", "run", "hold-listener", "help", "version"}
 
 // runBuiltin runs `electd help [COMMAND]` and `electd version`. It refuses
 // a first argument that is neither a command nor a flag, naming the likely

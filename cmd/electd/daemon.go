@@ -20,6 +20,7 @@ import (
 	"github.com/electd/electd/internal/httpapi"
 	"github.com/electd/electd/internal/httpserver"
 	"github.com/electd/electd/internal/kube"
+	"github.com/electd/electd/internal/listenhold"
 	"github.com/electd/electd/internal/logging"
 	"github.com/electd/electd/internal/metrics"
 	"github.com/electd/electd/internal/proxy"
@@ -33,7 +34,8 @@ type daemon struct {
 	cfg            *config.Loaded
 	log            *slog.Logger
 	logs           *logging.AsyncWriter
-	signals        []os.Signal // that stop it, see stopSignals
+	signals        []os.Signal        // that stop it, see stopSignals
+	hold           *listenhold.Holder // listen_hold_dir's: electd hold-listener keeps the ports; nil when off
 	sess           *zksession.Session
 	sessFile       *sessionfile.File // zookeeper.session_file, locked for the process's life; nil when off
 	resumed        bool              // sess resumed the session kept in sessFile
@@ -51,23 +53,24 @@ type daemon struct {
 // the parts that follow it and the HTTP server. Listening comes first: a
 // taken port fails before anything touches ZooKeeper.
 func newDaemon(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) (*daemon, error) {
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("cannot listen on http.addr: %w", err)
-	}
 	p := cfg.Prepared
-	side, err := forward.Listen(p.Proxy, p.Election.Proxy, cfg.Proxy.ListenHoldDir)
+	hold, ln, err := listenAPI(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	side, err := forward.Listen(p.Proxy, p.Election.Proxy, hold)
 	if err != nil {
 		ln.Close()
+		closeHold(hold)
 		return nil, err
 	}
 	// The elector adds path and id to its lines itself; the rest get them here.
-	d := &daemon{cfg: cfg, log: log.With("path", p.Election.Path, "id", cfg.ID), logs: logs, side: side}
+	d := &daemon{cfg: cfg, log: log.With("path", p.Election.Path, "id", cfg.ID), logs: logs, side: side, hold: hold}
 	// With http.addr's port 0 the system picks the port: this line, and
 	// electd run's ELECTD_HTTP_ADDR, say which.
 	d.log.Info("starting electd", "version", version, "commit", commit, "mode", cfg.Election.Mode,
 		"servers", cfg.ZooKeeper.Servers, "auth", cfg.ZooKeeper.Auth != "", "http_addr", ln.Addr().String(),
-		"tls", p.HTTPCert != nil, "max_connections", cfg.HTTP.MaxConnections)
+		"tls", p.HTTPCert != nil, "max_connections", cfg.HTTP.MaxConnections, "listen_held", hold != nil)
 	reg := metrics.NewRegistry()
 	m := metrics.New(reg, p.Election.Path, buildInfo())
 	sc := p.Session
@@ -83,10 +86,42 @@ func newDaemon(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) 
 	if err != nil {
 		ln.Close()
 		side.Close()
+		closeHold(hold)
 		return nil, err
 	}
 	d.serveAPI(ln, reg)
 	return d, nil
+}
+
+// listenAPI binds http.addr. With listen_hold_dir it opens the directory
+// shared with electd hold-listener and takes the socket the holder kept,
+// so that a probe sent while electd restarts waits for it
+// (docs/design/kubernetes.md, "A crashed electd's ports").
+func listenAPI(cfg *config.Loaded, log *slog.Logger) (*listenhold.Holder, net.Listener, error) {
+	if cfg.ListenHoldDir == "" {
+		ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot listen on http.addr: %w", err)
+		}
+		return nil, ln, nil
+	}
+	hold, err := listenhold.Open(cfg.ListenHoldDir, listenhold.RoleElectd, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen_hold_dir: %w", err)
+	}
+	ln, err := hold.Acquire(context.Background(), cfg.HTTP.Addr)
+	if err != nil {
+		hold.Close()
+		return nil, nil, fmt.Errorf("cannot listen on http.addr: %w", err)
+	}
+	return hold, ln, nil
+}
+
+// closeHold stops handing the ports over; the holder keeps its copies.
+func closeHold(h *listenhold.Holder) {
+	if h != nil {
+		_ = h.Close()
+	}
 }
 
 // build builds the election on the session and what follows it: the

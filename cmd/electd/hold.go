@@ -12,20 +12,20 @@ import (
 	"github.com/electd/electd/internal/logging"
 )
 
-// holdDirEnv is proxy.listen_hold_dir's variable: the holder's container
+// holdDirEnv is listen_hold_dir's variable: the holder's container
 // may take it from the same place as electd's.
-const holdDirEnv = "ELECTD_PROXY_LISTEN_HOLD_DIR"
+const holdDirEnv = "ELECTD_LISTEN_HOLD_DIR"
 
-// runHold is `electd hold-listener`: it keeps copies of the proxy's
-// listening sockets in the directory electd shares with it
-// (proxy.listen_hold_dir), so that they outlive a crash of electd
+// runHold is `electd hold-listener`: it keeps copies of electd's
+// listening sockets (its API's, its proxy's) in the directory electd
+// shares with it (listen_hold_dir), so that they outlive a crash of electd
 // (docs/design/kubernetes.md, "A crashed sidecar, a lost node"). It binds
 // nothing itself: it asks electd for them when it starts, and electd
 // hands over what it binds. It runs until SIGTERM or SIGINT.
 func runHold(args, environ []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("hold-listener", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("dir", "", "the directory shared with electd, proxy.listen_hold_dir (default $"+holdDirEnv+")")
+	dir := fs.String("dir", "", "the directory shared with electd, listen_hold_dir (default $"+holdDirEnv+")")
 	format := fs.String("log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -57,7 +57,7 @@ func runHold(args, environ []string, stderr io.Writer) int {
 	if err := h.Fetch(); err != nil {
 		log.Error("refused what electd handed over", "err", err)
 	}
-	log.Info("holding the proxy's listening sockets", "dir", *dir, "held", h.Held())
+	log.Info("holding electd's listening sockets", "dir", *dir, "held", h.Held())
 	<-ctx.Done()
 	log.Info("electd hold-listener stopped", "held", h.Held())
 	return 0

@@ -120,8 +120,10 @@ Commands (status and release each with --help):
   electd release [--to ID] [--addr URL]  ask the leader to step down
   electd run [--KEY VALUE ...] -- CMD    join the election and run CMD only
                                          while leading (exec mode, below)
-  electd hold-listener [--dir DIR]       keep the proxy's ports open while
-                                         electd restarts (proxy.listen_hold_dir)
+  electd wait-ready [--addr URL]         wait until electd has joined and knows
+                                         the leader (an init container)
+  electd hold-listener [--dir DIR]       keep electd's ports open while it
+                                         restarts (listen_hold_dir)
   electd help [COMMAND]                  this help (--help), or a command's
   electd version                         the version and commit (--version)
 

@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/electd/electd/internal/config"
+	"github.com/electd/electd/internal/election"
 	"github.com/electd/electd/internal/election/zksession"
 	"github.com/electd/electd/internal/sessionfile"
 )
@@ -68,4 +70,33 @@ func resumed(sess *zksession.Session, sc zksession.Config, log *slog.Logger) boo
 		return false
 	}
 	return sess.Resumed() != 0
+}
+
+// resumedViewWait bounds how long a resumed electd keeps its API's
+// connections queued for its first view. The shipped probes give a
+// restart 3 s (docs/design/kubernetes.md, "A crashed electd's ports").
+const resumedViewWait = time.Second
+
+// awaitView waits, at most wait, until el's status is settled: a probe
+// queued while electd restarted then gets the answer it will keep. A
+// resumed leader's answer is 200 once its lease is proved, never before.
+func awaitView(ctx context.Context, el *election.Elector, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for st := range el.Observe(ctx) {
+		if settled(st) {
+			return
+		}
+	}
+}
+
+// settled says whether st is more than a start: joined with a leader
+// known, or out for a reason that lasts. The own node leading with its
+// lease not yet proved is a start.
+func settled(st election.Status) bool {
+	switch st.Why {
+	case election.ReasonNotJoined, election.ReasonNoLeader, election.ReasonNoSession:
+		return false
+	}
+	return st.IsLeader || st.Leader == nil || st.Leader.Session != st.SessionID
 }

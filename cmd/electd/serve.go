@@ -34,7 +34,13 @@ func serve(cfg *config.Loaded, logs *logging.AsyncWriter, log *slog.Logger) int 
 	g, gctx := errgroup.WithContext(ctx)
 	go d.kube.Run(runCtx) // the election never waits on it; shutdown stops it
 	go d.gate.Run(runCtx) // nor on this: a terminating pod leaves the Service anyway
-	g.Go(d.http.Serve)
+	g.Go(func() error {
+		if d.resumed {
+			// Probes queue on the bound port meanwhile.
+			awaitView(gctx, d.el, resumedViewWait)
+		}
+		return d.http.Serve()
+	})
 	// The proxy follows the election until the end of shutdown. A
 	// participant that handed over forwards as an observer meanwhile.
 	d.side.Watch(runCtx)

@@ -62,6 +62,7 @@ func (d *daemon) shutdown(signalled bool, stopCapture func()) error {
 	}
 	d.cancelRequests()
 	d.http.Stop(ctx)
+	closeHold(d.hold) // after the last port closed: the holder keeps them
 	closed := make(chan struct{})
 	go func() {
 		d.sess.Close()

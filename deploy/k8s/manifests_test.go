@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"fmt"
 	"math"
 	"net"
 	"regexp"
@@ -32,11 +33,17 @@ type sidecar struct {
 }
 
 func isElectd(c *corev1.Container) bool {
-	return !isHolder(c) && (c.Name == "electd" || strings.Contains(imageName(c.Image), "electd"))
+	return !isHolder(c) && !isWaiter(c) && (c.Name == "electd" || strings.Contains(imageName(c.Image), "electd"))
+}
+
+// isWaiter reports electd's image running `electd wait-ready`, which holds
+// the app's start until electd is ready (checkWaitsForTheFirstView).
+func isWaiter(c *corev1.Container) bool {
+	return len(c.Args) > 0 && c.Args[0] == "wait-ready"
 }
 
 // isHolder reports electd's image running `electd hold-listener`, which
-// only keeps the proxy's ports open (proxy_test.go).
+// only keeps electd's ports open (hold_test.go).
 func isHolder(c *corev1.Container) bool {
 	return len(c.Args) > 0 && c.Args[0] == "hold-listener"
 }
@@ -140,16 +147,21 @@ func checkElectdIsANativeSidecarWithRealProbes(t *testing.T, m *manifests) {
 		if s.c.LivenessProbe == nil || s.c.LivenessProbe.HTTPGet == nil || s.c.LivenessProbe.HTTPGet.Path != "/healthz" {
 			t.Errorf("%s: electd's livenessProbe must GET /healthz (alive even as a follower or while ZooKeeper is away)", ref)
 		}
-		// The app starts after electd's startup probe: on /readyz, its first
-		// question names the leader. /healthz says only that the process
-		// runs, from its first answer on: the probe where electd checks the
-		// app's health and so stands only once the app is up.
-		wantStart, why := "/readyz", "joined and knows the leader, so the app's first question to electd names the leader"
+		// Where electd checks the app's health it stands only once the app
+		// is up, so the app starts after electd's startup probe on /healthz
+		// (the process runs). Elsewhere the app starts once electd knows the
+		// leader, so its first question names the leader: a plain init
+		// container waits for /readyz once per pod, and electd has no
+		// startup probe, which would run again at each restart of electd.
 		if _, ok := s.env["ELECTD_APP_HEALTH_URL"]; ok {
-			wantStart, why = "/healthz", "electd stands only once the app passes a check, so an app that waits for a leader never starts"
-		}
-		if p := s.c.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != wantStart {
-			t.Errorf("%s: electd's startupProbe must GET %s: %s", ref, wantStart, why)
+			if p := s.c.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" {
+				t.Errorf("%s: electd's startupProbe must GET /healthz: electd stands only once the app passes a check, so an app that waits for a leader never starts", ref)
+			}
+		} else {
+			if s.c.StartupProbe != nil {
+				t.Errorf("%s: electd has a startupProbe: it runs again at each restart of electd and keeps the pod unready a probe period longer", ref)
+			}
+			checkWaitsForTheFirstView(t, s)
 		}
 		for _, np := range probes(s.c) {
 			if np.p.HTTPGet == nil {
@@ -184,6 +196,36 @@ func checkElectdIsANativeSidecarWithRealProbes(t *testing.T, m *manifests) {
 			}
 		}
 	}
+}
+
+// checkWaitsForTheFirstView: a plain init container after electd runs
+// `electd wait-ready` on electd's port, so the app starts once electd is
+// ready (/readyz), once per pod.
+func checkWaitsForTheFirstView(t *testing.T, s sidecar) {
+	t.Helper()
+	spec := &s.w.template.Spec
+	after := false
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if c == s.c {
+			after = true
+			continue
+		}
+		if !after || len(c.Args) == 0 || c.Args[0] != "wait-ready" {
+			continue
+		}
+		if c.RestartPolicy != nil {
+			t.Errorf("%s: %s has restartPolicy %s: it must run once, before the app", s.w.ref, c.Name, *c.RestartPolicy)
+		}
+		if c.Image != s.c.Image {
+			t.Errorf("%s: %s runs %s, electd %s: one binary", s.w.ref, c.Name, c.Image, s.c.Image)
+		}
+		if got, want := strings.Join(c.Args, " "), fmt.Sprintf("--addr http://localhost:%d", s.port); !strings.Contains(got, want) {
+			t.Errorf("%s: %s args %q, want %s (electd's port)", s.w.ref, c.Name, got, want)
+		}
+		return
+	}
+	t.Errorf("%s: no init container after electd runs wait-ready: the app would start before electd knows the leader", s.w.ref)
 }
 
 // isDuration reports whether key is a duration, as the configuration table

@@ -1,5 +1,5 @@
-// Package cli holds electd's client commands, `electd status` and `electd
-// release`. They ask a running electd over its HTTP API
+// Package cli holds electd's client commands, `electd status`, `electd
+// release` and `electd wait-ready`. They ask a running electd over its HTTP API
 // (docs/design/http-contract.md, "HTTP API"). They decode its answers with
 // internal/api's types.
 package cli
@@ -43,8 +43,9 @@ type Env struct {
 
 // commands are the client commands by name.
 var commands = map[string]func(*client, context.Context, []string) int{
-	"status":  (*client).status,
-	"release": (*client).release,
+	"status":     (*client).status,
+	"release":    (*client).release,
+	"wait-ready": (*client).waitReady,
 }
 
 // IsCommand reports whether args name a client command (else they are the

@@ -45,6 +45,7 @@ type Config struct {
 
 	ShutdownGrace   time.Duration `mapstructure:"shutdown_grace" default:"0s" help:"on SIGTERM, answer 503 this long before releasing leadership; shorter than shutdown_timeout"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout" default:"10s" help:"how long shutdown after SIGTERM may take in all, at most 10m; unset, 10s, or shutdown_grace + exec.kill_timeout (electd run) + 5s when either is not shorter than 10s"`
+	ListenHoldDir   string        `mapstructure:"listen_hold_dir" default:"" help:"directory shared with electd hold-listener (an emptyDir with medium Memory, never a host path), which keeps http.addr, proxy.listen and proxy.peer_listen open while electd restarts: connections then wait instead of being refused (http.addr needs a fixed port); empty: electd binds them itself"`
 }
 
 // ZooKeeper is the "zookeeper" section.
@@ -141,7 +142,6 @@ type Proxy struct {
 	App                 string        `mapstructure:"app" proxy:"App" default:"" help:"host:port of the application next to electd, e.g. 127.0.0.1:8080; required with proxy.listen"`
 	AppProtocol         string        `mapstructure:"app_protocol" proxy:"AppProtocol" default:"http1" help:"http: how requests reach the application, whatever the client spoke: http1 (HTTP/1.1; HTTP/2 clients are translated) or h2c (HTTP/2 with prior knowledge for all but upgrades; gRPC needs it, and an application that stops then says with its GOAWAY which requests it never took, and they go to the new leader)"`
 	PeerListen          string        `mapstructure:"peer_listen" proxy:"PeerListen" computed:"the host of proxy.listen with the next port (port 0 stays 0)" help:"host:port at which the other participants' proxies forward to this one, e.g. :4042, never proxy.listen's port (clients' port takes no forward)"`
-	ListenHoldDir       string        `mapstructure:"listen_hold_dir" default:"" help:"directory shared with electd hold-listener (an emptyDir with medium Memory, never a host path), which keeps proxy.listen and proxy.peer_listen open while electd restarts: connections then wait instead of being refused; empty: electd binds them itself"`
 	Advertise           string        `mapstructure:"advertise" engine:"Proxy" computed:"$POD_IP with the port of proxy.peer_listen, else that address when it names a host" help:"host:port at which the other participants reach this proxy's proxy.peer_listen, e.g. 10.0.0.7:4042, published beside advertise (at most 4096 bytes)"`
 	PeerKey             string        `mapstructure:"peer_key" proxy:"PeerKey" default:"" key:"secret,file=peer_key_file" help:"secret that every participant of the election shares, at least 32 bytes (make one with: openssl rand -base64 32): the proxies derive their mutual TLS key from it and take forwards only from its holders; required with proxy.listen"`
 	PeerKeyFile         string        `mapstructure:"peer_key_file" default:"" help:"file holding proxy.peer_key (a mounted Kubernetes Secret; surrounding whitespace is trimmed)"`

@@ -59,6 +59,8 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{name: "root path", args: with("--election.path", "/"), key: "election.path"},
 		{name: "relative chroot", args: with("--zookeeper.chroot", "prod"), key: "zookeeper.chroot"},
 		{name: "path and chroot past 1 KiB", args: with("--zookeeper.chroot", "/"+strings.Repeat("c", 600), "--election.path", "/"+strings.Repeat("p", 600)), key: "election.path"},
+		{name: "relative hold dir", args: with("--listen_hold_dir", "run/electd-listen"), key: "listen_hold_dir"},
+		{name: "held http.addr port 0", args: with("--listen_hold_dir", "/run/electd-listen", "--http.addr", "127.0.0.1:0"), key: "http.addr"},
 		{name: "unknown mode", args: with("--election.mode", "lottery"), key: "election.mode"},
 		{name: "unknown on_suspend", args: with("--election.on_suspend", "panic"), key: "election.on_suspend"},
 		{name: "unknown handoff", args: with("--election.handoff", "oldest"), key: "election.handoff"},

@@ -96,7 +96,7 @@ func everyKey(t *testing.T) map[string]string {
 		"proxy.trusted_proxies":       "10.0.0.0/8,192.168.1.7",
 		"proxy.app_timeout_stepdown":  "5",
 		"proxy.app_max_in_flight":     "16",
-		"proxy.listen_hold_dir":       "/run/electd-listen",
+		"listen_hold_dir":             "/run/electd-listen",
 	}
 }
 
@@ -135,6 +135,7 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 	h.MaxConnections, h.MaxStreams, h.MaxWaiters = 100, 10, 20
 	want.Log.Level, want.Log.Format = "debug", "text"
 	want.ShutdownGrace, want.ShutdownTimeout = 2*time.Second, 20*time.Second
+	want.ListenHoldDir = "/run/electd-listen"
 	want.Kubernetes = Kubernetes{
 		LeaderLabel: "electd.io/leader", LeaseName: "web-leader", PodName: "web-1", Namespace: "prod",
 		APIServer: "https://10.96.0.1:443", TokenFile: every["kubernetes.token_file"], CAFile: every["kubernetes.ca_file"],
@@ -147,7 +148,7 @@ func checkEveryKey(t *testing.T, c *Loaded, every map[string]string) {
 		IdleTimeout: 2 * time.Minute, BodyTimeout: 20 * time.Second, MaxHeaderBytes: 16384,
 		MaxPeerConnections: 32, PeerStreams: 100, PeerTimeout: 3 * time.Second, ClientBodyTimeout: 4 * time.Second,
 		BufferSize: 65536, BufferTotal: 1 << 20, ResendUnreadBody: true, TrustedProxies: []string{"10.0.0.0/8", "192.168.1.7"},
-		AppTimeoutStepDown: 5, AppProtocol: "h2c", AppMaxInFlight: 16, ListenHoldDir: "/run/electd-listen",
+		AppTimeoutStepDown: 5, AppProtocol: "h2c", AppMaxInFlight: 16,
 	}
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("\n got %+v\nwant %+v", c.Config, want)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"path/filepath"
 	"time"
 
 	"errors"
@@ -68,9 +67,6 @@ func (c *Config) validateProxy(errs *errorList, given func(string) bool, podIP s
 		if v := k.field(c).Int(); v < 0 || v == 0 && k.Default != "0" {
 			errs.add(errorf(k.Name, "%s is not positive; leave it unset for the default", format(k.field(c), k.Type)))
 		}
-	}
-	if d := p.ListenHoldDir; d != "" && !filepath.IsAbs(d) {
-		errs.add(errorf("proxy.listen_hold_dir", "%s is not an absolute path", quote(d)))
 	}
 	pc := c.proxy()
 	if err := c.validatePeerKey(); err != nil {

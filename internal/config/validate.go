@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ func (c *Config) validate(errs *errorList) {
 	errs.add(c.validateLog()...)
 	c.validateShutdown(errs)
 	c.validateApp(errs)
+	c.validateListenHold(errs)
 }
 
 // validateKubernetes checks what does not depend on running in a pod; the
@@ -149,6 +151,26 @@ func (c *Config) validateShutdown(errs *errorList) {
 		errs.add(errorf("shutdown_timeout", "%v is more than %v", t, MaxShutdownTimeout))
 	case c.ShutdownGrace >= t:
 		errs.add(errorf("shutdown_grace", "%v must be shorter than shutdown_timeout (%v)", c.ShutdownGrace, t))
+	}
+}
+
+// validateListenHold checks listen_hold_dir: the holder keeps a socket by
+// its address, so each port it holds is fixed (docs/design/kubernetes.md,
+// "A crashed electd's ports").
+func (c *Config) validateListenHold(errs *errorList) {
+	d := c.ListenHoldDir
+	if d == "" {
+		return
+	}
+	if !filepath.IsAbs(d) {
+		errs.add(errorf("listen_hold_dir", "%s is not an absolute path", quote(d)))
+	}
+	for _, k := range []struct{ key, addr string }{
+		{"http.addr", c.HTTP.Addr}, {"proxy.listen", c.Proxy.Listen}, {"proxy.peer_listen", c.Proxy.PeerListen},
+	} {
+		if _, port, err := net.SplitHostPort(k.addr); err == nil && port == "0" {
+			errs.add(errorf(k.key, "%s: port 0 cannot be held across a restart (listen_hold_dir); name the port", quote(k.addr)))
+		}
 	}
 }
 

@@ -126,7 +126,7 @@ func TestRefusals(t *testing.T) {
 // A Sidecar without proxy.listen binds nothing, publishes nothing and
 // runs what its Yield and HandOver are given.
 func TestDisabledSidecar(t *testing.T) {
-	s, err := Listen(proxy.Config{}, "", "")
+	s, err := Listen(proxy.Config{}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,53 +32,48 @@ type Sidecar struct {
 	refusals     *refusals
 	log          *slog.Logger
 	client, peer net.Listener
-	hold         *listenhold.Holder // keeps the ports through a restart; nil without proxy.listen_hold_dir
-	sctx         context.Context    // Serve's; StopServing ends it
+	held         bool            // the ports came from, or went to, electd hold-listener (listen_hold_dir)
+	sctx         context.Context // Serve's; StopServing ends it
 	stop         context.CancelFunc
 	done         chan struct{} // closed when Serve has returned
 }
 
 // Listen binds cfg's ports (cfg.Listeners), or returns a disabled Sidecar
 // when cfg.Listen is empty. advertise is proxy.advertise as internal/config
-// derived it; a port 0 there stands for the port bound. With holdDir
-// (proxy.listen_hold_dir) the ports come from the holder when it keeps
-// them, and it gets copies of those bound here (package listenhold).
-func Listen(cfg proxy.Config, advertise, holdDir string) (*Sidecar, error) {
+// derived it; a port 0 there stands for the port bound. With hold
+// (listen_hold_dir; nil without) the ports come from the holder when it
+// keeps them, and it gets copies of those bound here (package listenhold).
+// The caller closes hold.
+func Listen(cfg proxy.Config, advertise string, hold *listenhold.Holder) (*Sidecar, error) {
 	s := &Sidecar{cfg: cfg, done: make(chan struct{}), log: slog.New(slog.DiscardHandler)}
 	s.sctx, s.stop = context.WithCancel(context.Background())
 	if cfg.Listen == "" {
 		close(s.done)
 		return s, nil
 	}
-	client, peer, hold, err := listeners(cfg, holdDir)
+	client, peer, err := listeners(cfg, hold)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on proxy.listen or proxy.peer_listen: %w", err)
 	}
-	s.on, s.client, s.peer, s.hold = true, client, peer, hold
+	s.on, s.client, s.peer, s.held = true, client, peer, hold != nil
 	s.advertise = withPort(advertise, s.bound())
 	return s, nil
 }
 
-// listeners binds cfg's ports, or takes them from the holder in holdDir.
-func listeners(cfg proxy.Config, holdDir string) (client, peer net.Listener, hold *listenhold.Holder, err error) {
-	if holdDir == "" {
-		client, peer, err = cfg.Listeners()
-		return client, peer, nil, err
-	}
-	if hold, err = listenhold.Open(holdDir, listenhold.RoleElectd, nil); err != nil {
-		return nil, nil, nil, err
+// listeners binds cfg's ports, or takes them from hold.
+func listeners(cfg proxy.Config, hold *listenhold.Holder) (client, peer net.Listener, err error) {
+	if hold == nil {
+		return cfg.Listeners()
 	}
 	ctx := context.Background()
-	if client, err = hold.Acquire(ctx, cfg.Listen); err == nil {
-		if peer, err = hold.Acquire(ctx, cfg.PeerListen); err != nil {
-			client.Close()
-		}
+	if client, err = hold.Acquire(ctx, cfg.Listen); err != nil {
+		return nil, nil, err
 	}
-	if err != nil {
-		hold.Close()
-		return nil, nil, nil, err
+	if peer, err = hold.Acquire(ctx, cfg.PeerListen); err != nil {
+		client.Close()
+		return nil, nil, err
 	}
-	return client, peer, hold, nil
+	return client, peer, nil
 }
 
 // bound is the address peers reach: the peer port, in both modes.
@@ -126,14 +121,6 @@ func (s *Sidecar) Close() {
 	}
 	_ = s.client.Close()
 	_ = s.peer.Close()
-	s.closeHold()
-}
-
-// closeHold stops handing the ports over; the holder keeps its copies.
-func (s *Sidecar) closeHold() {
-	if s.hold != nil {
-		_ = s.hold.Close()
-	}
 }
 
 // Build makes the proxy on el, counting to rec (metrics.Proxy, built on
@@ -161,7 +148,7 @@ func (s *Sidecar) Build(el Election, rec proxy.Recorder, refused func(why string
 	s.lead.OnStepDown(s.refusals.StepDown)
 	log.Info("forwarding the application's traffic to the leader", "mode", s.cfg.Mode, "listen", s.client.Addr().String(),
 		"peer_listen", s.peer.Addr().String(), "app", s.cfg.App, "advertise", s.advertise, "hold_time", s.cfg.HoldTime,
-		"listen_held", s.hold != nil)
+		"listen_held", s.held)
 	return nil
 }
 
@@ -206,7 +193,6 @@ func (s *Sidecar) Serve() error {
 		return nil
 	}
 	defer close(s.done)
-	defer s.closeHold()
 	err := s.px.Serve(s.sctx, s.client, s.peer)
 	if s.sctx.Err() == nil {
 		return fmt.Errorf("the forwarding proxy stopped: %w", err)

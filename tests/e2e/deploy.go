@@ -135,18 +135,31 @@ func podReady(p corev1.Pod) bool {
 }
 
 // running reports whether every one of the pod's containers runs: the
-// app, electd and, in the proxy flavour, electd-hold.
+// app, electd and electd-hold. A plain init container (electd-wait) has
+// run once and exited 0 instead.
 func running(p corev1.Pod) bool {
 	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
 		return false
 	}
 	all := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 	for _, s := range all {
-		if s.State.Running == nil {
+		done := s.State.Terminated != nil && s.State.Terminated.ExitCode == 0 && !sidecar(p, s.Name)
+		if s.State.Running == nil && !done {
 			return false
 		}
 	}
 	return len(all) >= 2
+}
+
+// sidecar reports whether the pod's init container name restarts always
+// (a native sidecar), so that it must run, not have run.
+func sidecar(p corev1.Pod, name string) bool {
+	for _, c := range p.Spec.InitContainers {
+		if c.Name == name {
+			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
 }
 
 // settle is how long the leader and the Service's ready endpoints must

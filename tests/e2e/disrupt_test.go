@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/electd/electd/tests/harness/wait"
 )
 
@@ -37,9 +39,12 @@ func testKill(t *testing.T, ctx context.Context, d *Deployment, leader, containe
 	if err := d.N.Signal(ContainerID(pod, container), "SIGKILL"); err != nil {
 		t.Fatal(err)
 	}
-	var refusals func() int
+	var refusals, apiRefusals func() int
 	if container == "electd" && d.F.HoldTime > 0 {
 		refusals = portRefusals(ctx, d, net.JoinHostPort(pod.Status.PodIP, "4041"))
+	}
+	if container == "electd" && d.F.HeldAPI {
+		apiRefusals = portRefusals(ctx, d, net.JoinHostPort(pod.Status.PodIP, "4040"))
 	}
 	if err := wait.Until(ctx, 2*time.Minute, pollEvery, func() error {
 		p, err := d.Pod(leader)
@@ -67,6 +72,11 @@ func testKill(t *testing.T, ctx context.Context, d *Deployment, leader, containe
 		}
 	}
 	if container == "electd" {
+		if apiRefusals != nil {
+			if n := apiRefusals(); n > 0 {
+				t.Errorf("SIGKILL of %s's electd: its API port refused %d connections; electd-hold keeps it open for the kubelet's probes", leader, n)
+			}
+		}
 		if refusals != nil {
 			if n := refusals(); n > 0 {
 				t.Errorf("SIGKILL of %s's electd: its proxy port refused %d connections; electd-hold keeps it open", leader, n)
@@ -137,7 +147,9 @@ func portRefusals(ctx context.Context, d *Deployment, addr string) func() int {
 // leadership does not move. In the proxy flavour electd-hold keeps the
 // proxy's ports open meanwhile, so no request may fail. In the others what
 // kube-proxy sends to the crashed pod fails until the EndpointSlice lists
-// the pod Ready again, plus kube-proxy's second (CrashFailures). No request
+// the pod Ready again, plus kube-proxy's second (CrashFailures). There the
+// held API port keeps every probe of the pod from failing, and the pod
+// leaves the Service once: at the kubelet's relist that sees the crash. No request
 // that got an HTTP answer may fail. Every failure counts as failed; those
 // that never reached an electd are counted apart too. It records the
 // flavour's row of the crash and lost-node table.
@@ -152,11 +164,26 @@ func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, end t
 		has := func(e Endpoints) bool { return e.Has(leader) }
 		if out, ok := d.EP.Ready.First(t0, func(e Endpoints) bool { return !has(e) }); ok {
 			back, _ = d.EP.Ready.First(out, has)
+			if again, ok := d.EP.Ready.First(back, func(e Endpoints) bool { return !has(e) }); ok && again.Before(end) && d.F.HeldAPI {
+				t.Errorf("SIGKILL of %s's electd: the pod left the Service again +%s after its return: one restart, one withdrawal", leader, secs(again.Sub(t0)))
+			}
 		} else {
 			back = t0 // never withdrawn: nothing may fail
 		}
 		window = fmt.Sprintf("the crashed pod's restart window (the EndpointSlice listed it Ready again +%s, and kube-proxy's %s)",
 			secs(back.Sub(t0)), secs(kubeProxyLag))
+	}
+	if d.F.HeldAPI && d.F.HoldTime == 0 {
+		// The held port keeps each probe waiting for the restarted electd,
+		// which answers once settled; with no startup probe the first
+		// readiness probe lists the pod again.
+		failed, err := probeFailures(d, leader, "electd", t0)
+		if err != nil {
+			t.Error(err)
+		}
+		for _, f := range failed {
+			t.Errorf("SIGKILL of %s's electd: a probe of the crashed pod failed (%s); electd-hold keeps the port and the restarted electd answers", leader, f)
+		}
 	}
 	answers := d.Probe.Between(t0, end)
 	u := Unannounced{What: crashName, F: f, Silent: d.Silence(t0, end), Withdrawn: d.withdrawn(t0, leader)}
@@ -177,4 +204,25 @@ func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, end t
 	t.Logf("SIGKILL of %s's electd: %d requests failed (all counted), %d within %s, %d never reached an electd",
 		leader, f.Failed, len(allowed), window, u.Unreached)
 	rep.Unannounced(d.F.Name, u)
+}
+
+// probeFailures lists the kubelet's Unhealthy events for pod's container
+// since t0: each failed probe, with its message.
+func probeFailures(d *Deployment, pod, container string, t0 time.Time) ([]string, error) {
+	var evs corev1.EventList
+	if err := d.N.Get("/api/v1/namespaces/"+d.F.Namespace+"/events?fieldSelector=involvedObject.name%3D"+pod, &evs); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range evs.Items {
+		last := e.LastTimestamp.Time
+		if e.EventTime.Time.After(last) {
+			last = e.EventTime.Time
+		}
+		if e.Reason != "Unhealthy" || !strings.Contains(e.InvolvedObject.FieldPath, "{"+container+"}") || last.Before(t0.Truncate(time.Second)) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%dx %s", max(e.Count, 1), e.Message))
+	}
+	return out, nil
 }

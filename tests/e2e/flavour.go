@@ -66,6 +66,10 @@ type Flavour struct {
 	// usual 2 s for an answer, and every request of those disruptions must
 	// be answered by the pod that led at the time.
 	HoldTime time.Duration
+	// HeldAPI: electd-hold keeps electd's API port (4040) open through a
+	// crash of electd, so the kubelet's probes wait for the restarted
+	// electd's answer instead of being refused.
+	HeldAPI bool
 	// Ensemble: the flavour runs on the ZooKeeper ensemble the manifests
 	// ship (zookeeper.yaml, in the flavour's namespace), as applied.
 	Ensemble bool
@@ -84,14 +88,14 @@ var Flavours = []Flavour{
 	{
 		Name: "readiness", Namespace: "e2e-readiness", Elector: "electd", ElectionPath: "/e2e/readiness/app",
 		OneEndpoint: true, RolloutStatusReturns: false, DrainEvictsAll: true,
-		Ensemble: true, ZooKeeperScenarios: true,
+		Ensemble: true, ZooKeeperScenarios: true, HeldAPI: true,
 		Describe: "electd, readiness flavour (deploy/k8s): readiness probe /healthz/leader every 1 s",
 	},
 	{
 		Name: "label", Namespace: "e2e-label", Elector: "electd", ElectionPath: "/e2e/label/app",
 		OneEndpoint: true, AllReady: true, SidecarToken: true, StaleAfterCrash: true,
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
-		Ensemble: true,
+		Ensemble: true, HeldAPI: true,
 		Describe: "electd, label flavour (deploy/k8s-label): Service selects electd.io/leader=true",
 	},
 	{
@@ -100,7 +104,7 @@ var Flavours = []Flavour{
 		RolloutStatusReturns: true, OneHandoffPerRollout: true, DrainEvictsAll: false,
 		GoMemLimit: 100 << 20,
 		HoldTime:   17 * time.Second, // deploy/k8s-proxy leaves proxy.hold_time at its default: 1.5 x the 10s session timeout + 2s
-		Ensemble:   true, ZooKeeperScenarios: true,
+		Ensemble:   true, ZooKeeperScenarios: true, HeldAPI: true,
 		Describe: "electd, proxy flavour (deploy/k8s-proxy): every pod Ready, the Service at electd's forwarding proxy, which sends to the leader's app",
 	},
 	{

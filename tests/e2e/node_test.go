@@ -131,7 +131,7 @@ func runFlavour(t *testing.T, n *nodetest.Node, moduleDir string, f Flavour, rep
 // and no request reached a pod that did not lead; at rest it lists the
 // leader alone, which answers through the ClusterIP. The pods are Ready as
 // the flavour says (the leader alone, or all), each app started only after
-// its electd knew the leader (the native sidecar's startup probe on
+// its electd knew the leader (the init container electd-wait waits for
 // /readyz), or, where electd checks its app's health (AppFirst), each
 // electd stood only after its app listened (each by its own log line's
 // time: containerd reads two containers' output independently), and `kubectl exec deploy/app -c electd -- /electd status`

@@ -21,7 +21,7 @@ import (
 // testSecrets applies the readiness flavour without the two Secrets the
 // manifests leave to the operator, and checks what the README says: the
 // pods wait in ContainerCreating with a FailedMount event naming the
-// missing electd-zookeeper-auth (kubectl shows them as Init:0/1), start by
+// missing electd-zookeeper-auth (kubectl shows them as Init:0/3), start by
 // themselves once it is created,
 // and without electd-admin the mutating endpoints answer 403.
 func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
@@ -82,8 +82,8 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// kubectl shows such a pod as Init:0/1 (its first container is the
-	// native sidecar, an init container), not ContainerCreating. The event
+	// kubectl shows such a pod as Init:0/3 (its init containers:
+	// electd-hold, electd and electd-wait), not ContainerCreating. The event
 	// may name one pod before the others are scheduled and have their
 	// status posted, so wait until all three show it.
 	var waiting string
@@ -92,12 +92,12 @@ func testSecrets(t *testing.T, n *nodetest.Node, rep *Report) {
 		if waiting, err = n.Kubectl(ctx, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/name=app"); err != nil {
 			return err
 		}
-		if strings.Count(waiting, "Init:0/1") != 3 {
-			return fmt.Errorf("not every pod shown waiting (Init:0/1) yet")
+		if strings.Count(waiting, "Init:0/3") != 3 {
+			return fmt.Errorf("not every pod shown waiting (Init:0/3) yet")
 		}
 		return nil
 	}); err != nil {
-		t.Errorf("want every pod shown waiting (Init:0/1) without the Secret: %v\n%s", err, waiting)
+		t.Errorf("want every pod shown waiting (Init:0/3) without the Secret: %v\n%s", err, waiting)
 	}
 	var pending corev1.PodList
 	if err := n.Get("/api/v1/namespaces/"+ns+"/pods?labelSelector=app.kubernetes.io%2Fname%3Dapp", &pending); err != nil {

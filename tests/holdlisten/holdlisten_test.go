@@ -31,6 +31,7 @@ const window = 3 * time.Second
 type rig struct {
 	electd, holder       electdtest.Spec
 	listen, peer, hold   string
+	api                  string // http.addr, fixed: held across restarts too
 	app                  *proxykit.App
 	fence                *proxykit.Fence
 	electdProc, holdProc *electdtest.Proc
@@ -47,6 +48,9 @@ func newRig(t *testing.T) *rig {
 	var p int
 	fmt.Sscan(port, &p)
 	r := &rig{listen: base, peer: net.JoinHostPort(host, fmt.Sprint(p+1)), hold: t.TempDir(), fence: proxykit.NewFence()}
+	if r.api, err = freeport.Addrs(1); err != nil {
+		t.Fatal(err)
+	}
 	// The application's name is electd's id: the fence checks the leader
 	// id the proxy sends with every request.
 	if r.app, err = proxykit.StartApp("web-1", r.fence); err != nil {
@@ -57,7 +61,7 @@ func newRig(t *testing.T) *rig {
 	r.electd = electdtest.Spec{Name: "web-1", Dir: dir, Config: &electdtest.Config{
 		ID: "web-1", Servers: ens.Servers(), SessionTimeout: sessionTimeout, Path: "/holdlisten/web",
 		ProxyListen: r.listen, ProxyPeer: r.peer, ProxyApp: r.app.Addr, LogLevel: "debug", LogFormat: "text",
-	}, Args: []string{"--zookeeper.session_file", dir + "/session", "--proxy.listen_hold_dir", r.hold}}
+	}, Addr: r.api, Args: []string{"--zookeeper.session_file", dir + "/session", "--listen_hold_dir", r.hold}}
 	r.holder = electdtest.Spec{Name: "holder", Dir: t.TempDir(), Args: []string{"hold-listener", "--dir", r.hold}}
 	return r
 }
@@ -72,12 +76,26 @@ func (r *rig) startElectd(t *testing.T) {
 	r.electdProc = electdtest.Start(t, r.electd)
 }
 
-// holderHolds waits until the holder's log says it keeps both ports.
+// holderHolds waits until the holder's log says it keeps the three ports:
+// the API's and the proxy's two.
 func (r *rig) holderHolds(t *testing.T) {
 	t.Helper()
-	wait.For(t, 30*time.Second, "the holder keeping both ports", func() bool {
-		return len(r.holdProc.LogLines("holding a listening socket")) >= 2
+	wait.For(t, 30*time.Second, "the holder keeping the three ports", func() bool {
+		return len(r.holdProc.LogLines("holding a listening socket")) >= 3
 	})
+}
+
+// probeAPI asks GET /healthz/leader on a new connection, as the kubelet
+// does, while electd is down: the held port takes the connection and the
+// restarted electd answers it. It returns the status code, or the error.
+func (r *rig) probeAPI() (int, error) {
+	c := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get("http://" + r.api + "/healthz/leader")
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }
 
 // leads waits until electd leads and its proxy routes to the application.
@@ -172,7 +190,8 @@ func waitIdle(t *testing.T, p *electdtest.Proc, rest []invariant.Rest) {
 }
 
 // electd SIGKILLed and started again while a client sends every 5 ms:
-// its port refuses nothing (the holder keeps it), what arrives meanwhile
+// its ports refuse nothing (the holder keeps them; a probe of the API sent
+// meanwhile is answered by the restarted electd), what arrives meanwhile
 // waits in the accept queue, and the restarted electd, which resumed its
 // session and leadership, serves it. Then the holder is SIGKILLed alone
 // (the port keeps serving), started again (it takes the ports back from
@@ -197,9 +216,21 @@ func TestKilledElectdRefusesNothing(t *testing.T) {
 		r.electdProc.Kill()
 		k.dead = time.Now()
 		kills = append(kills, k)
+		probed := make(chan error, 1)
+		go func() {
+			code, err := r.probeAPI()
+			if err == nil && code != http.StatusOK && code != http.StatusServiceUnavailable {
+				err = fmt.Errorf("status %d", code)
+			}
+			t.Logf("a probe of /healthz/leader sent while electd was down: %d %v", code, err)
+			probed <- err
+		}()
 		// Sent while electd is down: they wait in the accept queue.
 		wait.For(t, 30*time.Second, "requests sent while electd is down", func() bool { return ld.Sent()-sent >= 40 })
 		r.startElectd(t)
+		if err := <-probed; err != nil {
+			t.Errorf("the API's port did not keep a probe sent while electd was down: %v", err)
+		}
 		v := r.leads(t)
 		if v.Leader.FencingToken != was.Leader.FencingToken || v.Leader.Node != was.Leader.Node {
 			t.Errorf("leads with node %s token %d after the restart, was %s token %d: the session was not resumed",
@@ -214,8 +245,8 @@ func TestKilledElectdRefusesNothing(t *testing.T) {
 	holderGone := time.Now()
 	wait.For(t, 30*time.Second, "requests answered without the holder", func() bool { return okSince(ld, holderGone) >= 50 })
 	r.startHolder(t)
-	wait.For(t, 30*time.Second, "the restarted holder keeping both ports", func() bool {
-		return len(r.holdProc.LogLines("holding a listening socket")) >= 4 // two per run, in one log
+	wait.For(t, 30*time.Second, "the restarted holder keeping the three ports", func() bool {
+		return len(r.holdProc.LogLines("holding a listening socket")) >= 6 // three per run, in one log
 	})
 	killElectd()
 

@@ -30,13 +30,13 @@ func TestWrongHoldDirIsAClearError(t *testing.T) {
 	}{
 		{"missing", missing, "no such file or directory", 1},
 		{"a file", file, "is not a directory", 1},
-		{"relative", "run/electd-listen", "proxy.listen_hold_dir: \"run/electd-listen\" is not an absolute path", 2},
+		{"relative", "run/electd-listen", "listen_hold_dir: \"run/electd-listen\" is not an absolute path", 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := electdtest.Start(t, electdtest.Spec{Name: "web-1", Config: &electdtest.Config{
 				ID: "web-1", Servers: []string{"127.0.0.1:1"}, Path: "/holdlisten/wrong", ProxyListen: listen,
 				ProxyApp: "127.0.0.1:9", LogFormat: "text",
-			}, Args: []string{"--proxy.listen_hold_dir", c.dir}})
+			}, Args: []string{"--listen_hold_dir", c.dir}})
 			err, ok := p.Wait(30 * time.Second)
 			if !ok {
 				t.Fatal("electd still runs")
