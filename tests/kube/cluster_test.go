@@ -87,8 +87,12 @@ func (k *kubeEnv) parseDeployment(t *testing.T, doc string) {
 	k.template = d.Spec.Template
 	spec := k.template["spec"].(map[string]any)
 	k.sa, _ = spec["serviceAccountName"].(string)
-	for _, c := range spec["initContainers"].([]any) {
-		for _, e := range c.(map[string]any)["env"].([]any) {
+	// electd is one of the native sidecars (init containers); the holder
+	// and electd-wait beside it have no environment of their own.
+	inits, _ := spec["initContainers"].([]any)
+	for _, c := range inits {
+		env, _ := c.(map[string]any)["env"].([]any)
+		for _, e := range env {
 			if e := e.(map[string]any); e["name"] == "ELECTD_KUBERNETES_LEASE_NAME" {
 				k.lease, _ = e["value"].(string)
 			}
