@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"strconv"
@@ -46,7 +47,7 @@ func (w *h1Writer) WriteHeader(code int) {
 	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		// An interim answer leaves at once, with the headers set so far.
 		bw := w.c.bw
-		writeStatusLine(w.c.bw, code)
+		writeStatusLine(bw, code)
 		_ = w.head.WriteSubset(bw, noBodyHeaders)
 		_, _ = bw.WriteString("\r\n")
 		_ = bw.Flush()
@@ -151,7 +152,7 @@ func (w *h1Writer) commit(done bool, first []byte) {
 		w.chunked = true
 		h.Set("Transfer-Encoding", "chunked")
 	}
-	if w.req.Close || hasToken(h.Get("Connection"), "close") || c.s.closing.Load() {
+	if w.req.Close || httpguts.HeaderValuesContainsToken(h["Connection"], "close") || c.s.closing.Load() {
 		w.closeAfter = true
 		h.Set("Connection", "close")
 	}
@@ -255,9 +256,7 @@ func (w *h1Writer) watchClient() {
 // clientWatcher is h1Writer's watchClient, for hold.
 type clientWatcher interface{ watchClient() }
 
-func writeStatusLine(bw interface {
-	WriteString(string) (int, error)
-}, code int) {
+func writeStatusLine(bw *bufio.Writer, code int) {
 	if text := http.StatusText(code); text != "" {
 		_, _ = bw.WriteString("HTTP/1.1 " + strconv.Itoa(code) + " " + text + "\r\n")
 		return
@@ -268,15 +267,4 @@ func writeStatusLine(bw interface {
 // bodyAllowed reports whether an answer with status may have a body.
 func bodyAllowed(status int) bool {
 	return !(status >= 100 && status <= 199 || status == http.StatusNoContent || status == http.StatusNotModified)
-}
-
-// hasToken reports whether the comma-separated list v holds token, in
-// any case.
-func hasToken(v, token string) bool {
-	for f := range strings.SplitSeq(v, ",") {
-		if strings.EqualFold(strings.TrimSpace(f), token) {
-			return true
-		}
-	}
-	return false
 }
