@@ -151,7 +151,8 @@ func portRefusals(ctx context.Context, d *Deployment, addr string) func() int {
 // held API port keeps every probe of the pod from failing, and the pod
 // leaves the Service once: at the kubelet's relist that sees the crash. No request
 // that got an HTTP answer may fail. Every failure counts as failed; those
-// that never reached an electd are counted apart too. It records the
+// that never reached an electd are counted apart too; client-go's
+// flavours are measured, their late failures logged. It records the
 // flavour's row of the crash and lost-node table.
 func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, end time.Time, f Failover, rep *Report) {
 	t.Helper()
@@ -198,8 +199,15 @@ func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, end t
 		for _, a := range late[:min(len(late), 10)] {
 			lines = append(lines, fmt.Sprintf("sent +%s, done +%s: %s", secs(a.Sent.Sub(t0)), secs(a.Done.Sub(t0)), a.Err))
 		}
-		t.Errorf("SIGKILL of %s's electd: %d requests failed outside %s or with an HTTP answer; the first:\n%s",
+		msg := fmt.Sprintf("SIGKILL of %s's electd: %d requests failed outside %s or with an HTTP answer; the first:\n%s",
 			leader, len(late), window, strings.Join(lines, "\n"))
+		if d.F.Peer {
+			// client-go's sidecar is measured, not held to electd's bar
+			// (as in the cut-off): its failures are in the counts.
+			t.Log(msg)
+		} else {
+			t.Error(msg)
+		}
 	}
 	t.Logf("SIGKILL of %s's electd: %d requests failed (all counted), %d within %s, %d never reached an electd",
 		leader, f.Failed, len(allowed), window, u.Unreached)

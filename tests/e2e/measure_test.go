@@ -70,25 +70,29 @@ func TestFromLeader(t *testing.T) {
 }
 
 // A crash's failures: only those with no HTTP answer sent before the
-// crashed pod served again plus kube-proxy's second are allowed; an HTTP
-// error never is, and without a time it served again none is.
+// crashed pod served again plus kube-proxy's second, or sent to no pod
+// before its first answer since, are allowed; an HTTP error never is, and
+// without a time it served again none is.
 func TestCrashFailures(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	back := at(1_200)
 	answers := []Answer{
 		{Sent: at(10), Pod: "a"}, // answered: neither
-		{Sent: at(30), Err: "read: connection reset by peer", Connected: true}, // queued for the dead process
-		{Sent: at(500), Err: "connect: connection refused"},                    // the port closed
-		{Sent: at(2_100), Err: "connect: connection refused"},                  // within kube-proxy's second
-		{Sent: at(2_300), Err: "connect: connection refused"},                  // after it
+		{Sent: at(30), Err: "read: connection reset by peer", Connected: true},  // queued for the dead process
+		{Sent: at(500), Err: "connect: connection refused"},                     // the port closed
+		{Sent: at(2_100), Err: "connect: connection refused"},                   // within kube-proxy's second
+		{Sent: at(2_300), Err: "connect: connection refused"},                   // after it
+		{Sent: at(2_400), Err: "connect: no route to host", Untranslated: true}, // kube-proxy's rules not yet in place
+		{Sent: at(2_500), Pod: "a"},                                             // they are now
+		{Sent: at(2_600), Err: "connect: no route to host", Untranslated: true}, // after an answer: not the crash's
 		{Sent: at(600), Err: "503 Service Unavailable", Connected: true, Responded: true},
 	}
 	allowed, late := CrashFailures(answers, back)
-	if len(allowed) != 3 || len(late) != 2 {
-		t.Errorf("%d allowed, %d late, want 3 and 2: %v / %v", len(allowed), len(late), allowed, late)
+	if len(allowed) != 4 || len(late) != 3 {
+		t.Errorf("%d allowed, %d late, want 4 and 3: %v / %v", len(allowed), len(late), allowed, late)
 	}
-	if _, late := CrashFailures(answers, time.Time{}); len(late) != 5 {
-		t.Errorf("never served again: %d late, want every failure (5)", len(late))
+	if _, late := CrashFailures(answers, time.Time{}); len(late) != 7 {
+		t.Errorf("never served again: %d late, want every failure (7)", len(late))
 	}
 }

@@ -75,12 +75,27 @@ const kubeProxyLag = time.Second
 // endpoint is that pod); the zero time allows none (the proxy flavour,
 // whose ports electd-hold keeps open). An HTTP error came from a live
 // process: never allowed.
+//
+// kube-proxy's second is a typical figure, not its bound: under load its
+// sync of the pod's return can come later, and a request sent meanwhile
+// may find no rule at all for the Service (iptables mode restores its
+// filter and nat tables apart). Such a request went to no pod
+// (Answer.Untranslated), so it is allowed too while the pod has not yet
+// answered since back; after that answer kube-proxy's rules were in place.
 func CrashFailures(answers []Answer, back time.Time) (allowed, late []Answer) {
+	var served time.Time // the first answer sent after back
+	for _, a := range answers {
+		if a.Err == "" && !back.IsZero() && !a.Sent.Before(back) && (served.IsZero() || a.Sent.Before(served)) {
+			served = a.Sent
+		}
+	}
 	for _, a := range answers {
 		if a.Err == "" {
 			continue
 		}
-		if !a.Responded && !back.IsZero() && a.Sent.Before(back.Add(kubeProxyLag)) {
+		inWindow := !back.IsZero() && a.Sent.Before(back.Add(kubeProxyLag))
+		beforeRules := !back.IsZero() && a.Untranslated && (served.IsZero() || a.Sent.Before(served))
+		if !a.Responded && (inWindow || beforeRules) {
 			allowed = append(allowed, a)
 		} else {
 			late = append(late, a)
