@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // A connection to the application, watched for the one fact about a
@@ -63,9 +66,15 @@ func dialApp(d *net.Dialer) func(ctx context.Context, network, addr string) (net
 		if err != nil {
 			return c, nil
 		}
-		ac := &appConn{Conn: c, raw: raw}
+		ac := &appConn{Conn: &rawTCP{TCPConn: tc, rc: raw}, raw: raw}
 		ac.peek = func(fd uintptr) {
-			ac.n, _, ac.err = syscall.Recvfrom(int(fd), ac.empty[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			// Raw, as rawio.go's reads: it never blocks.
+			r, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&ac.empty[0])), 1,
+				syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+			ac.n, ac.err = int(r), nil
+			if e != 0 {
+				ac.n, ac.err = -1, e
+			}
 		}
 		return ac, nil
 	}

@@ -83,6 +83,9 @@ func (ll *limited) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		if l.framing > 0 {
+			c = newRawTCP(c) // HTTP mode (rawio.go); TCP mode keeps splice
+		}
 		tc := &trackedConn{Conn: c, l: l}
 		tc.f.on, tc.f.maxHead = l.framing > 0, l.framing
 		l.mu.Lock()
