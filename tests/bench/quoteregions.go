@@ -281,15 +281,16 @@ func renderPerformance(r *KeptReport) (string, error) {
 		"handoff took p50 %s.\n\n"+
 		"The forwarding proxy, one request at a time on loopback, raised a GET's median by %s through the\n"+
 		"leader's proxy (one hop) and by %s through a follower's (two hops, as a Service sends most\n"+
-		"requests with three replicas); for a POST, %s and %s. These are differences of medians; a bare\n"+
-		"`httputil.ReverseProxy` adds %s for one hop. Requests lost under %s requests a second of GETs\n"+
+		"requests with three replicas); for a POST, %s and %s. These are differences of medians; in the\n"+
+		"same run HAProxy adds %s for one hop and a bare `httputil.ReverseProxy` %s (GET). Requests\n"+
+		"lost under %s requests a second of GETs\n"+
 		"and POSTs through every proxy, over all rounds: graceful hand-overs, %s; not graceful, %s.",
 		r.Path, r.Path, f["h50"], f["h90"], f["hn"], f["c50"], f["c90"], compare(f["ratio"]), f["ratio"], f["fread"], f["ktimeout"],
 		f["k50"], f["kmax"], f["ifollower"], f["icurator"], f["rssl"], f["rssf"], f["cpul"], f["cpuf"], f["hrate"], f["hconns"], f["hp99"],
 		f["oneN"], f["one p50"],
 		f["GET electd: the leader's proxy"], f["GET electd: a follower's, then the leader's"],
 		f["POST electd: the leader's proxy"], f["POST electd: a follower's, then the leader's"],
-		f["GET bare ReverseProxy, one hop"], f["frate"], strings.Join(graceful, "; "), strings.Join(crash, "; ")), nil
+		f["GET HAProxy, one hop"], f["GET bare ReverseProxy, one hop"], f["frate"], strings.Join(graceful, "; "), strings.Join(crash, "; ")), nil
 }
 
 // renderLosses quotes the forward section from its hand-overs on: what
