@@ -6,9 +6,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // Reads and writes of the proxy's TCP connections as raw system calls
@@ -23,7 +20,8 @@ import (
 // bookkeeping is there to hand the processor over when a call blocks; a
 // read or write of a non-blocking socket never blocks, so these are made
 // raw, with the runtime's poller still waiting (and keeping deadlines)
-// when the socket has nothing to give or no room.
+// when the socket has nothing to give or no room. The calls themselves are
+// in rawio_raw.go; rawio_race.go keeps package syscall's under -race.
 
 // rawTCP is a TCP connection whose Read and Write are raw system calls;
 // everything else is the *net.TCPConn's.
@@ -54,14 +52,14 @@ func (c *rawTCP) Read(p []byte) (int, error) {
 	var errno syscall.Errno
 	err := c.rc.Read(func(fd uintptr) bool {
 		for {
-			r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			r, e := sysRead(fd, p)
 			switch e {
 			case syscall.EINTR:
 				continue
 			case syscall.EAGAIN:
 				return false // the poller waits for data
 			}
-			n, errno = int(r), e
+			n, errno = r, e
 			return true
 		}
 	})
@@ -81,10 +79,10 @@ func (c *rawTCP) Write(p []byte) (int, error) {
 	var errno syscall.Errno
 	err := c.rc.Write(func(fd uintptr) bool {
 		for n < len(p) {
-			r, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			r, e := sysWrite(fd, p[n:])
 			switch e {
 			case 0:
-				n += int(r)
+				n += r
 			case syscall.EINTR:
 			case syscall.EAGAIN:
 				return false // the poller waits for room
