@@ -7,9 +7,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // A connection to the application, watched for the one fact about a
@@ -58,23 +55,13 @@ func dialApp(d *net.Dialer) func(ctx context.Context, network, addr string) (net
 		if err != nil {
 			return nil, err
 		}
-		tc, ok := c.(*net.TCPConn)
+		rt, ok := newRawTCP(c).(*rawTCP)
 		if !ok {
 			return c, nil
 		}
-		raw, err := tc.SyscallConn()
-		if err != nil {
-			return c, nil
-		}
-		ac := &appConn{Conn: &rawTCP{TCPConn: tc, rc: raw}, raw: raw}
+		ac := &appConn{Conn: rt, raw: rt.rc}
 		ac.peek = func(fd uintptr) {
-			// Raw, as rawio.go's reads: it never blocks.
-			r, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&ac.empty[0])), 1,
-				syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-			ac.n, ac.err = int(r), nil
-			if e != 0 {
-				ac.n, ac.err = -1, e
-			}
+			ac.n, ac.err = sysPeek(fd, ac.empty[:])
 		}
 		return ac, nil
 	}

@@ -20,6 +20,12 @@ func sysWrite(fd uintptr, p []byte) (int, syscall.Errno) {
 	return toErrno(n, err)
 }
 
+// sysPeek is rawio_raw.go's, through package syscall.
+func sysPeek(fd uintptr, b []byte) (int, error) {
+	n, _, err := syscall.Recvfrom(int(fd), b, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return n, err
+}
+
 func toErrno(n int, err error) (int, syscall.Errno) {
 	if err == nil {
 		return n, 0

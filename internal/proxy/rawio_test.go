@@ -29,7 +29,7 @@ func rawPair(t *testing.T) (a *rawTCP, b *net.TCPConn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := <-accepted
+	other := recvConn(t, accepted)
 	if other == nil {
 		t.Fatal("accept failed")
 	}
