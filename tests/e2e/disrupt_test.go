@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/electd/electd/tests/harness/nodetest"
 	"github.com/electd/electd/tests/harness/wait"
 )
 
@@ -35,8 +36,19 @@ func testKill(t *testing.T, ctx context.Context, d *Deployment, leader, containe
 		t.Fatal(err)
 	}
 	restarts := RestartCount(pod, container)
+	pid, err := d.N.ContainerPID(ContainerID(pod, container))
+	if err != nil {
+		t.Fatal(err)
+	}
 	t0 := time.Now()
 	if err := d.N.Signal(ContainerID(pod, container), "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	// When the process was gone: what it had accepted died with it.
+	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	dead, err := nodetest.ProcessGone(gctx, pid)
+	cancel()
+	if err != nil {
 		t.Fatal(err)
 	}
 	var refusals, apiRefusals func() int
@@ -82,7 +94,7 @@ func testKill(t *testing.T, ctx context.Context, d *Deployment, leader, containe
 				t.Errorf("SIGKILL of %s's electd: its proxy port refused %d connections; electd-hold keeps it open", leader, n)
 			}
 		}
-		checkCrash(t, d, leader, newLeader, t0, end, f, rep)
+		checkCrash(t, d, leader, newLeader, t0, dead, end, f, rep)
 	}
 	if container == "app" {
 		// The app's crash is a graceful hand-over for the proxy: its
@@ -144,8 +156,11 @@ func portRefusals(ctx context.Context, d *Deployment, addr string) func() int {
 // checkCrash holds a SIGKILLed electd to the bar the design can promise
 // (docs/design/kubernetes.md, "A crashed sidecar, a lost node"). The kubelet
 // restarts it within about a second and it resumes its session, so
-// leadership does not move. In the proxy flavour electd-hold keeps the
-// proxy's ports open meanwhile, so no request may fail. In the others what
+// leadership does not move. A request electd had accepted dies with it
+// (no process can answer on a connection whose holder is gone): one in
+// flight until the process was seen gone may fail. In the proxy flavour
+// electd-hold keeps the proxy's ports open meanwhile, so no request sent
+// after that may fail. In the others what
 // kube-proxy sends to the crashed pod fails until the EndpointSlice lists
 // the pod Ready again, plus kube-proxy's second (CrashFailures). There the
 // held API port keeps every probe of the pod from failing, and the pod
@@ -154,13 +169,13 @@ func portRefusals(ctx context.Context, d *Deployment, addr string) func() int {
 // that never reached an electd are counted apart too; client-go's
 // flavours are measured, their late failures logged. It records the
 // flavour's row of the crash and lost-node table.
-func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, end time.Time, f Failover, rep *Report) {
+func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, dead, end time.Time, f Failover, rep *Report) {
 	t.Helper()
 	if newLeader != leader || f.Changes > 0 {
 		t.Errorf("SIGKILL of %s's electd moved leadership %d times, to %s: a restarted electd resumes its session and its leadership", leader, f.Changes, newLeader)
 	}
-	var back time.Time // the zero time: no failure is excused
-	window := "no window: electd-hold kept the proxy's ports open"
+	var back time.Time // the zero time: no failure after dead is excused
+	window := fmt.Sprintf("what was in flight until the process was gone (+%s; electd-hold kept the proxy's ports open)", secs(dead.Sub(t0)))
 	if d.F.HoldTime == 0 {
 		has := func(e Endpoints) bool { return e.Has(leader) }
 		if out, ok := d.EP.Ready.First(t0, func(e Endpoints) bool { return !has(e) }); ok {
@@ -193,7 +208,7 @@ func checkCrash(t *testing.T, d *Deployment, leader, newLeader string, t0, end t
 			u.Unreached++
 		}
 	}
-	allowed, late := CrashFailures(answers, back)
+	allowed, late := CrashFailures(answers, dead, back)
 	if len(late) > 0 {
 		var lines []string
 		for _, a := range late[:min(len(late), 10)] {

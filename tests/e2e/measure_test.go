@@ -88,11 +88,18 @@ func TestCrashFailures(t *testing.T) {
 		{Sent: at(2_600), Err: "connect: no route to host", Untranslated: true}, // after an answer: not the crash's
 		{Sent: at(600), Err: "503 Service Unavailable", Connected: true, Responded: true},
 	}
-	allowed, late := CrashFailures(answers, back)
+	dead := at(40) // the crashed process seen gone
+	allowed, late := CrashFailures(answers, dead, back)
 	if len(allowed) != 4 || len(late) != 3 {
 		t.Errorf("%d allowed, %d late, want 4 and 3: %v / %v", len(allowed), len(late), allowed, late)
 	}
-	if _, late := CrashFailures(answers, time.Time{}); len(late) != 7 {
-		t.Errorf("never served again: %d late, want every failure (7)", len(late))
+	// The proxy flavour: no window, but what the process had accepted.
+	allowed, late = CrashFailures(answers, dead, time.Time{})
+	if len(allowed) != 1 || !allowed[0].Sent.Equal(at(30)) || len(late) != 6 {
+		t.Errorf("no window: %d allowed, %d late, want the one in flight at the crash and 6: %v / %v", len(allowed), len(late), allowed, late)
+	}
+	// A reset after the process was gone: something else failed.
+	if allowed, _ := CrashFailures(answers, at(20), time.Time{}); len(allowed) != 0 {
+		t.Errorf("the process gone before any request: %d allowed, want none: %v", len(allowed), allowed)
 	}
 }

@@ -67,14 +67,18 @@ const kubeProxyLag = time.Second
 
 // CrashFailures sorts the failed requests of a crash of the leader's
 // electd into those the design allows and those it does not (each failure
-// counts as failed either way). A listening socket dies with its process,
-// so what reaches the crashed pod until it serves again fails: allowed are
-// the failures with no HTTP answer (refused, or reset with the dead
-// process) sent before back plus kubeProxyLag. back is when the
-// EndpointSlice listed the pod Ready again (the flavours whose one
-// endpoint is that pod); the zero time allows none (the proxy flavour,
-// whose ports electd-hold keeps open). An HTTP error came from a live
-// process: never allowed.
+// counts as failed either way). A connection the process had accepted
+// dies with it, whatever holds the listening socket: allowed are the
+// failures with a connection and no HTTP answer sent before dead, when
+// the process was seen gone (in flight at the crash, as for any proxy
+// that crashes). A listening socket dies with its process too, so what
+// reaches the crashed pod until it serves again fails: allowed are the
+// failures with no HTTP answer (refused, or reset with the dead process)
+// sent before back plus kubeProxyLag. back is when the EndpointSlice
+// listed the pod Ready again (the flavours whose one endpoint is that
+// pod); the zero time allows none after dead (the proxy flavour, whose
+// ports electd-hold keeps open). An HTTP error came from a live process:
+// never allowed.
 //
 // kube-proxy's second is a typical figure, not its bound: under load its
 // sync of the pod's return can come later, and a request sent meanwhile
@@ -82,7 +86,7 @@ const kubeProxyLag = time.Second
 // filter and nat tables apart). Such a request went to no pod
 // (Answer.Untranslated), so it is allowed too while the pod has not yet
 // answered since back; after that answer kube-proxy's rules were in place.
-func CrashFailures(answers []Answer, back time.Time) (allowed, late []Answer) {
+func CrashFailures(answers []Answer, dead, back time.Time) (allowed, late []Answer) {
 	var served time.Time // the first answer sent after back
 	for _, a := range answers {
 		if a.Err == "" && !back.IsZero() && !a.Sent.Before(back) && (served.IsZero() || a.Sent.Before(served)) {
@@ -95,7 +99,8 @@ func CrashFailures(answers []Answer, back time.Time) (allowed, late []Answer) {
 		}
 		inWindow := !back.IsZero() && a.Sent.Before(back.Add(kubeProxyLag))
 		beforeRules := !back.IsZero() && a.Untranslated && (served.IsZero() || a.Sent.Before(served))
-		if !a.Responded && (inWindow || beforeRules) {
+		inFlight := a.Connected && a.Sent.Before(dead)
+		if !a.Responded && (inFlight || inWindow || beforeRules) {
 			allowed = append(allowed, a)
 		} else {
 			late = append(late, a)

@@ -1,10 +1,16 @@
 package nodetest
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // trimID takes the runtime's prefix off a container ID as the kubelet
@@ -48,6 +54,29 @@ func (n *Node) ContainerPID(containerID string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("nodetest: no task for container %s", id)
+}
+
+// ProcessGone waits until the host process pid has exited and returns
+// when it saw so: its /proc entry gone, or a zombie, whose sockets the
+// kernel has already closed. It looks every millisecond, so the time is
+// the exit's to within about that.
+func ProcessGone(ctx context.Context, pid int) (time.Time, error) {
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	for {
+		b, err := os.ReadFile(stat)
+		if errors.Is(err, fs.ErrNotExist) {
+			return time.Now(), nil
+		}
+		// The state follows the command's closing parenthesis.
+		if i := bytes.LastIndexByte(b, ')'); err == nil && i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("nodetest: process %d still there: %w", pid, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // TagImage gives an image the node has another reference, as a push to the
