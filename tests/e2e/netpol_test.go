@@ -53,6 +53,7 @@ func testPolicies(t *testing.T, ctx context.Context, d *Deployment, leader strin
 	// The election settles on a quorum, two servers of three: the third
 	// may still be starting, with no container to read the sockets of.
 	if err := wait.Until(ctx, 3*time.Minute, pollEvery, func() error { return zkReady(d, len(zooKeeperClaims)) }); err != nil {
+		logZooKeeper(t, d, 60)
 		t.Fatal(err)
 	}
 	zks, err := d.zkPods()

@@ -224,24 +224,78 @@ func (d *Deployment) zkPods() ([]corev1.Pod, error) {
 }
 
 // zkReady passes once at least n of the ensemble's pods are Ready (their
-// probe: srvr answers a mode, so they serve in a quorum).
+// probe: srvr answers a mode, so they serve in a quorum). Its error says
+// what each other pod is doing.
 func zkReady(d *Deployment, n int) error {
 	pods, err := d.zkPods()
 	if err != nil {
 		return err
 	}
 	ready := 0
+	var others []string
 	for _, p := range pods {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
-				ready++
-			}
+		if podReady(p) && p.DeletionTimestamp == nil {
+			ready++
+		} else {
+			others = append(others, podState(p))
 		}
 	}
 	if ready < n {
-		return fmt.Errorf("%d ZooKeeper servers Ready, want %d", ready, n)
+		return fmt.Errorf("%d ZooKeeper servers Ready, want %d; not Ready: %s", ready, n, strings.Join(others, "; "))
 	}
 	return nil
+}
+
+// podState says where a pod stands: its phase, conditions that do not
+// hold, and each container's state and restarts.
+func podState(p corev1.Pod) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", p.Name, p.Status.Phase)
+	if p.DeletionTimestamp != nil {
+		b.WriteString(", terminating")
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			fmt.Fprintf(&b, ", %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		fmt.Fprintf(&b, ", %s restarts %d", c.Name, c.RestartCount)
+		switch s := c.State; {
+		case s.Running != nil:
+			fmt.Fprintf(&b, " running since %s", s.Running.StartedAt.Format(time.TimeOnly))
+		case s.Waiting != nil:
+			fmt.Fprintf(&b, " waiting %s %s", s.Waiting.Reason, s.Waiting.Message)
+		case s.Terminated != nil:
+			fmt.Fprintf(&b, " terminated %s exit %d", s.Terminated.Reason, s.Terminated.ExitCode)
+		}
+		if t := c.LastTerminationState.Terminated; t != nil {
+			fmt.Fprintf(&b, " (last: %s exit %d)", t.Reason, t.ExitCode)
+		}
+	}
+	return b.String()
+}
+
+// logZooKeeper logs the last lines each server that is not Ready wrote,
+// for a test that waited on the ensemble in vain.
+func logZooKeeper(t *testing.T, d *Deployment, lines int) {
+	pods, err := d.zkPods()
+	if err != nil || d.ZooKeeper == nil {
+		return
+	}
+	all := d.ZooKeeper.Between(time.Time{}, time.Now())
+	for _, p := range pods {
+		if podReady(p) {
+			continue
+		}
+		var own []string
+		for _, l := range all {
+			if l.Pod == p.Name {
+				own = append(own, l.At.Format(time.TimeOnly+".000")+" "+l.Text)
+			}
+		}
+		t.Logf("%s: the last %d of its %d lines:\n%s", podState(p), min(lines, len(own)), len(own), strings.Join(own[max(0, len(own)-lines):], "\n"))
+	}
 }
 
 // zkLeader names the ensemble's leader: the server whose srvr says
