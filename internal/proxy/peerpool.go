@@ -249,7 +249,8 @@ func (p *Proxy) dialPeer(ctx context.Context, addr, proto string) (net.Conn, err
 	if err != nil {
 		return nil, err
 	}
-	tc, err := p.handshakePeer(ctx, c, proto)
+	// Raw reads and writes (rawio.go), as the peer port accepts them.
+	tc, err := p.handshakePeer(ctx, newRawTCP(c), proto)
 	if err != nil {
 		return nil, err
 	}

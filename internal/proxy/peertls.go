@@ -166,7 +166,8 @@ func (l *peerListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &peerServerConn{Conn: tls.Server(c, l.cfg)}, nil
+	// Raw reads and writes under TLS (rawio.go), as the client port's.
+	return &peerServerConn{Conn: tls.Server(newRawTCP(c), l.cfg)}, nil
 }
 
 // peerServerConn answers a client that spoke plain HTTP to the peer port

@@ -165,6 +165,57 @@ func TestPeerHandshake(t *testing.T) {
 	}
 }
 
+// Both ends of a peer connection read and write raw under their TLS
+// (rawio.go, "A hop's cost"), and carry bytes both ways.
+func TestPeerConnectionsAreRaw(t *testing.T) {
+	baseline(t)
+	app := newApp(t, "a", nil)
+	tp := startProxy(t, newLead(leading("a", 1)), app.addr(), Config{})
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &peerListener{Listener: tcp, cfg: tp.peerTLS.serverConfig(alpnH2)}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		_ = c.(*peerServerConn).Handshake() // as the first read would
+		accepted <- c
+	}()
+	c, err := tp.dialPeer(context.Background(), tcp.Addr().String(), alpnH2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := recvConn(t, accepted)
+	if s == nil {
+		t.Fatal("the peer listener stopped accepting")
+	}
+	defer s.Close()
+	if _, ok := c.(*tls.Conn).NetConn().(*rawTCP); !ok {
+		t.Errorf("the dialling end reads through %T, want *rawTCP", c.(*tls.Conn).NetConn())
+	}
+	if _, ok := s.(*peerServerConn).NetConn().(*rawTCP); !ok {
+		t.Errorf("the accepting end reads through %T, want *rawTCP", s.(*peerServerConn).NetConn())
+	}
+	c.SetDeadline(time.Now().Add(patience))
+	s.SetDeadline(time.Now().Add(patience))
+	go func() { _, _ = c.Write([]byte("ping")) }()
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != "ping" {
+		t.Fatalf("the accepting end read %q, %v", got, err)
+	}
+	go func() { _, _ = s.Write([]byte("pong")) }()
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "pong" {
+		t.Fatalf("the dialling end read %q, %v", got, err)
+	}
+}
+
 // A plain-text request to the peer port, HTTP/1.1 or h2c, learns nothing
 // of the election: Go's TLS server's 400, or a closed connection.
 func TestPeerPlaintext(t *testing.T) {
