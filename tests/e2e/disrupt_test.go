@@ -45,9 +45,7 @@ func testKill(t *testing.T, ctx context.Context, d *Deployment, leader, containe
 		t.Fatal(err)
 	}
 	// When the process was gone: what it had accepted died with it.
-	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	dead, err := nodetest.ProcessGone(gctx, pid)
-	cancel()
+	dead, err := nodetest.ProcessGone(ctx, pid, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func zkReady(d *Deployment, n int) error {
 	ready := 0
 	var others []string
 	for _, p := range pods {
-		if podReady(p) && p.DeletionTimestamp == nil {
+		if zkServing(p) {
 			ready++
 		} else {
 			others = append(others, podState(p))
@@ -245,6 +245,9 @@ func zkReady(d *Deployment, n int) error {
 	}
 	return nil
 }
+
+// zkServing: a server Ready and not on its way out.
+func zkServing(p corev1.Pod) bool { return podReady(p) && p.DeletionTimestamp == nil }
 
 // podState says where a pod stands: its phase, conditions that do not
 // hold, and each container's state and restarts.
@@ -285,7 +288,7 @@ func logZooKeeper(t *testing.T, d *Deployment, lines int) {
 	}
 	all := d.ZooKeeper.Between(time.Time{}, time.Now())
 	for _, p := range pods {
-		if podReady(p) {
+		if zkServing(p) {
 			continue
 		}
 		var own []string

@@ -185,17 +185,8 @@ func procs() map[int]struct {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		f, err := procStat(e.Name())
 		if err != nil {
-			continue
-		}
-		// The command in stat is parenthesized and may hold spaces.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
@@ -333,4 +324,23 @@ func removeCgroup(root string) error {
 		}
 	}
 	return last
+}
+
+// procStat reads /proc/<pid>/stat and returns its fields after the
+// command, which is parenthesized and may hold spaces: the state first,
+// then the parent's pid.
+func procStat(pid string) ([]string, error) {
+	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("nodetest: /proc/%s/stat: no command", pid)
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 2 {
+		return nil, fmt.Errorf("nodetest: /proc/%s/stat: %d fields after the command", pid, len(f))
+	}
+	return f, nil
 }

@@ -1,16 +1,16 @@
 package nodetest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/electd/electd/tests/harness/wait"
 )
 
 // trimID takes the runtime's prefix off a container ID as the kubelet
@@ -56,27 +56,21 @@ func (n *Node) ContainerPID(containerID string) (int, error) {
 	return 0, fmt.Errorf("nodetest: no task for container %s", id)
 }
 
-// ProcessGone waits until the host process pid has exited and returns
-// when it saw so: its /proc entry gone, or a zombie, whose sockets the
-// kernel has already closed. It looks every millisecond, so the time is
-// the exit's to within about that.
-func ProcessGone(ctx context.Context, pid int) (time.Time, error) {
-	stat := fmt.Sprintf("/proc/%d/stat", pid)
-	for {
-		b, err := os.ReadFile(stat)
-		if errors.Is(err, fs.ErrNotExist) {
-			return time.Now(), nil
+// ProcessGone waits up to timeout until the host process pid has exited
+// and returns when it saw so: its /proc entry gone, or a zombie, whose
+// sockets the kernel has already closed. It looks every millisecond, so
+// the time is the exit's to within about that.
+func ProcessGone(ctx context.Context, pid int, timeout time.Duration) (time.Time, error) {
+	var gone time.Time
+	err := wait.Until(ctx, timeout, time.Millisecond, func() error {
+		f, err := procStat(strconv.Itoa(pid))
+		if errors.Is(err, fs.ErrNotExist) || err == nil && (f[0] == "Z" || f[0] == "X") {
+			gone = time.Now()
+			return nil
 		}
-		// The state follows the command's closing parenthesis.
-		if i := bytes.LastIndexByte(b, ')'); err == nil && i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
-			return time.Now(), nil
-		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, fmt.Errorf("nodetest: process %d still there: %w", pid, ctx.Err())
-		case <-time.After(time.Millisecond):
-		}
-	}
+		return fmt.Errorf("nodetest: process %d still there", pid)
+	})
+	return gone, err
 }
 
 // TagImage gives an image the node has another reference, as a push to the
