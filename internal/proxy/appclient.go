@@ -68,18 +68,25 @@ func direct(req *http.Request, inMemory bool) bool {
 // and of interim answers, as from the Transport.
 func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	return ac.send(ctx, httptrace.ContextClientTrace(ctx), req, req.Write, req.Close)
+}
+
+// send is roundTrip for a request that write writes (Request.Write, or
+// relay's head and body), with trace's hooks; req is the request as
+// ReadResponse sees it (its method), and closing says that the request
+// asked to close the connection after its answer.
+func (ac *appClient) send(ctx context.Context, trace *httptrace.ClientTrace, req *http.Request, write func(io.Writer) error, closing bool) (*http.Response, error) {
 	cc, reused, err := ac.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	trace := httptrace.ContextClientTrace(ctx)
 	if trace != nil && trace.GotConn != nil {
 		trace.GotConn(httptrace.GotConnInfo{Conn: cc.c, Reused: reused})
 	}
 	// An end of ctx (the client went away, the leadership ended, a stall)
 	// unblocks whatever the connection waits for; it is not kept then.
 	stop := context.AfterFunc(ctx, func() { _ = cc.c.SetDeadline(past) })
-	err = req.Write(cc.bw)
+	err = write(cc.bw)
 	if err == nil {
 		err = cc.bw.Flush()
 	}
@@ -123,7 +130,7 @@ func (ac *appClient) roundTrip(req *http.Request) (*http.Response, error) {
 		_ = cc.c.Close()
 		return nil, errors.New("proxy: the application switched protocols unasked")
 	}
-	b := &appBody{ac: ac, cc: cc, stop: stop, res: res, keep: !res.Close && !req.Close}
+	b := &appBody{ac: ac, cc: cc, stop: stop, res: res, keep: !res.Close && !closing}
 	if res.Body == http.NoBody {
 		b.end()
 		return res, nil

@@ -60,6 +60,9 @@ type attempt struct {
 	// oneWrite: the body is small and here, and leaves with the headers
 	// (rewrite).
 	oneWrite bool
+	// pending: the answer relay read, for ReverseProxy to carry on with
+	// (RoundTrip gives it).
+	pending *http.Response
 }
 
 // oneWriteBody bounds a body sent with its request's headers in one
@@ -126,6 +129,10 @@ func (h *httpProxy) newAttempt(q *exchange, d decision) *attempt {
 // run hands the request over; what came of it is in the attempt (err, and
 // ctx's cause) once it returns.
 func (a *attempt) run() {
+	if a.pending == nil && a.relayable() {
+		a.relay()
+		return
+	}
 	q := a.q
 	// httptrace is net/http's one way to learn which connection the
 	// transport chose (gotConn); it carries a hook, not the attempt.
@@ -253,6 +260,10 @@ func (a *attempt) endTerm(scope context.Context) {
 // the attempt goes carries it.
 func (a *attempt) RoundTrip(req *http.Request) (*http.Response, error) {
 	h := a.h
+	if res := a.pending; res != nil {
+		a.pending = nil
+		return res, nil
+	}
 	switch {
 	case a.to == TargetApp && a.h2:
 		return h.appH2.RoundTrip(req)
@@ -341,12 +352,6 @@ func (a *attempt) rewrite(pr *httputil.ProxyRequest) {
 		pr.SetURL(&url.URL{Scheme: "http", Host: a.route.Addr})
 	}
 	pr.Out.Host = pr.In.Host
-	in, out := pr.In.Header, pr.Out.Header
-	for _, f := range owned {
-		if v := in[f.name]; len(v) > 0 && f.from == fromTrusted {
-			out[f.name] = v
-		}
-	}
 	// The same map as the incoming request's: net/http fills in the
 	// values of its trailers when its body ends, and the transport sends
 	// them after the body it streams.
@@ -360,6 +365,19 @@ func (a *attempt) rewrite(pr *httputil.ProxyRequest) {
 		body := q.b.whole
 		pr.Out.Body = io.NopCloser(bytes.NewReader(body))
 		pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	a.outHeader(pr.In.Header, pr.Out.Header)
+}
+
+// outHeader sets the fields of the outgoing header out that the proxy
+// owns, from in (the incoming request's, as admit left it): rewrite's for
+// ReverseProxy, and relay's.
+func (a *attempt) outHeader(in, out http.Header) {
+	q := a.q
+	for _, f := range owned {
+		if v := in[f.name]; len(v) > 0 && f.from == fromTrusted {
+			out[f.name] = v
+		}
 	}
 	if a.to == TargetLeader {
 		setForward(out, a.route, a.hold, q.id, q.h2)

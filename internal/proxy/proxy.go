@@ -120,6 +120,10 @@ type httpProxy struct {
 	warn *slog.Logger
 	// grpcWarned: the warning that gRPC needs AppH2C was logged.
 	grpcWarned atomic.Bool
+	// relayed counts the requests relay handed over; noRelay sends every
+	// request through ReverseProxy instead. The tests compare the two.
+	relayed atomic.Int64
+	noRelay bool
 }
 
 // tcpProxy is TCP mode: each connection is spliced to the application or
