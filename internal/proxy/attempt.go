@@ -303,6 +303,12 @@ func (a *attempt) modify(res *http.Response) error {
 		return errBounced // judge routes it again; nothing is written
 	}
 	a.answered.Store(true)
+	if _, ok := res.Header["Content-Type"]; !ok {
+		// The answer's type is the application's: none is sniffed for one
+		// it sent without (a nil value stops net/http's servers and
+		// h1Writer), as HAProxy and nginx add none.
+		a.q.w.Header()["Content-Type"] = nil
+	}
 	tunnel := res.StatusCode == http.StatusSwitchingProtocols
 	var token int64
 	if tunnel && a.to == TargetLeader {

@@ -18,9 +18,6 @@ import (
 // relayAnswers are a raw application's answers, by the path's last
 // element: the relay's own kind (whole, with a length) and each kind it
 // leaves to ReverseProxy, hop-by-hop and proxy-owned fields among them.
-// Those of no length have a type: ReverseProxy flushes such an answer's
-// headers at once, before or after its first bytes are in, so that a
-// sniffed type may or may not be there, on either way.
 var relayAnswers = map[string]string{
 	"plain": "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Type: text/plain\r\nX-Multi: a\r\n" +
 		"X-Multi: b\r\nContent-Length: 2\r\n\r\nok",
@@ -32,10 +29,12 @@ var relayAnswers = map[string]string{
 	"notmod":    "HTTP/1.1 304 Not Modified\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nEtag: \"1\"\r\n\r\n",
 	"hints": "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n" +
 		"HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 2\r\n\r\nok",
-	"notype":  "HTTP/1.1 201 Created\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 5\r\n\r\n<html",
-	"empty":   "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 0\r\n\r\n",
-	"odd":     "HTTP/1.1 299 Whatever\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 1\r\n\r\nx",
-	"chunked": "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+	"untyped-chunked": "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n<html\r\n0\r\n\r\n",
+	"untyped-nolen":   "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nConnection: close\r\n\r\n<html>",
+	"notype":          "HTTP/1.1 201 Created\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 5\r\n\r\n<html",
+	"empty":           "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 0\r\n\r\n",
+	"odd":             "HTTP/1.1 299 Whatever\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Length: 1\r\n\r\nx",
+	"chunked":         "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
 	"trailers": "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Type: text/plain\r\nTrailer: X-Sum\r\nTransfer-Encoding: chunked\r\n\r\n" +
 		"2\r\nok\r\n0\r\nX-Sum: 1\r\n\r\n",
 	"events": "HTTP/1.1 200 OK\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Type: text/event-stream\r\nContent-Length: 6\r\n\r\ndata:1",
@@ -225,4 +224,38 @@ func relayExchange(t *testing.T, addr, raw string) string {
 		}
 	}
 	return got.String()[:got.Len()-br.Buffered()]
+}
+
+// An answer keeps the type its application gave it, and gets none when it
+// had none, whatever its framing, the client's protocol or the hops: a
+// proxy adds no type (HAProxy and nginx add none), and none is sniffed on
+// a race with the first bytes.
+func TestAnswerTypeIsTheApplications(t *testing.T) {
+	baseline(t)
+	app := newRawRelayApp(t)
+	leader := startProxy(t, newLead(leading("a", 1)), app.ln.Addr().String(), Config{Clock: clock.Real()})
+	follower := startProxy(t, newLead(following("a", 1, leader.peerAddr())), newApp(t, "b", nil).addr(), Config{Clock: clock.Real()})
+	var h2 http.Protocols
+	h2.SetUnencryptedHTTP2(true)
+	h2c := &http.Transport{Protocols: &h2}
+	t.Cleanup(h2c.CloseIdleConnections)
+	clients := map[string]*http.Client{"HTTP/1.1": newClient(t), "h2c": {Transport: h2c, Timeout: patience}}
+	for _, tc := range []struct{ answer, want string }{
+		{"notype", ""}, {"untyped-chunked", ""}, {"untyped-nolen", ""}, {"plain", "text/plain"}, {"chunked", "text/plain"},
+	} {
+		for via, addr := range map[string]string{"the leader's proxy": leader.addr, "a follower's": follower.addr} {
+			for proto, c := range clients {
+				res, err := c.Get("http://" + addr + "/r/" + tc.answer)
+				if err != nil {
+					t.Fatalf("%s via %s over %s: %v", tc.answer, via, proto, err)
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if got, ok := res.Header["Content-Type"]; res.StatusCode != http.StatusOK && res.StatusCode != http.StatusCreated ||
+					tc.want == "" && ok || tc.want != "" && (len(got) != 1 || got[0] != tc.want) {
+					t.Errorf("%s via %s over %s: %d, Content-Type %q, want %q", tc.answer, via, proto, res.StatusCode, got, tc.want)
+				}
+			}
+		}
+	}
 }
