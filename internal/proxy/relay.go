@@ -123,12 +123,7 @@ func (a *attempt) relay() {
 	}
 	removeHopByHop(res.Header)
 	w := q.w
-	dst := w.Header()
-	for k, vv := range res.Header {
-		for _, v := range vv {
-			dst.Add(k, v)
-		}
-	}
+	copyHeader(w.Header(), res.Header)
 	w.WriteHeader(res.StatusCode)
 	buf := h.copyBuffers.Get()
 	copyBody(w, res.Body, buf)
@@ -158,14 +153,19 @@ func copyBody(dst io.Writer, src io.Reader, buf []byte) {
 func (a *attempt) interim(code int, header textproto.MIMEHeader) error {
 	w := a.q.w
 	h := w.Header()
-	for k, vv := range header {
-		for _, v := range vv {
-			h.Add(k, v)
-		}
-	}
+	copyHeader(h, http.Header(header))
 	w.WriteHeader(code)
 	clear(h)
 	return nil
+}
+
+// copyHeader adds src's values to dst, as ReverseProxy's copyHeader.
+func copyHeader(dst, src http.Header) {
+	for k, vv := range src {
+		for _, v := range vv {
+			dst.Add(k, v)
+		}
+	}
 }
 
 // writeHead writes the request's head as Request.Write writes
