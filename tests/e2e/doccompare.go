@@ -21,14 +21,15 @@ const podChars = "[bcdfghjklmnpqrstvwxz2456789]"
 
 // docMasks are what CompareOutput ignores, and only that: times (dates,
 // clocks, ages and durations), ids (generated names, sessions, UUIDs,
-// digests, addresses), ports and tokens. Times first, so that a clock's
-// colons are never taken for a port's.
+// digests, addresses), ports and tokens. Times before ports, so that a
+// clock's colons are never taken for a port's.
 var docMasks = []docMask{
+	// UUIDs before times: a group of one may read as a duration (445d).
+	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<id>"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`), "<time>"},
 	{regexp.MustCompile(`(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d \d{4}`), "<time>"},
 	{regexp.MustCompile(`\b\d\d:\d\d:\d\d(\.\d+)?\b`), "<time>"},
 	{regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h|d)(\d+(\.\d+)?(ns|µs|us|ms|s|m|h))*\b`), "<time>"},
-	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<id>"},
 	{regexp.MustCompile(`\b0x[0-9a-f]+\b`), "<id>"},
 	{regexp.MustCompile(`\b(sha256:)?[0-9a-f]{12,}\b`), "<id>"},
 	{regexp.MustCompile(`-` + podChars + `{8,10}-` + podChars + `{5}\b`), "-<pod>"},

@@ -93,6 +93,12 @@ app-7d8f9c6b5d-zz9v2   1/2     Running   0          41s`), pods, []drift{
 		{"helm install at another time", []string{"NAME: app", "LAST DEPLOYED: Thu Nov 26 20:11:30 2026", "NAMESPACE: default", "STATUS: deployed", "REVISION: 1"}, helm, []drift{
 			{"a failed release", replaced(helm[:5], 3, "STATUS: failed"), ""},
 		}},
+		// A UUID whose group reads as a duration (445d): masked as an id,
+		// not as a time (CI's run at 47ea01c).
+		{"another election node", []string{`{"leader":{"node":"_c_7a3d757a-0d0c-4484-a7de-66aa5fe64779-latch-0000000000"}}`},
+			[]string{`{"leader":{"node":"_c_911aea44-7bbd-445d-a0fa-b02e93e349fd-latch-0000000000"}}`}, []drift{
+				{"another mode's node", []string{`{"leader":{"node":"_c_911aea44-7bbd-445d-a0fa-b02e93e349fd-race-0000000000"}}`}, "race"},
+			}},
 		{"the Secrets", []string{"secret/electd-zookeeper-auth created", "secret/electd-admin created"}, nil, []drift{
 			{"Secrets of other names", []string{"secret/app-electd-zookeeper-auth created", "secret/app-electd-admin created"}, ""},
 		}},
